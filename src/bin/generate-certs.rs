@@ -1,0 +1,103 @@
+//! Writes the committed certificate chains under `certs/`: for every
+//! [`CertChain`], a root CA, an intermediate CA, a server leaf (SAN
+//! `localhost`, EKU serverAuth) and a client leaf (EKU clientAuth), every key
+//! of the chain's type, valid from 2026-01-01 to 2100-01-01.
+//!
+//! Run as `cargo run --bin generate-certs` (optionally with an output
+//! directory as its only argument; default `certs/` in the crate root).
+
+use std::{fs, path::PathBuf};
+
+use anyhow::{Context, Result};
+use rcgen::{
+    BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer, KeyPair,
+    KeyUsagePurpose, RsaKeySize,
+};
+use tls_bench::{
+    certs::{self, CLIENT_NAME, SERVER_NAME},
+    params::CertChain,
+};
+
+fn key_for(chain: CertChain) -> Result<KeyPair> {
+    let key = match chain {
+        CertChain::Rsa2048 => KeyPair::generate_rsa_for(&rcgen::PKCS_RSA_SHA256, RsaKeySize::_2048),
+        CertChain::Rsa3072 => KeyPair::generate_rsa_for(&rcgen::PKCS_RSA_SHA256, RsaKeySize::_3072),
+        CertChain::Rsa4096 => KeyPair::generate_rsa_for(&rcgen::PKCS_RSA_SHA256, RsaKeySize::_4096),
+        CertChain::EcdsaP256 => KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256),
+        CertChain::EcdsaP384 => KeyPair::generate_for(&rcgen::PKCS_ECDSA_P384_SHA384),
+    };
+    key.with_context(|| format!("generating a {chain} key"))
+}
+
+fn params(common_name: &str, sans: Vec<String>) -> Result<CertificateParams> {
+    let mut p = CertificateParams::new(sans)?;
+    p.distinguished_name.push(DnType::CommonName, common_name);
+    p.distinguished_name.push(DnType::OrganizationName, "tls-bench");
+    p.not_before = rcgen::date_time_ymd(certs::NOT_BEFORE.0, certs::NOT_BEFORE.1, certs::NOT_BEFORE.2);
+    p.not_after = rcgen::date_time_ymd(certs::NOT_AFTER.0, certs::NOT_AFTER.1, certs::NOT_AFTER.2);
+    Ok(p)
+}
+
+fn ca_params(common_name: &str, path_len: Option<u8>) -> Result<CertificateParams> {
+    let mut p = params(common_name, Vec::new())?;
+    p.is_ca = IsCa::Ca(match path_len {
+        Some(n) => BasicConstraints::Constrained(n),
+        None => BasicConstraints::Unconstrained,
+    });
+    p.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign];
+    Ok(p)
+}
+
+fn leaf_params(name: &str, eku: ExtendedKeyUsagePurpose) -> Result<CertificateParams> {
+    let mut p = params(name, vec![name.to_string()])?;
+    p.is_ca = IsCa::ExplicitNoCa;
+    p.key_usages = vec![KeyUsagePurpose::DigitalSignature];
+    p.extended_key_usages = vec![eku];
+    Ok(p)
+}
+
+fn write_chain(dir: &PathBuf, chain: CertChain) -> Result<()> {
+    let out = dir.join(chain.dir_name());
+    fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
+
+    let root_key = key_for(chain)?;
+    let root_params = ca_params(&format!("tls-bench {chain} root"), None)?;
+    let root = root_params.self_signed(&root_key)?;
+    let root_issuer = Issuer::new(root_params, root_key);
+
+    let inter_key = key_for(chain)?;
+    let inter_params = ca_params(&format!("tls-bench {chain} intermediate"), Some(0))?;
+    let inter = inter_params.signed_by(&inter_key, &root_issuer)?;
+    let inter_issuer = Issuer::new(inter_params, inter_key);
+
+    let mut files = vec![
+        (certs::CA_CERT, root.pem()),
+        (certs::INTERMEDIATE_CERT, inter.pem()),
+    ];
+    for (name, eku, chain_file, key_file) in [
+        (SERVER_NAME, ExtendedKeyUsagePurpose::ServerAuth, certs::SERVER_CHAIN, certs::SERVER_KEY),
+        (CLIENT_NAME, ExtendedKeyUsagePurpose::ClientAuth, certs::CLIENT_CHAIN, certs::CLIENT_KEY),
+    ] {
+        let key = key_for(chain)?;
+        let leaf = leaf_params(name, eku)?.signed_by(&key, &inter_issuer)?;
+        files.push((chain_file, format!("{}{}", leaf.pem(), inter.pem())));
+        files.push((key_file, key.serialize_pem()));
+    }
+    for (file, pem) in files {
+        let path = out.join(file);
+        fs::write(&path, pem).with_context(|| format!("writing {}", path.display()))?;
+    }
+    println!("wrote {}", out.display());
+    Ok(())
+}
+
+fn main() -> Result<()> {
+    let dir = std::env::args()
+        .nth(1)
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(certs::CERTS_DIR));
+    for chain in CertChain::ALL {
+        write_chain(&dir, chain)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,12 @@
+//! The per-library configuration layer: turns [`Params`](crate::params::Params)
+//! into each library's own configuration objects (rustls `ClientConfig` /
+//! `ServerConfig`, OpenSSL `SslContext`, s2n-tls `Config`). It knows nothing
+//! of the in-memory transport, so a socket-based runner (tokio-rustls,
+//! tokio-openssl, s2n-tls-tokio) can build the same configurations.
+
+#[cfg(feature = "openssl")]
+pub mod openssl;
+#[cfg(feature = "rustls")]
+pub mod rustls;
+#[cfg(feature = "s2n-tls")]
+pub mod s2n;

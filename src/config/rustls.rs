@@ -1,0 +1,159 @@
+//! rustls configuration for a parameter set: `ClientConfig` and
+//! `ServerConfig` with exactly one cipher suite, one key exchange group and
+//! one protocol version. Independent of the transport, so a socket runner
+//! (tokio-rustls) can use the same objects.
+//!
+//! Source: rustls 0.23 docs, `ConfigBuilder`, `CryptoProvider`.
+
+use std::sync::Arc;
+
+use anyhow::{Context, Result, anyhow};
+use rustls::{
+    ClientConfig, RootCertStore, ServerConfig, SupportedProtocolVersion,
+    client::Resumption,
+    crypto::CryptoProvider,
+    pki_types::{CertificateDer, PrivateKeyDer, pem::PemObject},
+    server::{NoServerSessionStorage, WebPkiClientVerifier},
+};
+
+use crate::{
+    certs::{self, CertFiles},
+    harness::ConfigureError,
+    params::{HandshakeKind, Params, Protocol},
+};
+
+/// Which rustls crypto provider.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Provider {
+    /// `rustls::crypto::aws_lc_rs`: AWS-LC through aws-lc-rs.
+    AwsLcRs,
+    /// `rustls::crypto::ring`: *ring* (no ML-KEM).
+    Ring,
+}
+
+impl Provider {
+    /// Both providers.
+    pub const ALL: [Provider; 2] = [Provider::AwsLcRs, Provider::Ring];
+
+    /// The provider's name in benchmark ids: `aws-lc-rs`, `ring`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Provider::AwsLcRs => "aws-lc-rs",
+            Provider::Ring => "ring",
+        }
+    }
+
+    fn default_provider(self) -> CryptoProvider {
+        match self {
+            Provider::AwsLcRs => rustls::crypto::aws_lc_rs::default_provider(),
+            Provider::Ring => rustls::crypto::ring::default_provider(),
+        }
+    }
+
+    fn ticketer(self) -> Result<Arc<dyn rustls::server::ProducesTickets>> {
+        match self {
+            Provider::AwsLcRs => rustls::crypto::aws_lc_rs::Ticketer::new(),
+            Provider::Ring => rustls::crypto::ring::Ticketer::new(),
+        }
+        .map_err(|e| anyhow!("creating a ticketer: {e}"))
+    }
+}
+
+/// The provider cut down to `params`' suite and group.
+///
+/// Errors: [`ConfigureError::Unsupported`] if the provider lacks either.
+pub fn provider_for(provider: Provider, params: &Params) -> Result<Arc<CryptoProvider>, ConfigureError> {
+    let mut p = provider.default_provider();
+    p.cipher_suites.retain(|s| u16::from(s.suite()) == params.suite.iana_code());
+    p.kx_groups.retain(|g| u16::from(g.name()) == params.group.iana_code());
+    if p.cipher_suites.is_empty() {
+        return Err(ConfigureError::Unsupported(format!(
+            "the {} provider has no {}",
+            provider.name(),
+            params.suite
+        )));
+    }
+    if p.kx_groups.is_empty() {
+        return Err(ConfigureError::Unsupported(format!(
+            "the {} provider has no {}",
+            provider.name(),
+            params.group
+        )));
+    }
+    Ok(Arc::new(p))
+}
+
+static TLS12_ONLY: [&SupportedProtocolVersion; 1] = [&rustls::version::TLS12];
+static TLS13_ONLY: [&SupportedProtocolVersion; 1] = [&rustls::version::TLS13];
+
+fn versions(params: &Params) -> &'static [&'static SupportedProtocolVersion] {
+    match params.protocol() {
+        Protocol::Tls12 => &TLS12_ONLY,
+        Protocol::Tls13 => &TLS13_ONLY,
+    }
+}
+
+fn chain_and_key(pem: (&[u8], &[u8])) -> Result<(Vec<CertificateDer<'static>>, PrivateKeyDer<'static>)> {
+    let chain = CertificateDer::pem_slice_iter(pem.0)
+        .collect::<Result<Vec<_>, _>>()
+        .context("parsing a PEM certificate chain")?;
+    let key = PrivateKeyDer::from_pem_slice(pem.1).context("parsing a PEM private key")?;
+    Ok((chain, key))
+}
+
+fn roots(files: &CertFiles) -> Result<Arc<RootCertStore>> {
+    let mut roots = RootCertStore::empty();
+    for cert in CertificateDer::pem_slice_iter(&files.ca_cert) {
+        roots.add(cert.context("parsing the root CA")?).context("adding the root CA")?;
+    }
+    Ok(Arc::new(roots))
+}
+
+/// A client config for `params`: trusts only the chain's root; presents the
+/// client chain for mTLS; keeps session tickets only for resumption.
+pub fn client_config(provider: Provider, params: &Params) -> Result<ClientConfig, ConfigureError> {
+    let files = certs::load(params.cert)?;
+    let builder = ClientConfig::builder_with_provider(provider_for(provider, params)?)
+        .with_protocol_versions(versions(params))
+        .map_err(|e| anyhow!("{e}"))?
+        .with_root_certificates(roots(&files)?);
+    let mut config = if params.kind == HandshakeKind::MutualAuth {
+        let (chain, key) = chain_and_key(files.identity(false))?;
+        builder.with_client_auth_cert(chain, key).map_err(|e| anyhow!("{e}"))?
+    } else {
+        builder.with_no_client_auth()
+    };
+    if params.kind != HandshakeKind::Resumption {
+        config.resumption = Resumption::disabled();
+    }
+    Ok(config)
+}
+
+/// A server config for `params`: the chain's server identity; requires and
+/// verifies a client certificate for mTLS; for resumption issues exactly one
+/// stateless ticket per handshake (no session-id cache), otherwise none.
+pub fn server_config(provider: Provider, params: &Params) -> Result<ServerConfig, ConfigureError> {
+    let files = certs::load(params.cert)?;
+    let crypto = provider_for(provider, params)?;
+    let builder = ServerConfig::builder_with_provider(crypto.clone())
+        .with_protocol_versions(versions(params))
+        .map_err(|e| anyhow!("{e}"))?;
+    let builder = if params.kind == HandshakeKind::MutualAuth {
+        let verifier = WebPkiClientVerifier::builder_with_provider(roots(&files)?, crypto)
+            .build()
+            .map_err(|e| anyhow!("{e}"))?;
+        builder.with_client_cert_verifier(verifier)
+    } else {
+        builder.with_no_client_auth()
+    };
+    let (chain, key) = chain_and_key(files.identity(true))?;
+    let mut config = builder.with_single_cert(chain, key).map_err(|e| anyhow!("{e}"))?;
+    config.session_storage = Arc::new(NoServerSessionStorage {});
+    if params.kind == HandshakeKind::Resumption {
+        config.ticketer = provider.ticketer()?;
+        config.send_tls13_tickets = 1;
+    } else {
+        config.send_tls13_tickets = 0;
+    }
+    Ok(config)
+}

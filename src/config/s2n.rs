@@ -1,0 +1,118 @@
+//! s2n-tls configuration for a parameter set. s2n-tls picks suites and
+//! groups only through named security policies, so the caller passes the
+//! policy (see [`crate::stacks::s2n::policy_for`], which finds one whose top
+//! preferences are the wanted suite and group). Independent of the
+//! transport, so a socket runner (s2n-tls-tokio) can use the same configs.
+//!
+//! Source: s2n-tls usage guide (security policies, session resumption,
+//! client authentication) and the `s2n_tls::config::Builder` docs.
+
+use std::time::SystemTime;
+
+use anyhow::anyhow;
+use s2n_tls::{
+    callbacks::{SessionTicket, SessionTicketCallback, VerifyHostNameCallback},
+    config::{Builder, Config},
+    connection::Connection,
+    enums::ClientAuthType,
+    security::Policy,
+};
+
+use crate::{
+    certs,
+    harness::ConfigureError,
+    params::{HandshakeKind, Params},
+};
+
+/// Accepts any host name. Used by servers for client certificates, which
+/// name a client, not a host the server connected to.
+struct AnyClientName;
+
+impl VerifyHostNameCallback for AnyClientName {
+    fn verify_host_name(&self, _host_name: &str) -> bool {
+        true
+    }
+}
+
+/// A client connection's application context (`Connection::
+/// set_application_context`) where the session-ticket callback leaves the
+/// last session it received, serialised for `set_session_ticket`.
+#[derive(Debug, Default)]
+pub struct ReceivedTicket(pub Option<Vec<u8>>);
+
+/// Keeps each received session in the connection's [`ReceivedTicket`]. A
+/// ticket that cannot be read leaves the slot empty, which the harness
+/// reports as "no ticket received".
+struct KeepTicket;
+
+impl SessionTicketCallback for KeepTicket {
+    fn on_session_ticket(&self, connection: &mut Connection, ticket: &SessionTicket) {
+        let Ok(len) = ticket.len() else { return };
+        let mut data = vec![0u8; len];
+        if ticket.data(&mut data).is_err() {
+            return;
+        }
+        if let Some(slot) = connection.application_context_mut::<ReceivedTicket>() {
+            slot.0 = Some(data);
+        }
+    }
+}
+
+fn fail(e: s2n_tls::error::Error) -> ConfigureError {
+    ConfigureError::Failed(anyhow!("s2n-tls: {e}"))
+}
+
+fn builder(policy: &str) -> Result<Builder, ConfigureError> {
+    let mut b = Config::builder();
+    let p = Policy::from_version(policy).map_err(fail)?;
+    b.set_security_policy(&p)
+        .map_err(|e| ConfigureError::Unsupported(format!("no s2n-tls security policy {policy}: {e}")))?;
+    Ok(b)
+}
+
+/// A client config for `params` with security policy `policy`: trusts only
+/// the chain's root (no system certificates); presents the client chain for
+/// mTLS; for resumption accepts session tickets and keeps each in the
+/// connection's [`ReceivedTicket`] (set it as the application context).
+pub fn client_config(params: &Params, policy: &str) -> Result<Config, ConfigureError> {
+    let files = certs::load(params.cert)?;
+    let mut b = builder(policy)?;
+    b.with_system_certs(false).map_err(fail)?;
+    b.trust_pem(&files.ca_cert).map_err(fail)?;
+    if params.kind == HandshakeKind::MutualAuth {
+        let (chain, key) = files.identity(false);
+        b.set_client_auth_type(ClientAuthType::Required).map_err(fail)?;
+        b.load_pem(chain, key).map_err(fail)?;
+    }
+    if params.kind == HandshakeKind::Resumption {
+        b.enable_session_tickets(true).map_err(fail)?;
+        b.set_session_ticket_callback(KeepTicket).map_err(fail)?;
+    }
+    b.build().map_err(fail)
+}
+
+/// A server config for `params` with security policy `policy`: the chain's
+/// server identity; requires and verifies a client certificate for mTLS;
+/// for resumption a session ticket key (s2n-tls issues one ticket per
+/// TLS 1.3 handshake), otherwise tickets off (the s2n-tls default).
+///
+/// `ticket_key` is the 32-byte ticket encryption key (RFC 5077 style; used
+/// only for resumption).
+pub fn server_config(params: &Params, policy: &str, ticket_key: &[u8; 32]) -> Result<Config, ConfigureError> {
+    let files = certs::load(params.cert)?;
+    let mut b = builder(policy)?;
+    let (chain, key) = files.identity(true);
+    b.load_pem(chain, key).map_err(fail)?;
+    if params.kind == HandshakeKind::MutualAuth {
+        b.with_system_certs(false).map_err(fail)?;
+        b.set_client_auth_type(ClientAuthType::Required).map_err(fail)?;
+        b.trust_pem(&files.ca_cert).map_err(fail)?;
+        b.set_verify_host_callback(AnyClientName).map_err(fail)?;
+    }
+    if params.kind == HandshakeKind::Resumption {
+        b.enable_session_tickets(true).map_err(fail)?;
+        b.add_session_ticket_key(b"tls-bench-ticket-key", ticket_key, SystemTime::now())
+            .map_err(fail)?;
+    }
+    b.build().map_err(fail)
+}

@@ -1,0 +1,404 @@
+//! The harness: the traits every library implements once, what a library
+//! reports it negotiated, and the [`Pair`] that drives a client and a server
+//! over the in-memory [`Duplex`](crate::transport::Duplex).
+
+use std::{
+    any::Any,
+    fmt,
+    rc::Rc,
+    time::{Duration, Instant},
+};
+
+use anyhow::{Result, anyhow, bail, ensure};
+
+use crate::{
+    params::{CipherSuite, HandshakeKind, KxGroup, Params, Protocol},
+    transport::{Duplex, Endpoint, Side},
+};
+
+/// What a connection reports it negotiated, read back from the library
+/// after the handshake.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Negotiated {
+    /// Protocol version.
+    pub protocol: Protocol,
+    /// Cipher suite.
+    pub suite: CipherSuite,
+    /// Key exchange group; `None` when no key exchange took place (a TLS 1.2
+    /// resumption) or the library does not report it.
+    pub group: Option<KxGroup>,
+    /// Whether the handshake resumed a session.
+    pub resumed: bool,
+    /// Whether the client presented a certificate the server verified. Only
+    /// the server knows for sure: clients report `None`.
+    pub client_authenticated: Option<bool>,
+}
+
+impl Negotiated {
+    /// Checks these values against what `params` asks for.
+    ///
+    /// Errors name every field that differs. For a TLS 1.2 resumption no key
+    /// exchange happens, so the group is not checked.
+    pub fn check(&self, params: &Params) -> Result<()> {
+        let mut wrong = Vec::new();
+        let resumption = params.kind == HandshakeKind::Resumption;
+        if self.protocol != params.protocol() {
+            wrong.push(format!("protocol {} (wanted {})", self.protocol, params.protocol()));
+        }
+        if self.suite != params.suite {
+            wrong.push(format!("suite {} (wanted {})", self.suite, params.suite));
+        }
+        let group_checked = !(resumption && params.protocol() == Protocol::Tls12);
+        if group_checked && self.group != Some(params.group) {
+            let got = self.group.map_or("none".to_string(), |g| g.to_string());
+            wrong.push(format!("group {got} (wanted {})", params.group));
+        }
+        if self.resumed != resumption {
+            wrong.push(format!("resumed {} (wanted {resumption})", self.resumed));
+        }
+        let mtls = params.kind == HandshakeKind::MutualAuth;
+        if let Some(auth) = self.client_authenticated
+            && auth != mtls
+        {
+            wrong.push(format!("client authenticated {auth} (wanted {mtls})"));
+        }
+        ensure!(wrong.is_empty(), "negotiated {}", wrong.join(", "));
+        Ok(())
+    }
+}
+
+/// A session ticket (or the library's session object holding one) kept by a
+/// client to resume. Opaque: only the library that made it reads it.
+pub struct Session(pub Box<dyn Any>);
+
+impl fmt::Debug for Session {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Session(..)")
+    }
+}
+
+/// One TLS connection (client or server) of one library over an in-memory
+/// [`Endpoint`].
+pub trait TlsConnection {
+    /// Advances the handshake as far as the queued input allows, writing any
+    /// output to the transport. `Ok(true)` once this side's handshake is
+    /// complete and its output flushed. Errors: a TLS alert or library error.
+    fn handshake(&mut self) -> Result<bool>;
+
+    /// Encrypts all of `data` as application data and writes the records to
+    /// the transport. Errors: library error.
+    fn send(&mut self, data: &[u8]) -> Result<()>;
+
+    /// Decrypts queued records into `buf`; returns the bytes of application
+    /// data written to `buf`, `0` when none are available yet (would block).
+    /// Post-handshake messages (session tickets) are processed on the way.
+    fn recv(&mut self, buf: &mut [u8]) -> Result<usize>;
+
+    /// Sends a close_notify alert (RFC 8446 section 6.1).
+    fn shutdown(&mut self) -> Result<()>;
+
+    /// What was negotiated, read back from the library. Errors: handshake
+    /// not complete, or a value the harness does not know.
+    fn negotiated(&self) -> Result<Negotiated>;
+
+    /// Client only, after the handshake: processes the server's queued
+    /// post-handshake messages and returns the session to resume from.
+    /// Errors: no ticket received.
+    fn take_session(&mut self) -> Result<Session>;
+}
+
+/// Why a library does not run a parameter set.
+#[derive(Debug)]
+pub enum ConfigureError {
+    /// The library cannot do this combination; the string says why. The
+    /// benchmark skips it and prints the reason.
+    Unsupported(String),
+    /// Building the configuration failed: a bug or broken environment.
+    Failed(anyhow::Error),
+}
+
+impl fmt::Display for ConfigureError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ConfigureError::Unsupported(why) => write!(f, "unsupported: {why}"),
+            ConfigureError::Failed(e) => write!(f, "configuration failed: {e:#}"),
+        }
+    }
+}
+
+impl std::error::Error for ConfigureError {}
+
+impl From<anyhow::Error> for ConfigureError {
+    fn from(e: anyhow::Error) -> Self {
+        ConfigureError::Failed(e)
+    }
+}
+
+/// A library configured for one parameter set: its client and server
+/// configuration objects, built once, from which connections are made.
+pub trait Configured {
+    /// A new client connection on `io`, resuming `session` if given.
+    fn client(&self, io: Endpoint, session: Option<&Session>) -> Result<Box<dyn TlsConnection>>;
+    /// A new server connection on `io`.
+    fn server(&self, io: Endpoint) -> Result<Box<dyn TlsConnection>>;
+}
+
+/// A TLS library (or one build of it, such as rustls with one crypto
+/// provider) as the benchmarks see it.
+pub trait TlsLibrary {
+    /// Name and version as read from the library, with its crypto backend
+    /// where it has a choice, e.g. `rustls-0.23.46+aws-lc-rs`,
+    /// `openssl-3.6.3`, `s2n-tls-0.3.47`. The last component of benchmark ids.
+    fn name(&self) -> String;
+
+    /// Builds client and server configurations for `params`, forcing the
+    /// suite, group and protocol version (never relying on defaults).
+    /// Errors: [`ConfigureError::Unsupported`] with a reason when the library
+    /// cannot do the combination.
+    fn configure(&self, params: &Params) -> Result<Box<dyn Configured>, ConfigureError>;
+}
+
+/// Time spent inside each side's library calls.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SideTimes {
+    /// Time in the client's calls.
+    pub client: Duration,
+    /// Time in the server's calls.
+    pub server: Duration,
+}
+
+impl SideTimes {
+    /// Time of `side`.
+    pub fn of(&self, side: Side) -> Duration {
+        match side {
+            Side::Client => self.client,
+            Side::Server => self.server,
+        }
+    }
+}
+
+/// Rounds of both sides stepping without any byte moving before a handshake
+/// counts as stalled.
+const STALL_ROUNDS: usize = 3;
+
+fn timed<T>(acc: &mut Duration, f: impl FnOnce() -> T) -> T {
+    let start = Instant::now();
+    let out = f();
+    *acc += start.elapsed();
+    out
+}
+
+/// A client and a server of (possibly different) libraries, joined by a
+/// [`Duplex`]. Creating it makes both connections; nothing is sent yet.
+pub struct Pair {
+    /// The client connection.
+    pub client: Box<dyn TlsConnection>,
+    /// The server connection.
+    pub server: Box<dyn TlsConnection>,
+    /// The transport between them, with its counters.
+    pub duplex: Duplex,
+}
+
+impl Pair {
+    /// A client from `client_lib` (resuming `session` if given) and a server
+    /// from `server_lib`, over a new duplex.
+    pub fn new(
+        client_lib: &dyn Configured,
+        server_lib: &dyn Configured,
+        session: Option<&Session>,
+    ) -> Result<Pair> {
+        let duplex = Duplex::new();
+        let client = client_lib.client(duplex.endpoint(Side::Client), session)?;
+        let server = server_lib.server(duplex.endpoint(Side::Server))?;
+        Ok(Pair { client, server, duplex })
+    }
+
+    /// Runs the handshake to completion, adding the time spent in each
+    /// side's library calls to `times`. Errors: a library error, or no
+    /// progress (neither side moved a byte for a few rounds).
+    pub fn handshake(&mut self, times: &mut SideTimes) -> Result<()> {
+        let mut stalled = 0;
+        let (mut client_done, mut server_done) = (false, false);
+        while !(client_done && server_done) {
+            let before = self.bytes_moved();
+            if !client_done {
+                client_done = timed(&mut times.client, || self.client.handshake())?;
+            }
+            if !server_done {
+                server_done = timed(&mut times.server, || self.server.handshake())?;
+            }
+            if self.bytes_moved() == before {
+                stalled += 1;
+                ensure!(
+                    stalled < STALL_ROUNDS,
+                    "handshake stalled (client done: {client_done}, server done: {server_done})"
+                );
+            } else {
+                stalled = 0;
+            }
+        }
+        ensure!(
+            self.duplex.pending_for(Side::Server) == 0,
+            "server left {} bytes of the client unread after the handshake",
+            self.duplex.pending_for(Side::Server)
+        );
+        Ok(())
+    }
+
+    /// Client side: reads the server's post-handshake messages and returns
+    /// the session ticket, adding the time to `times.client`.
+    pub fn take_session(&mut self, times: &mut SideTimes) -> Result<Session> {
+        timed(&mut times.client, || self.client.take_session())
+    }
+
+    /// Checks both sides' negotiated values against `params`, and that the
+    /// sides agree. Errors name the side and the differing fields.
+    pub fn check(&self, params: &Params) -> Result<()> {
+        let client = self.client.negotiated()?;
+        let server = self.server.negotiated()?;
+        client.check(params).map_err(|e| anyhow!("client {e}"))?;
+        server.check(params).map_err(|e| anyhow!("server {e}"))?;
+        ensure!(
+            server.client_authenticated.is_some(),
+            "the server did not report whether the client authenticated"
+        );
+        Ok(())
+    }
+
+    /// Sends `data` from `from` in writes of `write_size` bytes (the last may
+    /// be shorter), adding the time in the sender's calls to `times`.
+    pub fn send(&mut self, from: Side, data: &[u8], write_size: usize, times: &mut SideTimes) -> Result<()> {
+        ensure!(write_size > 0, "write size must be positive");
+        let (conn, acc) = self.side_mut(from, times);
+        timed(acc, || data.chunks(write_size).try_for_each(|chunk| conn.send(chunk)))
+    }
+
+    /// Receives exactly `buf.len()` bytes on side `to`, adding the time in
+    /// its calls to `times`. Errors: the data stops arriving before `buf` is
+    /// full.
+    pub fn recv_exact(&mut self, to: Side, buf: &mut [u8], times: &mut SideTimes) -> Result<()> {
+        let (conn, acc) = self.side_mut(to, times);
+        timed(acc, || {
+            let mut filled = 0;
+            while filled < buf.len() {
+                match conn.recv(&mut buf[filled..])? {
+                    0 => bail!("{to:?} received {filled} of {} bytes; no more queued", buf.len()),
+                    n => filled += n,
+                }
+            }
+            Ok(())
+        })
+    }
+
+    /// Moves `data` from `from` to the peer in writes of `write_size`, checks
+    /// it arrived intact into `scratch` (resized to `data.len()`), and
+    /// returns the times of the send phase and the receive phase.
+    pub fn transfer(
+        &mut self,
+        from: Side,
+        data: &[u8],
+        write_size: usize,
+        scratch: &mut Vec<u8>,
+    ) -> Result<SideTimes> {
+        let mut times = SideTimes::default();
+        scratch.resize(data.len(), 0);
+        self.send(from, data, write_size, &mut times)?;
+        self.recv_exact(from.peer(), scratch, &mut times)?;
+        ensure!(scratch.as_slice() == data, "application data arrived corrupted");
+        Ok(times)
+    }
+
+    /// Both sides send close_notify.
+    pub fn shutdown(&mut self) -> Result<()> {
+        self.client.shutdown()?;
+        self.server.shutdown()?;
+        Ok(())
+    }
+
+    fn side_mut<'a>(
+        &'a mut self,
+        side: Side,
+        times: &'a mut SideTimes,
+    ) -> (&'a mut Box<dyn TlsConnection>, &'a mut Duration) {
+        match side {
+            Side::Client => (&mut self.client, &mut times.client),
+            Side::Server => (&mut self.server, &mut times.server),
+        }
+    }
+
+    fn bytes_moved(&self) -> u64 {
+        self.duplex.stats(Side::Client).bytes + self.duplex.stats(Side::Server).bytes
+    }
+}
+
+/// A library configured for one parameter set, with the state a run of
+/// handshakes needs: for resumption, the session from the last handshake.
+pub struct Handshaker {
+    params: Params,
+    client: Rc<dyn Configured>,
+    server: Rc<dyn Configured>,
+    session: Option<Session>,
+}
+
+impl Handshaker {
+    /// Configures `client_lib` and `server_lib` (the same library for the
+    /// benchmarks; two for interop tests) for `params`. For resumption it
+    /// runs one full handshake to get the first ticket.
+    ///
+    /// Errors: [`ConfigureError::Unsupported`] if either library cannot do
+    /// `params`, or an invalid combination.
+    pub fn new(
+        client_lib: &dyn TlsLibrary,
+        server_lib: &dyn TlsLibrary,
+        params: Params,
+    ) -> Result<Handshaker, ConfigureError> {
+        params.validate().map_err(ConfigureError::Unsupported)?;
+        let client: Rc<dyn Configured> = client_lib.configure(&params)?.into();
+        let server = if client_lib.name() == server_lib.name() {
+            client.clone()
+        } else {
+            server_lib.configure(&params)?.into()
+        };
+        let mut h = Handshaker { params, client, server, session: None };
+        if params.kind == HandshakeKind::Resumption {
+            let mut pair = Pair::new(h.client.as_ref(), h.server.as_ref(), None)?;
+            let mut times = SideTimes::default();
+            pair.handshake(&mut times)?;
+            h.session = Some(pair.take_session(&mut times)?);
+        }
+        Ok(h)
+    }
+
+    /// The parameters this handshaker runs.
+    pub fn params(&self) -> &Params {
+        &self.params
+    }
+
+    /// A new connection pair, resuming the last session for resumption.
+    /// Not timed by the benchmarks.
+    pub fn pair(&self) -> Result<Pair> {
+        Pair::new(self.client.as_ref(), self.server.as_ref(), self.session.as_ref())
+    }
+
+    /// Runs `pair`'s handshake (timed into `times`); for resumption also
+    /// takes the fresh ticket the server issued (timed: it is the cost of
+    /// being able to resume again). Does not check what was negotiated.
+    pub fn run(&mut self, pair: &mut Pair, times: &mut SideTimes) -> Result<()> {
+        pair.handshake(times)?;
+        if self.params.kind == HandshakeKind::Resumption {
+            self.session = Some(pair.take_session(times)?);
+        }
+        Ok(())
+    }
+
+    /// One checked handshake: a new pair, the handshake, the check of both
+    /// sides' negotiated values. Returns the pair (for a transfer) and the
+    /// side times.
+    pub fn handshake_checked(&mut self) -> Result<(Pair, SideTimes)> {
+        let mut pair = self.pair()?;
+        let mut times = SideTimes::default();
+        self.run(&mut pair, &mut times)?;
+        pair.check(&self.params)?;
+        Ok((pair, times))
+    }
+}

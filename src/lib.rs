@@ -1,0 +1,21 @@
+//! tls-bench: Criterion benchmarks comparing TLS libraries on the same work
+//! over an in-memory transport.
+//!
+//! - [`params`]: the benchmark dimensions (IANA names) and sweeps.
+//! - [`certs`]: the committed certificate chains.
+//! - [`transport`]: the in-memory duplex that counts bytes, records, writes.
+//! - [`harness`]: the traits each library implements, what was negotiated,
+//!   and the client/server [`harness::Pair`] driver.
+//! - [`config`]: per-library configuration objects from parameters,
+//!   independent of the transport.
+//! - [`stacks`]: each library over the in-memory transport, and the list of
+//!   built libraries.
+//! - [`bench`]: shared pieces of the Criterion benchmarks.
+
+pub mod bench;
+pub mod certs;
+pub mod config;
+pub mod harness;
+pub mod params;
+pub mod stacks;
+pub mod transport;

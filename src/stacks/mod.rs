@@ -1,0 +1,40 @@
+//! The libraries over the in-memory transport, one file each, and the list
+//! the benchmarks and tests iterate over. A library is in the list when its
+//! cargo feature is on.
+
+pub mod plaintext;
+#[cfg(feature = "openssl")]
+pub mod openssl;
+#[cfg(feature = "rustls")]
+pub mod rustls;
+#[cfg(feature = "s2n-tls")]
+pub mod s2n;
+
+use crate::harness::TlsLibrary;
+
+/// Every TLS library built (one entry per rustls provider), in id order.
+pub fn tls_libraries() -> Vec<Box<dyn TlsLibrary>> {
+    let mut libs: Vec<Box<dyn TlsLibrary>> = Vec::new();
+    #[cfg(feature = "s2n-tls")]
+    libs.push(Box::new(s2n::S2nTls));
+    #[cfg(feature = "rustls")]
+    for provider in crate::config::rustls::Provider::ALL {
+        libs.push(Box::new(rustls::Rustls { provider }));
+    }
+    #[cfg(feature = "openssl")]
+    libs.push(Box::new(openssl::OpenSsl));
+    libs
+}
+
+/// The plaintext floor, replaying the handshake of the first TLS library
+/// (of [`tls_libraries`]) that supports the parameters.
+pub fn plaintext() -> plaintext::Plaintext {
+    plaintext::Plaintext { references: tls_libraries() }
+}
+
+/// Every TLS library, then the plaintext floor: what the benchmarks run.
+pub fn all() -> Vec<Box<dyn TlsLibrary>> {
+    let mut libs = tls_libraries();
+    libs.push(Box::new(plaintext()));
+    libs
+}

@@ -1,0 +1,239 @@
+//! rustls over the in-memory transport, with either crypto provider.
+//!
+//! Bytes move with `write_tls` / `read_tls` + `process_new_packets`; the
+//! plaintext reader is drained after every `process_new_packets` (rustls
+//! docs, `Connection::process_new_packets`).
+
+use std::{
+    io::{self, Read, Write},
+    sync::{
+        Arc,
+        atomic::{AtomicU64, Ordering},
+    },
+};
+
+use anyhow::{Context, Result, anyhow, bail};
+use rustls::{
+    ClientConfig, ClientConnection, Connection, HandshakeKind as RustlsHandshakeKind, NamedGroup,
+    ProtocolVersion, ServerConfig, ServerConnection,
+    client::{
+        ClientSessionMemoryCache, ClientSessionStore, Resumption, Tls12ClientSessionValue,
+        Tls13ClientSessionValue,
+    },
+    pki_types::ServerName,
+};
+
+use crate::{
+    certs::SERVER_NAME,
+    config::rustls::{Provider, client_config, server_config},
+    harness::{ConfigureError, Configured, Negotiated, Session, TlsConnection, TlsLibrary},
+    params::{CipherSuite, HandshakeKind, KxGroup, Params, Protocol},
+    transport::Endpoint,
+};
+
+/// rustls with one crypto provider; named `rustls-<version>+<provider>`.
+pub struct Rustls {
+    /// The crypto provider.
+    pub provider: Provider,
+}
+
+impl TlsLibrary for Rustls {
+    fn name(&self) -> String {
+        format!("rustls-{}+{}", env!("TLS_BENCH_RUSTLS_VERSION"), self.provider.name())
+    }
+
+    fn configure(&self, params: &Params) -> Result<Box<dyn Configured>, ConfigureError> {
+        let mut client = client_config(self.provider, params)?;
+        let store = (params.kind == HandshakeKind::Resumption).then(|| {
+            let store = Arc::new(CountingStore::default());
+            client.resumption = Resumption::store(store.clone());
+            store
+        });
+        Ok(Box::new(RustlsConfigs {
+            client: Arc::new(client),
+            server: Arc::new(server_config(self.provider, params)?),
+            store,
+        }))
+    }
+}
+
+struct RustlsConfigs {
+    client: Arc<ClientConfig>,
+    server: Arc<ServerConfig>,
+    store: Option<Arc<CountingStore>>,
+}
+
+/// rustls' in-memory session cache, counting the sessions stored in it so
+/// that a client can tell it received a ticket.
+#[derive(Debug)]
+struct CountingStore {
+    inner: ClientSessionMemoryCache,
+    stored: AtomicU64,
+}
+
+impl Default for CountingStore {
+    fn default() -> Self {
+        CountingStore { inner: ClientSessionMemoryCache::new(1), stored: AtomicU64::new(0) }
+    }
+}
+
+impl ClientSessionStore for CountingStore {
+    fn set_kx_hint(&self, server_name: ServerName<'static>, group: NamedGroup) {
+        self.inner.set_kx_hint(server_name, group)
+    }
+    fn kx_hint(&self, server_name: &ServerName<'_>) -> Option<NamedGroup> {
+        self.inner.kx_hint(server_name)
+    }
+    fn set_tls12_session(&self, server_name: ServerName<'static>, value: Tls12ClientSessionValue) {
+        self.stored.fetch_add(1, Ordering::Relaxed);
+        self.inner.set_tls12_session(server_name, value)
+    }
+    fn tls12_session(&self, server_name: &ServerName<'_>) -> Option<Tls12ClientSessionValue> {
+        self.inner.tls12_session(server_name)
+    }
+    fn remove_tls12_session(&self, server_name: &ServerName<'static>) {
+        self.inner.remove_tls12_session(server_name)
+    }
+    fn insert_tls13_ticket(&self, server_name: ServerName<'static>, value: Tls13ClientSessionValue) {
+        self.stored.fetch_add(1, Ordering::Relaxed);
+        self.inner.insert_tls13_ticket(server_name, value)
+    }
+    fn take_tls13_ticket(&self, server_name: &ServerName<'static>) -> Option<Tls13ClientSessionValue> {
+        self.inner.take_tls13_ticket(server_name)
+    }
+}
+
+impl Configured for RustlsConfigs {
+    fn client(&self, io: Endpoint, _session: Option<&Session>) -> Result<Box<dyn TlsConnection>> {
+        // Resumption state lives in the ClientConfig's session store: each
+        // TLS 1.3 ticket is taken out of it when used, so every resumption
+        // uses the ticket of the previous handshake.
+        let name = ServerName::try_from(SERVER_NAME)?;
+        let conn = ClientConnection::new(self.client.clone(), name)?;
+        let store = self.store.clone().map(|s| {
+            let seen = s.stored.load(Ordering::Relaxed);
+            (s, seen)
+        });
+        Ok(Box::new(RustlsConn { conn: conn.into(), io, store }))
+    }
+
+    fn server(&self, io: Endpoint) -> Result<Box<dyn TlsConnection>> {
+        let conn = ServerConnection::new(self.server.clone())?;
+        Ok(Box::new(RustlsConn { conn: conn.into(), io, store: None }))
+    }
+}
+
+struct RustlsConn {
+    conn: Connection,
+    io: Endpoint,
+    /// Client with resumption: the session store and its count at creation.
+    store: Option<(Arc<CountingStore>, u64)>,
+}
+
+impl RustlsConn {
+    /// Writes all pending TLS output to the transport.
+    fn flush(&mut self) -> Result<()> {
+        while self.conn.wants_write() {
+            self.conn.write_tls(&mut self.io)?;
+        }
+        Ok(())
+    }
+
+    /// Reads one chunk of queued TLS input and processes it. `Ok(false)`
+    /// when nothing was queued.
+    fn pull(&mut self) -> Result<bool> {
+        match self.conn.read_tls(&mut self.io) {
+            Ok(0) => bail!("rustls saw end of stream"),
+            Ok(_) => {
+                self.conn.process_new_packets()?;
+                Ok(true)
+            }
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(false),
+            Err(e) => Err(e.into()),
+        }
+    }
+}
+
+impl TlsConnection for RustlsConn {
+    fn handshake(&mut self) -> Result<bool> {
+        loop {
+            self.flush()?;
+            if !self.conn.is_handshaking() {
+                return Ok(true);
+            }
+            if !self.pull()? {
+                return Ok(false);
+            }
+        }
+    }
+
+    fn send(&mut self, mut data: &[u8]) -> Result<()> {
+        while !data.is_empty() {
+            let n = self.conn.writer().write(data)?;
+            data = &data[n..];
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    fn recv(&mut self, buf: &mut [u8]) -> Result<usize> {
+        let mut filled = 0;
+        loop {
+            match self.conn.reader().read(&mut buf[filled..]) {
+                Ok(n) => filled += n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                Err(e) => return Err(e.into()),
+            }
+            if filled == buf.len() || !self.pull()? {
+                // Flush anything processing produced (e.g. a key update reply).
+                self.flush()?;
+                return Ok(filled);
+            }
+        }
+    }
+
+    fn shutdown(&mut self) -> Result<()> {
+        self.conn.send_close_notify();
+        self.flush()
+    }
+
+    fn negotiated(&self) -> Result<Negotiated> {
+        let protocol = match self.conn.protocol_version() {
+            Some(ProtocolVersion::TLSv1_2) => Protocol::Tls12,
+            Some(ProtocolVersion::TLSv1_3) => Protocol::Tls13,
+            other => bail!("rustls negotiated protocol {other:?}"),
+        };
+        let suite = self.conn.negotiated_cipher_suite().context("no cipher suite negotiated")?;
+        let code = u16::from(suite.suite());
+        let suite = CipherSuite::from_iana_code(code).with_context(|| format!("unknown suite {code:#06x}"))?;
+        let group = match self.conn.negotiated_key_exchange_group() {
+            Some(g) => {
+                let code = u16::from(g.name());
+                Some(KxGroup::from_iana_code(code).with_context(|| format!("unknown group {code}"))?)
+            }
+            None => None,
+        };
+        let resumed = self.conn.handshake_kind() == Some(RustlsHandshakeKind::Resumed);
+        let client_authenticated = match &self.conn {
+            Connection::Client(_) => None,
+            Connection::Server(s) => Some(s.peer_certificates().is_some()),
+        };
+        Ok(Negotiated { protocol, suite, group, resumed, client_authenticated })
+    }
+
+    fn take_session(&mut self) -> Result<Session> {
+        let Some((store, seen)) = self.store.clone() else {
+            bail!("take_session needs a client configured for resumption");
+        };
+        // Processing the server's NewSessionTicket stores it in the config's
+        // session store, from which the next connection takes it.
+        while self.pull()? {}
+        if self.conn.reader().read(&mut [0u8; 1]).is_ok_and(|n| n > 0) {
+            return Err(anyhow!("unexpected application data while waiting for a ticket"));
+        }
+        if store.stored.load(Ordering::Relaxed) == seen {
+            bail!("rustls client received no session ticket");
+        }
+        Ok(Session(Box::new(())))
+    }
+}

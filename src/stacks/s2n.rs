@@ -1,0 +1,298 @@
+//! s2n-tls over the in-memory transport: send and receive callbacks whose
+//! context is the connection's [`Endpoint`]; the receive callback returns
+//! -1 with errno EWOULDBLOCK on an empty queue (s2n-tls usage guide, "I/O").
+//!
+//! Connections use `Blinding::SelfService` (no sleeps on errors) and
+//! `prefer_throughput` (16 KiB records instead of the default ~8 KiB), what
+//! a tuned server runs.
+
+use std::{
+    collections::HashMap,
+    ffi::c_void,
+    pin::Pin,
+    slice,
+    sync::{Mutex, OnceLock},
+    task::Poll,
+};
+
+use anyhow::{Context, Result, anyhow, bail, ensure};
+use s2n_tls::{
+    config::Config,
+    connection::Connection,
+    enums::{Blinding, Mode, Version},
+};
+
+use crate::{
+    config::s2n::{ReceivedTicket, client_config, server_config},
+    harness::{
+        ConfigureError, Configured, Negotiated, Pair, Session, SideTimes, TlsConnection, TlsLibrary,
+    },
+    params::{CertChain, CipherSuite, KxGroup, Params, Protocol},
+    transport::{Duplex, Endpoint, Side},
+};
+
+/// s2n-tls (links AWS-LC through aws-lc-rs); named `s2n-tls-<version>`.
+pub struct S2nTls;
+
+/// Security policies tried, in order, when looking for one whose top
+/// preferences are a wanted suite and group: s2n-tls's defaults first, then
+/// named policies that lead with other suites or groups, then TLS 1.2-only
+/// ones (s2n-tls has no maximum-version setting: TLS 1.2 is forced by a
+/// policy without TLS 1.3 suites). Names from s2n_security_policies.c.
+pub const CANDIDATE_POLICIES: &[&str] = &[
+    "default_tls13",
+    "default",
+    "default_pq",
+    "AWS-CRT-SDK-TLSv1.3",
+    "20190801",
+    "20190802",
+    "rfc9151",
+    "cnsa_1",
+    "test_all_tls13",
+    "20240503",
+    "20240501",
+    "20230317",
+    "20251014",
+    "CloudFront-TLS-1-2-2021-Chacha20-Boosted",
+    "ELBSecurityPolicy-TLS-1-2-Ext-2018-06",
+    "ELBSecurityPolicy-FS-1-2-Res-2020-10",
+    "AWS-CRT-SDK-TLSv1.2",
+    "20170210",
+    "20190214",
+    "20210825",
+    "test_all_tls12",
+    "test_all_ecdsa",
+    "test_all",
+];
+
+/// The first of [`CANDIDATE_POLICIES`] under which an s2n-tls client and
+/// server, server authentication with `params`' chain, negotiate exactly
+/// `params`' protocol, suite and group with no HelloRetryRequest: the
+/// policy's top preferences for that chain. Probed once per (suite, group,
+/// chain) per process.
+///
+/// Errors: [`ConfigureError::Unsupported`] naming the combination when no
+/// candidate does.
+pub fn policy_for(params: &Params) -> Result<&'static str, ConfigureError> {
+    type Key = (CipherSuite, KxGroup, CertChain);
+    static FOUND: OnceLock<Mutex<HashMap<Key, Option<&'static str>>>> = OnceLock::new();
+    let key = (params.suite, params.group, params.cert);
+    let cache = FOUND.get_or_init(Default::default);
+    let cached = cache.lock().map_err(|_| anyhow!("policy cache poisoned"))?.get(&key).copied();
+    let found = match cached {
+        Some(found) => found,
+        None => {
+            let probe = Params { kind: crate::params::HandshakeKind::ServerAuth, ..*params };
+            let mut found = None;
+            for policy in CANDIDATE_POLICIES {
+                if probe_policy(&probe, policy)? {
+                    found = Some(*policy);
+                    break;
+                }
+            }
+            cache.lock().map_err(|_| anyhow!("policy cache poisoned"))?.insert(key, found);
+            found
+        }
+    };
+    found.ok_or_else(|| {
+        ConfigureError::Unsupported(format!(
+            "no s2n-tls security policy prefers {} with {} for a {} chain",
+            params.suite, params.group, params.cert
+        ))
+    })
+}
+
+/// Whether `policy` negotiates exactly `params` between two s2n-tls peers
+/// without a HelloRetryRequest. A handshake failure counts as "no".
+fn probe_policy(params: &Params, policy: &'static str) -> Result<bool, ConfigureError> {
+    let configs = match S2nConfigs::new(params, policy) {
+        Ok(c) => c,
+        Err(ConfigureError::Unsupported(_)) => return Ok(false),
+        Err(e) => return Err(e),
+    };
+    let duplex = Duplex::new();
+    let client = configs.connection(Mode::Client, duplex.endpoint(Side::Client))?;
+    let server = configs.connection(Mode::Server, duplex.endpoint(Side::Server))?;
+    let mut pair = Pair { client: Box::new(client), server: Box::new(server), duplex };
+    let mut times = SideTimes::default();
+    if pair.handshake(&mut times).is_err() {
+        return Ok(false);
+    }
+    Ok(pair.check(params).is_ok())
+}
+
+impl TlsLibrary for S2nTls {
+    fn name(&self) -> String {
+        format!("s2n-tls-{}", env!("TLS_BENCH_S2N_TLS_VERSION"))
+    }
+
+    fn configure(&self, params: &Params) -> Result<Box<dyn Configured>, ConfigureError> {
+        let policy = policy_for(params)?;
+        Ok(Box::new(S2nConfigs::new(params, policy)?))
+    }
+}
+
+struct S2nConfigs {
+    client: Config,
+    server: Config,
+}
+
+impl S2nConfigs {
+    fn new(params: &Params, policy: &'static str) -> Result<S2nConfigs, ConfigureError> {
+        let mut ticket_key = [0u8; 32];
+        getrandom::fill(&mut ticket_key).map_err(|e| anyhow!("getrandom: {e}"))?;
+        Ok(S2nConfigs {
+            client: client_config(params, policy)?,
+            server: server_config(params, policy, &ticket_key)?,
+        })
+    }
+
+    fn connection(&self, mode: Mode, io: Endpoint) -> Result<S2nConn> {
+        let mut conn = Connection::new(mode);
+        let config = match mode {
+            Mode::Client => self.client.clone(),
+            Mode::Server => self.server.clone(),
+        };
+        conn.set_config(config)?;
+        conn.set_blinding(Blinding::SelfService)?;
+        conn.prefer_throughput()?;
+        if mode == Mode::Client {
+            conn.set_server_name(crate::certs::SERVER_NAME)?;
+            conn.set_application_context(ReceivedTicket::default());
+        }
+        // The endpoint is boxed so its address stays fixed while the
+        // connection holds it as callback context.
+        let mut io = Box::pin(io);
+        let ctx = &mut *io as *mut Endpoint as *mut c_void;
+        conn.set_send_callback(Some(send_cb))?;
+        conn.set_receive_callback(Some(recv_cb))?;
+        // SAFETY: `io` lives in the same S2nConn as `conn` and is dropped
+        // after it (field order), and it never moves (pinned box).
+        unsafe {
+            conn.set_send_context(ctx)?;
+            conn.set_receive_context(ctx)?;
+        }
+        Ok(S2nConn { conn, _io: io })
+    }
+}
+
+impl Configured for S2nConfigs {
+    fn client(&self, io: Endpoint, session: Option<&Session>) -> Result<Box<dyn TlsConnection>> {
+        let mut c = self.connection(Mode::Client, io)?;
+        if let Some(Session(s)) = session {
+            let ticket = s.downcast_ref::<Vec<u8>>().context("not an s2n-tls session")?;
+            c.conn.set_session_ticket(ticket)?;
+        }
+        Ok(Box::new(c))
+    }
+
+    fn server(&self, io: Endpoint) -> Result<Box<dyn TlsConnection>> {
+        Ok(Box::new(self.connection(Mode::Server, io)?))
+    }
+}
+
+unsafe extern "C" fn send_cb(ctx: *mut c_void, buf: *const u8, len: u32) -> libc::c_int {
+    // SAFETY: ctx is the connection's pinned Endpoint; s2n-tls passes a
+    // valid buffer of `len` bytes.
+    let (io, data) = unsafe { (&*(ctx as *const Endpoint), slice::from_raw_parts(buf, len as usize)) };
+    io.write_all_bytes(data);
+    len as libc::c_int
+}
+
+unsafe extern "C" fn recv_cb(ctx: *mut c_void, buf: *mut u8, len: u32) -> libc::c_int {
+    // SAFETY: as in send_cb, with a writable buffer.
+    let (io, out) = unsafe { (&*(ctx as *const Endpoint), slice::from_raw_parts_mut(buf, len as usize)) };
+    match io.read_bytes(out) {
+        0 => {
+            errno::set_errno(errno::Errno(libc::EWOULDBLOCK));
+            -1
+        }
+        n => n as libc::c_int,
+    }
+}
+
+struct S2nConn {
+    // Dropped before `_io`, which it points to.
+    conn: Connection,
+    _io: Pin<Box<Endpoint>>,
+}
+
+fn pending<T>(p: Poll<Result<T, s2n_tls::error::Error>>) -> Result<Option<T>> {
+    match p {
+        Poll::Ready(Ok(v)) => Ok(Some(v)),
+        Poll::Ready(Err(e)) => Err(anyhow!("s2n-tls: {e}")),
+        Poll::Pending => Ok(None),
+    }
+}
+
+impl TlsConnection for S2nConn {
+    fn handshake(&mut self) -> Result<bool> {
+        Ok(pending(self.conn.poll_negotiate())?.is_some())
+    }
+
+    fn send(&mut self, mut data: &[u8]) -> Result<()> {
+        while !data.is_empty() {
+            let n = pending(self.conn.poll_send(data))?.context("s2n-tls send blocked")?;
+            data = &data[n..];
+        }
+        pending(self.conn.poll_flush())?.context("s2n-tls flush blocked")?;
+        Ok(())
+    }
+
+    fn recv(&mut self, buf: &mut [u8]) -> Result<usize> {
+        let mut filled = 0;
+        while filled < buf.len() {
+            match pending(self.conn.poll_recv(&mut buf[filled..]))? {
+                Some(0) => bail!("s2n-tls: peer closed the connection"),
+                Some(n) => filled += n,
+                None => break,
+            }
+        }
+        Ok(filled)
+    }
+
+    fn shutdown(&mut self) -> Result<()> {
+        // Sends close_notify; the peer's close_notify is not awaited.
+        pending(self.conn.poll_shutdown_send())?;
+        Ok(())
+    }
+
+    fn negotiated(&self) -> Result<Negotiated> {
+        let c = &self.conn;
+        let protocol = match c.actual_protocol_version()? {
+            Version::TLS12 => Protocol::Tls12,
+            Version::TLS13 => Protocol::Tls13,
+            other => bail!("s2n-tls negotiated {other:?}"),
+        };
+        let name = c.cipher_suite()?;
+        let suite = CipherSuite::from_library_name(name).with_context(|| format!("unknown suite {name}"))?;
+        let group = match c.selected_key_exchange_group() {
+            Some(n) => Some(KxGroup::from_library_name(n).with_context(|| format!("unknown group {n}"))?),
+            None => None,
+        };
+        let hrr = c.handshake_type()?.contains("HELLO_RETRY_REQUEST");
+        ensure!(!hrr, "s2n-tls needed a HelloRetryRequest");
+        let client_authenticated = (c.mode() == Mode::Server).then(|| c.client_cert_used());
+        Ok(Negotiated { protocol, suite, group, resumed: c.resumed(), client_authenticated })
+    }
+
+    fn take_session(&mut self) -> Result<Session> {
+        // Reading processes the server's NewSessionTicket (TLS 1.3); in
+        // TLS 1.2 the ticket came in the handshake.
+        let mut byte = [0u8; 1];
+        ensure!(self.recv(&mut byte)? == 0, "unexpected application data while waiting for a ticket");
+        let received = self.conn.application_context_mut::<ReceivedTicket>().and_then(|t| t.0.take());
+        if let Some(ticket) = received {
+            return Ok(Session(Box::new(ticket)));
+        }
+        // TLS 1.2: a server may resume without issuing a new ticket
+        // (RFC 5077 section 3.3); the client keeps the session it resumed.
+        if self.conn.actual_protocol_version()? == Version::TLS12 && self.conn.resumed() {
+            let mut ticket = vec![0u8; self.conn.session_ticket_length()?];
+            let n = self.conn.session_ticket(&mut ticket)?;
+            ticket.truncate(n);
+            return Ok(Session(Box::new(ticket)));
+        }
+        bail!("s2n-tls client received no session ticket")
+    }
+}

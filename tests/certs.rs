@@ -1,0 +1,79 @@
+//! The committed chains: each parses, verifies from leaf through the
+//! intermediate to its root (for server and client use), and has at least
+//! 50 years of validity left.
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use rustls_pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime, pem::PemObject};
+use tls_bench::{certs, params::CertChain};
+use webpki::{EndEntityCert, KeyUsage, anchor_from_trusted_cert};
+use x509_parser::prelude::*;
+
+const FIFTY_YEARS: Duration = Duration::from_secs(50 * 365 * 24 * 3600 + 13 * 24 * 3600);
+
+fn ders(pem: &[u8]) -> Vec<CertificateDer<'static>> {
+    CertificateDer::pem_slice_iter(pem).collect::<Result<_, _>>().expect("PEM chain")
+}
+
+#[test]
+fn every_chain_verifies_to_its_root_for_fifty_years() {
+    let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap();
+    let in_fifty_years = UnixTime::since_unix_epoch(now + FIFTY_YEARS);
+    for chain in CertChain::ALL {
+        let files = certs::load(chain).unwrap();
+        let root = ders(&files.ca_cert).remove(0);
+        let anchors = [anchor_from_trusted_cert(&root).unwrap()];
+        for (pem, key, usage) in [
+            (&files.server_chain, &files.server_key, KeyUsage::server_auth()),
+            (&files.client_chain, &files.client_key, KeyUsage::client_auth()),
+        ] {
+            let certs = ders(pem);
+            assert_eq!(certs.len(), 2, "{chain}: leaf + intermediate");
+            let leaf = EndEntityCert::try_from(&certs[0]).unwrap();
+            for at in [UnixTime::now(), in_fifty_years] {
+                leaf.verify_for_usage(
+                    webpki::ALL_VERIFICATION_ALGS,
+                    &anchors,
+                    &certs[1..],
+                    at,
+                    usage,
+                    None,
+                    None,
+                )
+                .unwrap_or_else(|e| panic!("{chain}: {e:?}"));
+            }
+            PrivateKeyDer::from_pem_slice(key).unwrap_or_else(|e| panic!("{chain} key: {e}"));
+        }
+        let server_chain = ders(&files.server_chain);
+        let server = EndEntityCert::try_from(&server_chain[0]).unwrap();
+        server
+            .verify_is_valid_for_subject_name(&ServerName::try_from(certs::SERVER_NAME).unwrap())
+            .unwrap();
+        // Every certificate, the root included, is valid for 50 more years.
+        for der in ders(&files.ca_cert).iter().chain(&ders(&files.server_chain)).chain(&ders(&files.client_chain)) {
+            let (_, cert) = X509Certificate::from_der(der).unwrap();
+            let left = cert.validity().not_after.timestamp() - now.as_secs() as i64;
+            assert!(left >= FIFTY_YEARS.as_secs() as i64, "{chain}: {} expires too soon", cert.subject());
+        }
+    }
+}
+
+#[test]
+fn key_types_and_sizes_match_the_chain_names() {
+    for chain in CertChain::ALL {
+        let files = certs::load(chain).unwrap();
+        for der in ders(&files.ca_cert).iter().chain(&ders(&files.server_chain)) {
+            let (_, cert) = X509Certificate::from_der(der).unwrap();
+            let spki = cert.public_key();
+            let bits = spki.parsed().unwrap().key_size();
+            let expected = match chain {
+                CertChain::Rsa2048 => 2048,
+                CertChain::Rsa3072 => 3072,
+                CertChain::Rsa4096 => 4096,
+                CertChain::EcdsaP256 => 256,
+                CertChain::EcdsaP384 => 384,
+            };
+            assert_eq!(bits, expected, "{chain}: {}", cert.subject());
+        }
+    }
+}
