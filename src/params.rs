@@ -352,6 +352,16 @@ impl CertChain {
         }
     }
 
+    /// The ECDSA curve of the chain's keys, as a key exchange group; `None`
+    /// for RSA.
+    pub fn ecdsa_curve(self) -> Option<KxGroup> {
+        match self {
+            CertChain::EcdsaP256 => Some(KxGroup::Secp256r1),
+            CertChain::EcdsaP384 => Some(KxGroup::Secp384r1),
+            _ => None,
+        }
+    }
+
     /// The directory name under `certs/`.
     pub fn dir_name(self) -> &'static str {
         match self {
@@ -468,6 +478,22 @@ impl Params {
             suite: CipherSuite::for_protocol(self.protocol(), self.suite.aead(), cert.key_type()),
             ..self
         }
+    }
+
+    /// The groups both sides offer, benchmarked group first. Exactly
+    /// `[group]`, except in TLS 1.2 with an ECDSA chain on another curve:
+    /// there the certificate's curve must be in supported_groups too
+    /// (RFC 8422 section 5.1), so it is offered after the benchmarked group,
+    /// and the negotiated group is still checked to be the benchmarked one.
+    pub fn offered_groups(&self) -> Vec<KxGroup> {
+        let mut groups = vec![self.group];
+        if self.protocol() == Protocol::Tls12
+            && let Some(curve) = self.cert.ecdsa_curve()
+            && curve != self.group
+        {
+            groups.push(curve);
+        }
+        groups
     }
 
     /// Whether the combination is meaningful at all, whatever the library:

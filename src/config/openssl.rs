@@ -5,17 +5,14 @@
 //!
 //! Sources: OpenSSL manuals SSL_CTX_set_ciphersuites(3) (TLS 1.3 suites),
 //! SSL_CTX_set_cipher_list(3) (TLS 1.2), SSL_CTX_set1_groups_list(3),
-//! SSL_CTX_set_num_tickets(3), SSL_CTX_sess_set_new_cb(3).
-
-use std::sync::{Mutex, OnceLock};
+//! SSL_CTX_set_num_tickets(3), SSL_get_session(3).
 
 use anyhow::{Context, Result, anyhow};
 use openssl::{
-    ex_data::Index,
     pkey::PKey,
     ssl::{
-        Ssl, SslContext, SslContextBuilder, SslMethod, SslOptions, SslSession, SslSessionCacheMode,
-        SslVerifyMode, SslVersion,
+        SslContext, SslContextBuilder, SslMethod, SslOptions, SslSessionCacheMode, SslVerifyMode,
+        SslVersion,
     },
     x509::{X509, store::X509StoreBuilder},
 };
@@ -44,20 +41,6 @@ pub fn group_list_name(group: KxGroup) -> &'static str {
     }
 }
 
-/// What the client's new-session callback leaves in a connection: the last
-/// session (ticket) received.
-pub type SessionSlot = Mutex<Option<SslSession>>;
-
-/// The ex_data index of each client connection's [`SessionSlot`].
-pub fn session_slot() -> Result<Index<Ssl, SessionSlot>> {
-    static SLOT: OnceLock<Index<Ssl, SessionSlot>> = OnceLock::new();
-    if let Some(i) = SLOT.get() {
-        return Ok(*i);
-    }
-    let index = Ssl::new_ex_index::<SessionSlot>()?;
-    Ok(*SLOT.get_or_init(|| index))
-}
-
 fn version_of(p: Protocol) -> SslVersion {
     match p {
         Protocol::Tls12 => SslVersion::TLS1_2,
@@ -76,10 +59,13 @@ fn common(builder: &mut SslContextBuilder, params: &Params) -> Result<(), Config
         Protocol::Tls12 => builder.set_cipher_list(suite),
     };
     set.map_err(|e| ConfigureError::Unsupported(format!("OpenSSL rejects suite {suite}: {e}")))?;
-    let group = group_list_name(params.group);
+    let groups: Vec<&str> = params.offered_groups().into_iter().map(group_list_name).collect();
+    let groups = groups.join(":");
     builder
-        .set_groups_list(group)
-        .map_err(|e| ConfigureError::Unsupported(format!("OpenSSL has no group {group}: {e}")))?;
+        .set_groups_list(&groups)
+        .map_err(|e| ConfigureError::Unsupported(format!("OpenSSL has no group {groups}: {e}")))?;
+    // Groups and suites in the server's order (the benchmarked one first).
+    builder.set_options(SslOptions::CIPHER_SERVER_PREFERENCE);
     Ok(())
 }
 
@@ -106,8 +92,10 @@ fn identity(builder: &mut SslContextBuilder, files: &CertFiles, server: bool) ->
 
 /// A client context for `params`: verifies the server against the chain's
 /// root only (host name set per connection); presents the client chain for
-/// mTLS; for resumption records each received session (ticket) in
-/// [`session_slot`] through the new-session callback.
+/// mTLS; no session cache (the caller keeps the session to resume, see
+/// `SSL_get1_session`); session tickets only for resumption. Without the
+/// client cache OpenSSL does not mark a resumed TLS 1.3 session single-use
+/// in a way that its successor inherits.
 pub fn client_context(params: &Params) -> Result<SslContext, ConfigureError> {
     let files = certs::load(params.cert)?;
     let mut b = SslContext::builder(SslMethod::tls_client()).map_err(anyhow::Error::from)?;
@@ -117,15 +105,8 @@ pub fn client_context(params: &Params) -> Result<SslContext, ConfigureError> {
     if params.kind == HandshakeKind::MutualAuth {
         identity(&mut b, &files, false)?;
     }
-    if params.kind == HandshakeKind::Resumption {
-        let slot = session_slot()?;
-        b.set_session_cache_mode(SslSessionCacheMode::CLIENT | SslSessionCacheMode::NO_INTERNAL);
-        b.set_new_session_callback(move |ssl, session| {
-            if let Some(Ok(mut s)) = ssl.ex_data(slot).map(Mutex::lock) {
-                *s = Some(session);
-            }
-        });
-    } else {
+    b.set_session_cache_mode(SslSessionCacheMode::OFF);
+    if params.kind != HandshakeKind::Resumption {
         b.set_options(SslOptions::NO_TICKET);
     }
     Ok(b.build())

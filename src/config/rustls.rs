@@ -65,7 +65,9 @@ impl Provider {
 pub fn provider_for(provider: Provider, params: &Params) -> Result<Arc<CryptoProvider>, ConfigureError> {
     let mut p = provider.default_provider();
     p.cipher_suites.retain(|s| u16::from(s.suite()) == params.suite.iana_code());
-    p.kx_groups.retain(|g| u16::from(g.name()) == params.group.iana_code());
+    let offered: Vec<u16> = params.offered_groups().iter().map(|g| g.iana_code()).collect();
+    p.kx_groups.retain(|g| offered.contains(&u16::from(g.name())));
+    p.kx_groups.sort_by_key(|g| offered.iter().position(|o| *o == u16::from(g.name())));
     if p.cipher_suites.is_empty() {
         return Err(ConfigureError::Unsupported(format!(
             "the {} provider has no {}",
@@ -73,7 +75,7 @@ pub fn provider_for(provider: Provider, params: &Params) -> Result<Arc<CryptoPro
             params.suite
         )));
     }
-    if p.kx_groups.is_empty() {
+    if !p.kx_groups.iter().any(|g| u16::from(g.name()) == params.group.iana_code()) {
         return Err(ConfigureError::Unsupported(format!(
             "the {} provider has no {}",
             provider.name(),

@@ -4,12 +4,14 @@
 
 use std::ffi::CStr;
 
-use anyhow::{Context, Result, anyhow, bail};
+use foreign_types::ForeignTypeRef;
+
+use anyhow::{Context, Result, anyhow, bail, ensure};
 use openssl::ssl::{ErrorCode, Ssl, SslContext, SslStream, SslVersion};
 
 use crate::{
     certs::SERVER_NAME,
-    config::openssl::{SessionSlot, client_context, server_context, session_slot, version},
+    config::openssl::{client_context, server_context, version},
     harness::{ConfigureError, Configured, Negotiated, Session, TlsConnection, TlsLibrary},
     params::{CipherSuite, KxGroup, Params, Protocol},
     transport::Endpoint,
@@ -41,7 +43,6 @@ impl Configured for OpenSslContexts {
         let mut ssl = Ssl::new(&self.client)?;
         ssl.set_hostname(SERVER_NAME)?;
         ssl.param_mut().set_host(SERVER_NAME)?;
-        ssl.set_ex_data(session_slot()?, SessionSlot::default());
         if let Some(Session(s)) = session {
             let s = s.downcast_ref::<openssl::ssl::SslSession>().context("not an OpenSSL session")?;
             // SAFETY: the session comes from a context with the same settings.
@@ -74,7 +75,6 @@ impl OpenSslConn {
     /// The negotiated group's name as OpenSSL reports it.
     #[cfg(ossl320)]
     fn group_name(&self) -> Option<String> {
-        use foreign_types::ForeignTypeRef;
         // SAFETY: the SSL pointer is valid for the stream's lifetime; the
         // returned string is static or owned by the SSL object.
         let name = unsafe { openssl_sys::SSL_get0_group_name(self.stream.ssl().as_ptr()) };
@@ -87,7 +87,6 @@ impl OpenSslConn {
     /// from `SSL_get_negotiated_group` (an `SSL_ctrl` macro) as a short name.
     #[cfg(not(ossl320))]
     fn group_name(&self) -> Option<String> {
-        use foreign_types::ForeignTypeRef;
         const SSL_CTRL_GET_NEGOTIATED_GROUP: libc::c_int = 134;
         // SAFETY: valid SSL pointer; this control only reads.
         let nid = unsafe {
@@ -162,30 +161,52 @@ impl TlsConnection for OpenSslConn {
     }
 
     fn take_session(&mut self) -> Result<Session> {
-        // Reading processes the server's NewSessionTicket; the new-session
-        // callback stores it in this connection's slot.
+        // Reading processes the server's NewSessionTicket. In TLS 1.3 OpenSSL
+        // then replaces the connection's session with a new one carrying the
+        // ticket (statem_clnt.c, tls_process_new_session_ticket), so a new
+        // session object is a new ticket.
+        let before = self.stream.ssl().session().map(|s| s.as_ptr());
         let mut byte = [0u8; 1];
-        if self.recv(&mut byte)? != 0 {
-            bail!("unexpected application data while waiting for a ticket");
-        }
+        ensure!(self.recv(&mut byte)? == 0, "unexpected application data while waiting for a ticket");
         let ssl = self.stream.ssl();
-        let slot = ssl.ex_data(session_slot()?).context("client without a session slot")?;
-        let received = slot.lock().map_err(|_| anyhow!("session slot poisoned"))?.take();
-        if let Some(s) = received {
-            return Ok(Session(Box::new(s)));
-        }
+        let session = ssl.session().context("OpenSSL client has no session")?;
+        // SAFETY: valid session pointer; the call only reads.
+        let resumable = unsafe { SSL_SESSION_is_resumable(session.as_ptr()) } == 1;
+        ensure!(resumable, "OpenSSL client session is not resumable");
         // TLS 1.2: a server may resume without issuing a new ticket
         // (RFC 5077 section 3.3); the client keeps the session it resumed.
-        if ssl.version2() == Some(SslVersion::TLS1_2) && ssl.session_reused() {
-            let s = ssl.session().context("resumed without a session")?;
-            return Ok(Session(Box::new(s.to_owned())));
-        }
-        bail!("OpenSSL client received no session ticket")
+        let fresh = Some(session.as_ptr()) != before;
+        ensure!(
+            fresh || ssl.version2() == Some(SslVersion::TLS1_2),
+            "OpenSSL client received no session ticket"
+        );
+        Ok(Session(Box::new(session.to_owned())))
+    }
+}
+
+unsafe extern "C" {
+    /// OpenSSL 1.1.1+, BoringSSL, AWS-LC; not bound by openssl-sys.
+    fn SSL_SESSION_is_resumable(s: *const openssl_sys::SSL_SESSION) -> libc::c_int;
+}
+
+impl Drop for OpenSslConn {
+    /// Marks the connection as shut down before `SSL_free`. OpenSSL marks the
+    /// session of a connection freed without shutdown as not resumable
+    /// (`ssl_clear_bad_session`), which would stop a resumption benchmark
+    /// from resuming once the previous connection is dropped; a client that
+    /// closes its connections cleanly keeps its sessions.
+    fn drop(&mut self) {
+        // SAFETY: valid SSL pointer; SSL_set_shutdown only sets flags.
+        unsafe {
+            openssl_sys::SSL_set_shutdown(
+                self.stream.ssl().as_ptr(),
+                openssl_sys::SSL_SENT_SHUTDOWN | openssl_sys::SSL_RECEIVED_SHUTDOWN,
+            )
+        };
     }
 }
 
 fn ssl_is_client(ssl: &openssl::ssl::SslRef) -> bool {
-    use foreign_types::ForeignTypeRef;
     // SAFETY: valid SSL pointer; SSL_is_server only reads.
     unsafe { openssl_sys::SSL_is_server(ssl.as_ptr()) == 0 }
 }

@@ -57,6 +57,13 @@ pub const CANDIDATE_POLICIES: &[&str] = &[
     "ELBSecurityPolicy-TLS-1-2-Ext-2018-06",
     "ELBSecurityPolicy-FS-1-2-Res-2020-10",
     "AWS-CRT-SDK-TLSv1.2",
+    "20210825_gcm",
+    "20240417",
+    "20241106",
+    "CloudFront-TLS-1-2-2021",
+    "CloudFront-TLS-1-2-2019",
+    "PQ-TLS-1-2-2024-10-08_gcm",
+    "20210816",
     "20170210",
     "20190214",
     "20210825",
@@ -103,12 +110,11 @@ pub fn policy_for(params: &Params) -> Result<&'static str, ConfigureError> {
 }
 
 /// Whether `policy` negotiates exactly `params` between two s2n-tls peers
-/// without a HelloRetryRequest. A handshake failure counts as "no".
+/// without a HelloRetryRequest. A policy that rejects the chain's keys or
+/// signatures when loading it, or a handshake failure, counts as "no".
 fn probe_policy(params: &Params, policy: &'static str) -> Result<bool, ConfigureError> {
-    let configs = match S2nConfigs::new(params, policy) {
-        Ok(c) => c,
-        Err(ConfigureError::Unsupported(_)) => return Ok(false),
-        Err(e) => return Err(e),
+    let Ok(configs) = S2nConfigs::new(params, policy) else {
+        return Ok(false);
     };
     let duplex = Duplex::new();
     let client = configs.connection(Mode::Client, duplex.endpoint(Side::Client))?;
