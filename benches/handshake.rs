@@ -28,11 +28,9 @@ enum Timed {
 fn handshake(c: &mut Criterion) {
     let libs = stacks::all();
     let params = handshake_params();
-    for (name, timed) in [
-        ("handshake", Timed::Pair),
-        ("handshake-client", Timed::Client),
-        ("handshake-server", Timed::Server),
-    ] {
+    for (name, timed) in
+        [("handshake", Timed::Pair), ("handshake-client", Timed::Client), ("handshake-server", Timed::Server)]
+    {
         let mut group = c.benchmark_group(name);
         for p in &params {
             for lib in &libs {

@@ -49,9 +49,8 @@ fn throughput(c: &mut Criterion) {
                             let (mut pair, _) = h.handshake_checked().expect("handshake");
                             let mut total = Duration::ZERO;
                             for _ in 0..iters {
-                                let times = pair
-                                    .transfer(SENDER, &data, write_size, &mut scratch)
-                                    .expect("transfer");
+                                let times =
+                                    pair.transfer(SENDER, &data, write_size, &mut scratch).expect("transfer");
                                 total += match timed {
                                     Timed::Both => times.client + times.server,
                                     Timed::Sender => times.of(SENDER),

@@ -30,10 +30,7 @@ pub fn throughput_params() -> Vec<Params> {
     let protocols: &[Protocol] =
         if full_matrix() { &[Protocol::Tls13, Protocol::Tls12] } else { &[Protocol::Tls13] };
     let base = Params::default();
-    protocols
-        .iter()
-        .flat_map(|&p| Aead::ALL.map(move |aead| base.with_protocol(p).with_aead(aead)))
-        .collect()
+    protocols.iter().flat_map(|&p| Aead::ALL.map(move |aead| base.with_protocol(p).with_aead(aead))).collect()
 }
 
 /// Application-data write sizes of the throughput benchmark, in bytes.

@@ -57,11 +57,7 @@ pub struct CertFiles {
 impl CertFiles {
     /// The chain and key a side presents: the server's, or (mTLS) the client's.
     pub fn identity(&self, server: bool) -> (&[u8], &[u8]) {
-        if server {
-            (&self.server_chain, &self.server_key)
-        } else {
-            (&self.client_chain, &self.client_key)
-        }
+        if server { (&self.server_chain, &self.server_key) } else { (&self.client_chain, &self.client_key) }
     }
 }
 

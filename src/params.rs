@@ -96,12 +96,8 @@ impl CipherSuite {
             (Protocol::Tls13, _, Aead::Aes128Gcm) => TLS_AES_128_GCM_SHA256,
             (Protocol::Tls13, _, Aead::Aes256Gcm) => TLS_AES_256_GCM_SHA384,
             (Protocol::Tls13, _, Aead::Chacha20Poly1305) => TLS_CHACHA20_POLY1305_SHA256,
-            (Protocol::Tls12, KeyType::Ecdsa, Aead::Aes128Gcm) => {
-                TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256
-            }
-            (Protocol::Tls12, KeyType::Ecdsa, Aead::Aes256Gcm) => {
-                TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384
-            }
+            (Protocol::Tls12, KeyType::Ecdsa, Aead::Aes128Gcm) => TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,
+            (Protocol::Tls12, KeyType::Ecdsa, Aead::Aes256Gcm) => TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384,
             (Protocol::Tls12, KeyType::Ecdsa, Aead::Chacha20Poly1305) => {
                 TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256
             }
@@ -182,14 +178,10 @@ impl CipherSuite {
             TLS_CHACHA20_POLY1305_SHA256 => "TLS_CHACHA20_POLY1305_SHA256",
             TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256 => "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256",
             TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384 => "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384",
-            TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256 => {
-                "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256"
-            }
+            TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256 => "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256",
             TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256 => "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256",
             TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384 => "TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384",
-            TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256 => {
-                "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256"
-            }
+            TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256 => "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256",
         }
     }
 
@@ -246,12 +238,8 @@ pub enum KxGroup {
 
 impl KxGroup {
     /// Every group benchmarked.
-    pub const ALL: [KxGroup; 4] = [
-        KxGroup::Secp256r1,
-        KxGroup::Secp384r1,
-        KxGroup::X25519,
-        KxGroup::X25519Mlkem768,
-    ];
+    pub const ALL: [KxGroup; 4] =
+        [KxGroup::Secp256r1, KxGroup::Secp384r1, KxGroup::X25519, KxGroup::X25519Mlkem768];
 
     /// The IANA name: `secp256r1`, `secp384r1`, `x25519`, `X25519MLKEM768`.
     pub fn iana_name(self) -> &'static str {
@@ -289,9 +277,7 @@ impl KxGroup {
             "secp256r1" | "prime256v1" | "p-256" | "p256" => Some(KxGroup::Secp256r1),
             "secp384r1" | "p-384" | "p384" => Some(KxGroup::Secp384r1),
             "x25519" => Some(KxGroup::X25519),
-            "x25519mlkem768" | "x25519_mlkem768" | "x25519mlkem768_hybrid" => {
-                Some(KxGroup::X25519Mlkem768)
-            }
+            "x25519mlkem768" | "x25519_mlkem768" | "x25519mlkem768_hybrid" => Some(KxGroup::X25519Mlkem768),
             _ => None,
         }
     }
@@ -400,11 +386,8 @@ pub enum HandshakeKind {
 
 impl HandshakeKind {
     /// Every handshake kind benchmarked.
-    pub const ALL: [HandshakeKind; 3] = [
-        HandshakeKind::ServerAuth,
-        HandshakeKind::MutualAuth,
-        HandshakeKind::Resumption,
-    ];
+    pub const ALL: [HandshakeKind; 3] =
+        [HandshakeKind::ServerAuth, HandshakeKind::MutualAuth, HandshakeKind::Resumption];
 }
 
 impl fmt::Display for HandshakeKind {
@@ -455,19 +438,13 @@ impl Params {
     /// suite's AEAD (and choosing the TLS 1.2 suite that matches the
     /// certificate's key type).
     pub fn with_protocol(self, protocol: Protocol) -> Params {
-        Params {
-            suite: CipherSuite::for_protocol(protocol, self.suite.aead(), self.cert.key_type()),
-            ..self
-        }
+        Params { suite: CipherSuite::for_protocol(protocol, self.suite.aead(), self.cert.key_type()), ..self }
     }
 
     /// These parameters with the suite's AEAD changed to `aead` (same
     /// protocol version and authentication).
     pub fn with_aead(self, aead: Aead) -> Params {
-        Params {
-            suite: CipherSuite::for_protocol(self.protocol(), aead, self.cert.key_type()),
-            ..self
-        }
+        Params { suite: CipherSuite::for_protocol(self.protocol(), aead, self.cert.key_type()), ..self }
     }
 
     /// These parameters with another certificate chain (for TLS 1.2 the suite
@@ -562,15 +539,7 @@ impl Params {
 
 impl fmt::Display for Params {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{},{},{},{},{}",
-            self.kind,
-            self.protocol(),
-            self.suite,
-            self.group,
-            self.cert
-        )
+        write!(f, "{},{},{},{},{}", self.kind, self.protocol(), self.suite, self.group, self.cert)
     }
 }
 
@@ -585,7 +554,10 @@ mod tests {
             assert_eq!(CipherSuite::from_iana_name(s.iana_name()), Some(s));
             assert_eq!(CipherSuite::from_library_name(s.openssl_name()), Some(s));
             assert_eq!(CipherSuite::from_library_name(s.iana_name()), Some(s));
-            assert_eq!(CipherSuite::for_protocol(s.protocol(), s.aead(), s.auth().unwrap_or(KeyType::Rsa)), s);
+            assert_eq!(
+                CipherSuite::for_protocol(s.protocol(), s.aead(), s.auth().unwrap_or(KeyType::Rsa)),
+                s
+            );
         }
     }
 

@@ -46,11 +46,11 @@ fn every_chain_verifies_to_its_root_for_fifty_years() {
         }
         let server_chain = ders(&files.server_chain);
         let server = EndEntityCert::try_from(&server_chain[0]).unwrap();
-        server
-            .verify_is_valid_for_subject_name(&ServerName::try_from(certs::SERVER_NAME).unwrap())
-            .unwrap();
+        server.verify_is_valid_for_subject_name(&ServerName::try_from(certs::SERVER_NAME).unwrap()).unwrap();
         // Every certificate, the root included, is valid for 50 more years.
-        for der in ders(&files.ca_cert).iter().chain(&ders(&files.server_chain)).chain(&ders(&files.client_chain)) {
+        for der in
+            ders(&files.ca_cert).iter().chain(&ders(&files.server_chain)).chain(&ders(&files.client_chain))
+        {
             let (_, cert) = X509Certificate::from_der(der).unwrap();
             let left = cert.validity().not_after.timestamp() - now.as_secs() as i64;
             assert!(left >= FIFTY_YEARS.as_secs() as i64, "{chain}: {} expires too soon", cert.subject());

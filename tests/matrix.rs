@@ -33,7 +33,8 @@ fn run_kind(kind: HandshakeKind) -> Vec<(String, Params, String)> {
             };
             // Twice, so resumption resumes from a ticket of a resumed handshake too.
             for _ in 0..2 {
-                let (mut pair, times) = h.handshake_checked().unwrap_or_else(|e| panic!("{p}/{}: {e:#}", lib.name()));
+                let (mut pair, times) =
+                    h.handshake_checked().unwrap_or_else(|e| panic!("{p}/{}: {e:#}", lib.name()));
                 assert!(times.client > std::time::Duration::ZERO && times.server > std::time::Duration::ZERO);
                 for from in [Side::Client, Side::Server] {
                     pair.transfer(from, &data, 16384, &mut scratch)
@@ -53,7 +54,9 @@ fn run_kind(kind: HandshakeKind) -> Vec<(String, Params, String)> {
 
 /// Libraries that must support every combination of the matrix.
 fn complete(lib: &str) -> bool {
-    lib.starts_with("rustls") && lib.ends_with("aws-lc-rs") || lib.starts_with("openssl-3.6") || lib == "plaintext"
+    lib.starts_with("rustls") && lib.ends_with("aws-lc-rs")
+        || lib.starts_with("openssl-3.6")
+        || lib == "plaintext"
 }
 
 fn check_skips(skips: &[(String, Params, String)]) {

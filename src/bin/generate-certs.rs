@@ -6,7 +6,10 @@
 //! Run as `cargo run --bin generate-certs` (optionally with an output
 //! directory as its only argument; default `certs/` in the crate root).
 
-use std::{fs, path::PathBuf};
+use std::{
+    fs,
+    path::{Path, PathBuf},
+};
 
 use anyhow::{Context, Result};
 use rcgen::{
@@ -56,7 +59,7 @@ fn leaf_params(name: &str, eku: ExtendedKeyUsagePurpose) -> Result<CertificatePa
     Ok(p)
 }
 
-fn write_chain(dir: &PathBuf, chain: CertChain) -> Result<()> {
+fn write_chain(dir: &Path, chain: CertChain) -> Result<()> {
     let out = dir.join(chain.dir_name());
     fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
 
@@ -70,10 +73,7 @@ fn write_chain(dir: &PathBuf, chain: CertChain) -> Result<()> {
     let inter = inter_params.signed_by(&inter_key, &root_issuer)?;
     let inter_issuer = Issuer::new(inter_params, inter_key);
 
-    let mut files = vec![
-        (certs::CA_CERT, root.pem()),
-        (certs::INTERMEDIATE_CERT, inter.pem()),
-    ];
+    let mut files = vec![(certs::CA_CERT, root.pem()), (certs::INTERMEDIATE_CERT, inter.pem())];
     for (name, eku, chain_file, key_file) in [
         (SERVER_NAME, ExtendedKeyUsagePurpose::ServerAuth, certs::SERVER_CHAIN, certs::SERVER_KEY),
         (CLIENT_NAME, ExtendedKeyUsagePurpose::ClientAuth, certs::CLIENT_CHAIN, certs::CLIENT_KEY),
@@ -92,10 +92,7 @@ fn write_chain(dir: &PathBuf, chain: CertChain) -> Result<()> {
 }
 
 fn main() -> Result<()> {
-    let dir = std::env::args()
-        .nth(1)
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(certs::CERTS_DIR));
+    let dir = std::env::args().nth(1).map(PathBuf::from).unwrap_or_else(|| PathBuf::from(certs::CERTS_DIR));
     for chain in CertChain::ALL {
         write_chain(&dir, chain)?;
     }

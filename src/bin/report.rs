@@ -95,7 +95,8 @@ fn main() -> Result<()> {
         groups.entry(b.group_id).or_default().entry(params).or_default().insert(lib, r);
     }
     for (group, rows) in &groups {
-        let libs: BTreeSet<&String> = rows.values().flat_map(|r| r.keys()).filter(|l| *l != "plaintext").collect();
+        let libs: BTreeSet<&String> =
+            rows.values().flat_map(|r| r.keys()).filter(|l| *l != "plaintext").collect();
         let throughput = rows.values().flat_map(|r| r.values()).any(|r| r.bytes.is_some());
         let unit = if throughput { "MB/s" } else { "µs" };
         println!("\n### {group} (median, {unit}; ratio to the row's best TLS library)\n");

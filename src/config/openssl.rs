@@ -11,8 +11,7 @@ use anyhow::{Context, Result, anyhow};
 use openssl::{
     pkey::PKey,
     ssl::{
-        SslContext, SslContextBuilder, SslMethod, SslOptions, SslSessionCacheMode, SslVerifyMode,
-        SslVersion,
+        SslContext, SslContextBuilder, SslMethod, SslOptions, SslSessionCacheMode, SslVerifyMode, SslVersion,
     },
     x509::{X509, store::X509StoreBuilder},
 };

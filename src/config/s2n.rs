@@ -111,8 +111,7 @@ pub fn server_config(params: &Params, policy: &str, ticket_key: &[u8; 32]) -> Re
     }
     if params.kind == HandshakeKind::Resumption {
         b.enable_session_tickets(true).map_err(fail)?;
-        b.add_session_ticket_key(b"tls-bench", ticket_key, SystemTime::now())
-            .map_err(fail)?;
+        b.add_session_ticket_key(b"tls-bench", ticket_key, SystemTime::now()).map_err(fail)?;
     }
     b.build().map_err(fail)
 }

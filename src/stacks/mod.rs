@@ -2,9 +2,9 @@
 //! the benchmarks and tests iterate over. A library is in the list when its
 //! cargo feature is on.
 
-pub mod plaintext;
 #[cfg(feature = "openssl")]
 pub mod openssl;
+pub mod plaintext;
 #[cfg(feature = "rustls")]
 pub mod rustls;
 #[cfg(feature = "s2n-tls")]

@@ -26,10 +26,7 @@ impl TlsLibrary for OpenSsl {
     }
 
     fn configure(&self, params: &Params) -> Result<Box<dyn Configured>, ConfigureError> {
-        Ok(Box::new(OpenSslContexts {
-            client: client_context(params)?,
-            server: server_context(params)?,
-        }))
+        Ok(Box::new(OpenSslContexts { client: client_context(params)?, server: server_context(params)? }))
     }
 }
 

@@ -14,8 +14,7 @@ use anyhow::{Result, bail, ensure};
 
 use crate::{
     harness::{
-        ConfigureError, Configured, Handshaker, Negotiated, Session, SideTimes, TlsConnection,
-        TlsLibrary,
+        ConfigureError, Configured, Handshaker, Negotiated, Session, SideTimes, TlsConnection, TlsLibrary,
     },
     params::Params,
     transport::{CONTENT_APPLICATION_DATA, CapturedWrite, Endpoint, RECORD_HEADER_LEN, Side},

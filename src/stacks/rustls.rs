@@ -205,7 +205,8 @@ impl TlsConnection for RustlsConn {
         };
         let suite = self.conn.negotiated_cipher_suite().context("no cipher suite negotiated")?;
         let code = u16::from(suite.suite());
-        let suite = CipherSuite::from_iana_code(code).with_context(|| format!("unknown suite {code:#06x}"))?;
+        let suite =
+            CipherSuite::from_iana_code(code).with_context(|| format!("unknown suite {code:#06x}"))?;
         let group = match self.conn.negotiated_key_exchange_group() {
             Some(g) => {
                 let code = u16::from(g.name());

@@ -24,9 +24,7 @@ use s2n_tls::{
 
 use crate::{
     config::s2n::{ReceivedTicket, client_config, server_config},
-    harness::{
-        ConfigureError, Configured, Negotiated, Pair, Session, SideTimes, TlsConnection, TlsLibrary,
-    },
+    harness::{ConfigureError, Configured, Negotiated, Pair, Session, SideTimes, TlsConnection, TlsLibrary},
     params::{CertChain, CipherSuite, KxGroup, Params, Protocol},
     transport::{Duplex, Endpoint, Side},
 };
