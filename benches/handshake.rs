@@ -10,6 +10,8 @@
 
 use std::time::{Duration, Instant};
 
+mod common;
+
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use tls_bench::{
     bench::{handshake_params, handshaker_or_skip},
@@ -63,9 +65,7 @@ fn handshake(c: &mut Criterion) {
 
 criterion_group! {
     name = benches;
-    config = Criterion::default()
-        .warm_up_time(Duration::from_secs(1))
-        .measurement_time(Duration::from_secs(3));
+    config = common::config();
     targets = handshake
 }
 criterion_main!(benches);

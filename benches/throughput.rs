@@ -11,6 +11,8 @@
 
 use std::time::Duration;
 
+mod common;
+
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use tls_bench::{
     bench::{BLOCK_BYTES, WRITE_SIZES, handshaker_or_skip, pattern, throughput_params},
@@ -69,9 +71,7 @@ fn throughput(c: &mut Criterion) {
 
 criterion_group! {
     name = benches;
-    config = Criterion::default()
-        .warm_up_time(Duration::from_secs(1))
-        .measurement_time(Duration::from_secs(3));
+    config = common::config();
     targets = throughput
 }
 criterion_main!(benches);
