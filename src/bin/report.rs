@@ -129,8 +129,11 @@ fn main() -> Result<()> {
             let floor = match cells.get("plaintext") {
                 Some(r) => {
                     let v = value(r);
-                    let share = if throughput { best / v * 100.0 } else { v / best * 100.0 };
-                    format!("{v:.2} ({share:.2}% of best)")
+                    if throughput {
+                        format!("{v:.0} ({:.1}x the best TLS)", v / best)
+                    } else {
+                        format!("{v:.2} ({:.2}% of the best TLS)", v / best * 100.0)
+                    }
                 }
                 None => "-".to_string(),
             };
