@@ -369,11 +369,6 @@ impl Handshaker {
         Ok(h)
     }
 
-    /// The parameters this handshaker runs.
-    pub fn params(&self) -> &Params {
-        &self.params
-    }
-
     /// A new connection pair, resuming the last session for resumption.
     /// Not timed by the benchmarks.
     pub fn pair(&self) -> Result<Pair> {

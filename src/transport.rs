@@ -189,11 +189,6 @@ impl Endpoint {
         self.side
     }
 
-    /// The duplex this endpoint belongs to.
-    pub fn duplex(&self) -> &Duplex {
-        &self.duplex
-    }
-
     /// Queues all of `data` for the peer and counts it as one write. Never
     /// blocks.
     pub fn write_all_bytes(&self, data: &[u8]) {

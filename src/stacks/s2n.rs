@@ -87,6 +87,8 @@ pub fn policy_for(params: &Params) -> Result<&'static str, ConfigureError> {
     let found = match cached {
         Some(found) => found,
         None => {
+            // A missing or broken chain is an error, not a "no" from every policy.
+            crate::certs::load(params.cert)?;
             let probe = Params { kind: crate::params::HandshakeKind::ServerAuth, ..*params };
             let mut found = None;
             for policy in CANDIDATE_POLICIES {
