@@ -1,6 +1,8 @@
 //! The plaintext floor moves what the TLS handshake it replays moved, and
 //! the transport's counters see real TLS records.
 
+#![cfg(feature = "plaintext")]
+
 use tls_bench::{
     harness::Handshaker,
     params::{HandshakeKind, Params},

@@ -54,17 +54,37 @@ fn run_kind(kind: HandshakeKind) -> Vec<(String, Params, String)> {
 
 /// Libraries that must support every combination of the matrix.
 fn complete(lib: &str) -> bool {
-    lib.starts_with("rustls") && lib.ends_with("aws-lc-rs")
+    lib.starts_with("rustls") && lib.ends_with("+aws-lc-rs")
         || lib.starts_with("openssl-3.6")
+        || lib.starts_with("openssl-aws-lc")
+        || lib.starts_with("boring-")
         || lib == "plaintext"
+}
+
+/// OpenSSL before 3.5 has no ML-KEM.
+fn openssl_without_mlkem(lib: &str) -> bool {
+    ["openssl-3.0.", "openssl-3.1.", "openssl-3.2.", "openssl-3.3.", "openssl-3.4."]
+        .iter()
+        .any(|v| lib.starts_with(v))
 }
 
 fn check_skips(skips: &[(String, Params, String)]) {
     for (lib, p, why) in skips {
         assert!(!complete(lib), "{lib} should support {p}: {why}");
-        if lib.ends_with("+ring") {
-            assert_eq!(p.group, KxGroup::X25519Mlkem768, "ring skipped {p}: {why}");
+        if lib.ends_with("+ring") || openssl_without_mlkem(lib) {
+            assert_eq!(p.group, KxGroup::X25519Mlkem768, "{lib} skipped {p}: {why}");
             assert!(why.contains("X25519MLKEM768"), "{why}");
+        }
+        if lib.contains("fips") {
+            // FIPS mode forbids only algorithms that are not approved:
+            // x25519, ChaCha20-Poly1305 (and what s2n-tls's policies lack anyway).
+            assert!(why.contains("FIPS"), "{lib} skipped {p} without naming FIPS: {why}");
+            if lib.starts_with("rustls") {
+                assert!(
+                    p.group == KxGroup::X25519 || p.suite.aead() == tls_bench::params::Aead::Chacha20Poly1305,
+                    "{lib} skipped an approved combination {p}: {why}"
+                );
+            }
         }
         if lib.starts_with("s2n-tls") {
             assert!(why.contains("no s2n-tls security policy"), "{why}");

@@ -4,7 +4,7 @@
 //! of the in-memory transport, so a socket-based runner (tokio-rustls,
 //! tokio-openssl, s2n-tls-tokio) can build the same configurations.
 
-#[cfg(feature = "openssl")]
+#[cfg(any(feature = "openssl", feature = "boring"))]
 pub mod openssl;
 #[cfg(feature = "rustls")]
 pub mod rustls;

@@ -1,14 +1,37 @@
-//! OpenSSL configuration for a parameter set: client and server
-//! `SslContext`s with exactly one protocol version, one cipher suite and one
-//! group. Independent of the transport, so a socket runner (tokio-openssl)
-//! can use the same contexts.
+//! Configuration for the libraries with OpenSSL's API, for a parameter set:
+//! client and server `SslContext`s with exactly one protocol version, one
+//! cipher suite and one group. One module serves three builds:
+//!
+//! - OpenSSL through the `openssl` crate (vendored 3.6.x, or the system's),
+//! - AWS-LC through the same crate (openssl-sys feature `aws-lc`, switched on
+//!   by `aws-lc-config/openssl.toml`),
+//! - BoringSSL through the `boring` crate (feature `boring`; it cannot link
+//!   beside OpenSSL, so never both in one build).
+//!
+//! The crates share their API; the few calls that differ go through the
+//! C functions of [`ffi`], which all three libraries export. Independent of
+//! the transport, so a socket runner (tokio-openssl, tokio-boring) can use
+//! the same contexts.
 //!
 //! Sources: OpenSSL manuals SSL_CTX_set_ciphersuites(3) (TLS 1.3 suites),
 //! SSL_CTX_set_cipher_list(3) (TLS 1.2), SSL_CTX_set1_groups_list(3),
-//! SSL_CTX_set_num_tickets(3), SSL_get_session(3).
+//! SSL_CTX_set_num_tickets(3), SSL_get_session(3); BoringSSL's ssl.h
+//! (`SSL_CTX_set1_tls13_ciphers`, `SSL_CTX_set_num_tickets`).
+
+#[cfg(all(feature = "openssl", feature = "boring"))]
+compile_error!(
+    "features `openssl` and `boring` cannot be built together (boring-sys's libssl shadows OpenSSL's \
+     at link time): build BoringSSL with `--no-default-features --features boring`"
+);
 
 use anyhow::{Context, Result, anyhow};
-use openssl::{
+
+#[cfg(not(feature = "boring"))]
+pub use {::openssl as ossl, foreign_types::ForeignTypeRef, openssl_sys as ffi};
+#[cfg(feature = "boring")]
+pub use {boring as ossl, boring_sys as ffi, foreign_types_05::ForeignTypeRef};
+
+use ossl::{
     pkey::PKey,
     ssl::{
         SslContext, SslContextBuilder, SslMethod, SslOptions, SslSessionCacheMode, SslVerifyMode, SslVersion,
@@ -22,15 +45,84 @@ use crate::{
     params::{HandshakeKind, KxGroup, Params, Protocol},
 };
 
-/// OpenSSL's version as the library reports it at run time
-/// (`OpenSSL_version(OPENSSL_VERSION)`), e.g. `3.6.3`.
-pub fn version() -> String {
-    let full = openssl::version::version();
-    full.split_whitespace().nth(1).unwrap_or(full).to_string()
+/// The library behind the OpenSSL API in this build.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backend {
+    /// OpenSSL itself (vendored or the system's).
+    OpenSsl,
+    /// AWS-LC, through openssl-sys's `aws-lc` feature.
+    AwsLc,
+    /// BoringSSL, through the `boring` crate.
+    BoringSsl,
 }
 
-/// The group's name for `SSL_CTX_set1_groups_list`, accepted by OpenSSL
-/// 3.0 and later (and by AWS-LC and BoringSSL).
+impl Backend {
+    /// The backend this build links.
+    pub const BUILT: Backend = if cfg!(feature = "boring") {
+        Backend::BoringSsl
+    } else if cfg!(openssl_awslc) {
+        Backend::AwsLc
+    } else {
+        Backend::OpenSsl
+    };
+}
+
+/// The library's version text (`OpenSSL_version(OPENSSL_VERSION)`), e.g.
+/// `OpenSSL 3.6.3 30 Sep 2025` or, on AWS-LC, `OpenSSL 1.1.1 (compatible;
+/// AWS-LC 1.66.0)`.
+#[cfg(not(feature = "boring"))]
+fn version_text() -> &'static str {
+    ossl::version::version()
+}
+
+/// The benchmark-id name of the library in this build, with its version and
+/// backend: `openssl-3.6.3`, `openssl-aws-lc-1.66.0`, `boring-5.4.0+boringssl`
+/// (the `boring` crate's version: it pins a BoringSSL commit; BoringSSL has
+/// no releases). Versions are read from the library at run time, except the
+/// boring crate's (Cargo.lock, via build.rs).
+pub fn library_name() -> String {
+    match Backend::BUILT {
+        Backend::BoringSsl => format!("boring-{}+boringssl", env!("TLS_BENCH_BORING_VERSION")),
+        #[cfg(not(feature = "boring"))]
+        Backend::AwsLc => {
+            let text = version_text();
+            let version =
+                text.split("AWS-LC").nth(1).and_then(|v| v.split([' ', ')']).find(|w| !w.is_empty()));
+            format!("openssl-aws-lc-{}", version.unwrap_or("unknown"))
+        }
+        #[cfg(not(feature = "boring"))]
+        Backend::OpenSsl => {
+            let text = version_text();
+            format!("openssl-{}", text.split_whitespace().nth(1).unwrap_or(text))
+        }
+        #[cfg(feature = "boring")]
+        _ => unreachable!("a boring build links BoringSSL"),
+    }
+}
+
+/// BoringSSL and AWS-LC hand a client its TLS 1.3 session tickets only
+/// through the new-session callback (`SSL_CTX_sess_set_new_cb`, called with
+/// `SSL_SESS_CACHE_CLIENT` on); `SSL_get_session` keeps the handshake's
+/// session, which has no ticket. The callback leaves each session it gets
+/// in the connection's extra-data slot at this index (set to `None` when the
+/// connection is created). OpenSSL replaces `SSL_get_session` instead.
+///
+/// Errors: the library cannot allocate an extra-data index.
+#[cfg(any(feature = "boring", openssl_awslc))]
+pub fn received_session_index() -> Result<ossl::ex_data::Index<ossl::ssl::Ssl, Option<ossl::ssl::SslSession>>>
+{
+    use std::sync::OnceLock;
+    static INDEX: OnceLock<ossl::ex_data::Index<ossl::ssl::Ssl, Option<ossl::ssl::SslSession>>> =
+        OnceLock::new();
+    if let Some(index) = INDEX.get() {
+        return Ok(*index);
+    }
+    let index = ossl::ssl::Ssl::new_ex_index()?;
+    Ok(*INDEX.get_or_init(|| index))
+}
+
+/// The group's name for `SSL_CTX_set1_groups_list` (OpenSSL 3.0+, AWS-LC)
+/// and `SSL_CTX_set1_curves_list` (BoringSSL).
 pub fn group_list_name(group: KxGroup) -> &'static str {
     match group {
         KxGroup::Secp256r1 => "P-256",
@@ -38,6 +130,50 @@ pub fn group_list_name(group: KxGroup) -> &'static str {
         KxGroup::X25519 => "X25519",
         KxGroup::X25519Mlkem768 => "X25519MLKEM768",
     }
+}
+
+/// The C call result `ok == 1` as a configuration result.
+fn check(ok: libc::c_int, what: impl FnOnce() -> String) -> Result<(), ConfigureError> {
+    if ok == 1 { Ok(()) } else { Err(ConfigureError::Unsupported(what())) }
+}
+
+/// Sets the TLS 1.3 suites. OpenSSL and AWS-LC take a name list
+/// (`SSL_CTX_set_ciphersuites`; the `openssl` crate hides its wrapper on
+/// AWS-LC), BoringSSL a list of IANA code points
+/// (`SSL_CTX_set1_tls13_ciphers`).
+fn set_tls13_suite(builder: &mut SslContextBuilder, params: &Params) -> Result<(), ConfigureError> {
+    let ctx = builder.as_ptr();
+    #[cfg(not(feature = "boring"))]
+    let ok = {
+        let name = std::ffi::CString::new(params.suite.openssl_name()).map_err(anyhow::Error::from)?;
+        // SAFETY: valid context and NUL-terminated string; OpenSSL copies it.
+        unsafe { ffi::SSL_CTX_set_ciphersuites(ctx, name.as_ptr()) }
+    };
+    #[cfg(feature = "boring")]
+    let ok = {
+        let code = params.suite.iana_code();
+        // SAFETY: valid context, one code point, no flags; BoringSSL copies.
+        unsafe { ffi::SSL_CTX_set1_tls13_ciphers(ctx, &code, std::ptr::null(), 1) }
+    };
+    check(ok, || format!("{} rejects suite {}", library_name(), params.suite))
+}
+
+/// Sets the supported groups, benchmarked group first.
+fn set_groups(builder: &mut SslContextBuilder, groups: &str) -> Result<(), ConfigureError> {
+    #[cfg(not(feature = "boring"))]
+    let set = builder.set_groups_list(groups);
+    #[cfg(feature = "boring")]
+    let set = builder.set_curves_list(groups);
+    set.map_err(|e| ConfigureError::Unsupported(format!("{} has no group {groups}: {e}", library_name())))
+}
+
+/// Sets how many TLS 1.3 session tickets a server sends after a full
+/// handshake (`SSL_CTX_set_num_tickets`, in OpenSSL 1.1.1+, AWS-LC and
+/// BoringSSL; the `openssl` crate hides its wrapper on AWS-LC).
+fn set_num_tickets(builder: &mut SslContextBuilder, n: usize) -> Result<(), ConfigureError> {
+    // SAFETY: valid context; the call only sets a counter.
+    let ok = unsafe { ffi::SSL_CTX_set_num_tickets(builder.as_ptr(), n as _) };
+    check(ok, || format!("{} rejects SSL_CTX_set_num_tickets({n})", library_name()))
 }
 
 fn version_of(p: Protocol) -> SslVersion {
@@ -52,17 +188,17 @@ fn common(builder: &mut SslContextBuilder, params: &Params) -> Result<(), Config
     let v = version_of(params.protocol());
     builder.set_min_proto_version(Some(v)).map_err(anyhow::Error::from)?;
     builder.set_max_proto_version(Some(v)).map_err(anyhow::Error::from)?;
-    let suite = params.suite.openssl_name();
-    let set = match params.protocol() {
-        Protocol::Tls13 => builder.set_ciphersuites(suite),
-        Protocol::Tls12 => builder.set_cipher_list(suite),
-    };
-    set.map_err(|e| ConfigureError::Unsupported(format!("OpenSSL rejects suite {suite}: {e}")))?;
+    match params.protocol() {
+        Protocol::Tls13 => set_tls13_suite(builder, params)?,
+        Protocol::Tls12 => {
+            let suite = params.suite.openssl_name();
+            builder.set_cipher_list(suite).map_err(|e| {
+                ConfigureError::Unsupported(format!("{} rejects suite {suite}: {e}", library_name()))
+            })?;
+        }
+    }
     let groups: Vec<&str> = params.offered_groups().into_iter().map(group_list_name).collect();
-    let groups = groups.join(":");
-    builder
-        .set_groups_list(&groups)
-        .map_err(|e| ConfigureError::Unsupported(format!("OpenSSL has no group {groups}: {e}")))?;
+    set_groups(builder, &groups.join(":"))?;
     // Groups and suites in the server's order (the benchmarked one first).
     builder.set_options(SslOptions::CIPHER_SERVER_PREFERENCE);
     Ok(())
@@ -92,12 +228,13 @@ fn identity(builder: &mut SslContextBuilder, files: &CertFiles, server: bool) ->
 /// A client context for `params`: verifies the server against the chain's
 /// root only (host name set per connection); presents the client chain for
 /// mTLS; no session cache (the caller keeps the session to resume, see
-/// `SSL_get1_session`); session tickets only for resumption. Without the
+/// `SSL_get1_session`; on BoringSSL and AWS-LC see
+/// [`received_session_index`]); session tickets only for resumption. Without the
 /// client cache OpenSSL does not mark a resumed TLS 1.3 session single-use
 /// in a way that its successor inherits.
 pub fn client_context(params: &Params) -> Result<SslContext, ConfigureError> {
     let files = certs::load(params.cert)?;
-    let mut b = SslContext::builder(SslMethod::tls_client()).map_err(anyhow::Error::from)?;
+    let mut b = SslContext::builder(SslMethod::tls()).map_err(anyhow::Error::from)?;
     common(&mut b, params)?;
     trust(&mut b, &files)?;
     b.set_verify(SslVerifyMode::PEER);
@@ -108,6 +245,16 @@ pub fn client_context(params: &Params) -> Result<SslContext, ConfigureError> {
     if params.kind != HandshakeKind::Resumption {
         b.set_options(SslOptions::NO_TICKET);
     }
+    #[cfg(any(feature = "boring", openssl_awslc))]
+    if params.kind == HandshakeKind::Resumption {
+        let index = received_session_index()?;
+        b.set_session_cache_mode(SslSessionCacheMode::CLIENT);
+        b.set_new_session_callback(move |ssl, session| {
+            if let Some(slot) = ssl.ex_data_mut(index) {
+                *slot = Some(session);
+            }
+        });
+    }
     Ok(b.build())
 }
 
@@ -117,7 +264,7 @@ pub fn client_context(params: &Params) -> Result<SslContext, ConfigureError> {
 /// TLS 1.2), otherwise no tickets.
 pub fn server_context(params: &Params) -> Result<SslContext, ConfigureError> {
     let files = certs::load(params.cert)?;
-    let mut b = SslContext::builder(SslMethod::tls_server()).map_err(anyhow::Error::from)?;
+    let mut b = SslContext::builder(SslMethod::tls()).map_err(anyhow::Error::from)?;
     common(&mut b, params)?;
     identity(&mut b, &files, true)?;
     if params.kind == HandshakeKind::MutualAuth {
@@ -126,9 +273,9 @@ pub fn server_context(params: &Params) -> Result<SslContext, ConfigureError> {
     }
     b.set_session_cache_mode(SslSessionCacheMode::OFF);
     if params.kind == HandshakeKind::Resumption {
-        b.set_num_tickets(1).map_err(anyhow::Error::from)?;
+        set_num_tickets(&mut b, 1)?;
     } else {
-        b.set_num_tickets(0).map_err(anyhow::Error::from)?;
+        set_num_tickets(&mut b, 0)?;
         b.set_options(SslOptions::NO_TICKET);
     }
     Ok(b.build())

@@ -3,7 +3,8 @@
 //! one protocol version. Independent of the transport, so a socket runner
 //! (tokio-rustls) can use the same objects.
 //!
-//! Source: rustls 0.23 docs, `ConfigBuilder`, `CryptoProvider`.
+//! Source: rustls 0.23 docs, `ConfigBuilder`, `CryptoProvider`,
+//! `crypto::default_fips_provider`, `SupportedCipherSuite::fips`.
 
 use std::sync::Arc;
 
@@ -25,7 +26,10 @@ use crate::{
 /// Which rustls crypto provider.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Provider {
-    /// `rustls::crypto::aws_lc_rs`: AWS-LC through aws-lc-rs.
+    /// `rustls::crypto::aws_lc_rs`: AWS-LC through aws-lc-rs. When this
+    /// build's aws-lc-rs is on AWS-LC's FIPS module (`aws-lc-config/rustls.toml`
+    /// or `s2n.toml`), only its FIPS-approved suites and groups (those whose
+    /// `fips()` is true), as in `rustls::crypto::default_fips_provider()`.
     AwsLcRs,
     /// `rustls::crypto::ring`: *ring* (no ML-KEM).
     Ring,
@@ -35,17 +39,36 @@ impl Provider {
     /// Both providers.
     pub const ALL: [Provider; 2] = [Provider::AwsLcRs, Provider::Ring];
 
-    /// The provider's name in benchmark ids: `aws-lc-rs`, `ring`.
+    /// The provider's name in benchmark ids: `aws-lc-rs`, `aws-lc-rs-fips`
+    /// (on the FIPS module, see [`Provider::fips`]), `ring`.
     pub fn name(self) -> &'static str {
         match self {
+            Provider::AwsLcRs if self.fips() => "aws-lc-rs-fips",
             Provider::AwsLcRs => "aws-lc-rs",
             Provider::Ring => "ring",
         }
     }
 
+    /// Whether the provider runs on a FIPS module in FIPS mode
+    /// (`aws_lc_rs::try_fips_mode`); never for *ring*.
+    pub fn fips(self) -> bool {
+        self == Provider::AwsLcRs && aws_lc_rs::try_fips_mode().is_ok()
+    }
+
+    /// The full provider: FIPS-approved parts only on a FIPS module.
     fn default_provider(self) -> CryptoProvider {
         match self {
-            Provider::AwsLcRs => rustls::crypto::aws_lc_rs::default_provider(),
+            #[cfg(tls_bench_rustls_fips)]
+            Provider::AwsLcRs => rustls::crypto::default_fips_provider(),
+            #[cfg(not(tls_bench_rustls_fips))]
+            Provider::AwsLcRs => {
+                let mut p = rustls::crypto::aws_lc_rs::default_provider();
+                if self.fips() {
+                    p.cipher_suites.retain(|s| s.fips());
+                    p.kx_groups.retain(|g| g.fips());
+                }
+                p
+            }
             Provider::Ring => rustls::crypto::ring::default_provider(),
         }
     }
@@ -64,20 +87,21 @@ impl Provider {
 /// Errors: [`ConfigureError::Unsupported`] if the provider lacks either.
 pub fn provider_for(provider: Provider, params: &Params) -> Result<Arc<CryptoProvider>, ConfigureError> {
     let mut p = provider.default_provider();
+    let fips = if provider.fips() { " (FIPS mode: not approved)" } else { "" };
     p.cipher_suites.retain(|s| u16::from(s.suite()) == params.suite.iana_code());
     let offered: Vec<u16> = params.offered_groups().iter().map(|g| g.iana_code()).collect();
     p.kx_groups.retain(|g| offered.contains(&u16::from(g.name())));
     p.kx_groups.sort_by_key(|g| offered.iter().position(|o| *o == u16::from(g.name())));
     if p.cipher_suites.is_empty() {
         return Err(ConfigureError::Unsupported(format!(
-            "the {} provider has no {}",
+            "the {} provider has no {}{fips}",
             provider.name(),
             params.suite
         )));
     }
     if !p.kx_groups.iter().any(|g| u16::from(g.name()) == params.group.iana_code()) {
         return Err(ConfigureError::Unsupported(format!(
-            "the {} provider has no {}",
+            "the {} provider has no {}{fips}",
             provider.name(),
             params.group
         )));

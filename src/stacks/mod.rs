@@ -2,8 +2,9 @@
 //! the benchmarks and tests iterate over. A library is in the list when its
 //! cargo feature is on.
 
-#[cfg(feature = "openssl")]
+#[cfg(any(feature = "openssl", feature = "boring"))]
 pub mod openssl;
+#[cfg(feature = "plaintext")]
 pub mod plaintext;
 #[cfg(feature = "rustls")]
 pub mod rustls;
@@ -21,20 +22,24 @@ pub fn tls_libraries() -> Vec<Box<dyn TlsLibrary>> {
     for provider in crate::config::rustls::Provider::ALL {
         libs.push(Box::new(rustls::Rustls { provider }));
     }
-    #[cfg(feature = "openssl")]
+    #[cfg(any(feature = "openssl", feature = "boring"))]
     libs.push(Box::new(openssl::OpenSsl));
     libs
 }
 
-/// The plaintext floor, replaying the handshake of the first TLS library
+/// The plaintext floor (feature `plaintext`), replaying the handshake of the first TLS library
 /// (of [`tls_libraries`]) that supports the parameters.
+#[cfg(feature = "plaintext")]
 pub fn plaintext() -> plaintext::Plaintext {
     plaintext::Plaintext { references: tls_libraries() }
 }
 
-/// Every TLS library, then the plaintext floor: what the benchmarks run.
+/// Every TLS library, then the plaintext floor if built: what the
+/// benchmarks run.
 pub fn all() -> Vec<Box<dyn TlsLibrary>> {
+    #[allow(unused_mut)]
     let mut libs = tls_libraries();
+    #[cfg(feature = "plaintext")]
     libs.push(Box::new(plaintext()));
     libs
 }

@@ -1,28 +1,30 @@
-//! OpenSSL (the `openssl` crate) over the in-memory transport: an
-//! `SslStream` whose stream is the [`Endpoint`]; `WANT_READ` from the
-//! library means the transport is empty.
-
-use std::ffi::CStr;
-
-use foreign_types::ForeignTypeRef;
+//! The libraries with OpenSSL's API over the in-memory transport: OpenSSL
+//! or AWS-LC (the `openssl` crate) or BoringSSL (the `boring` crate), one per
+//! build (see [`crate::config::openssl`]). An `SslStream` whose stream is the
+//! [`Endpoint`]; `WANT_READ` from the library means the transport is empty.
 
 use anyhow::{Context, Result, anyhow, bail, ensure};
-use openssl::ssl::{ErrorCode, Ssl, SslContext, SslStream, SslVersion};
 
 use crate::{
     certs::SERVER_NAME,
-    config::openssl::{client_context, server_context, version},
+    config::openssl::{
+        ForeignTypeRef, client_context, ffi, library_name,
+        ossl::ssl::{ErrorCode, Ssl, SslContext, SslSession, SslStream, SslVersion},
+        server_context,
+    },
     harness::{ConfigureError, Configured, Negotiated, Session, TlsConnection, TlsLibrary},
     params::{CipherSuite, KxGroup, Params, Protocol},
     transport::Endpoint,
 };
 
-/// OpenSSL through the `openssl` crate; named `openssl-<version>`.
+/// The OpenSSL-API library of this build; named by
+/// [`library_name`]: `openssl-<version>`, `openssl-aws-lc-<version>` or
+/// `boring-<version>+boringssl`.
 pub struct OpenSsl;
 
 impl TlsLibrary for OpenSsl {
     fn name(&self) -> String {
-        format!("openssl-{}", version())
+        library_name()
     }
 
     fn configure(&self, params: &Params) -> Result<Box<dyn Configured>, ConfigureError> {
@@ -41,27 +43,40 @@ impl Configured for OpenSslContexts {
         ssl.set_hostname(SERVER_NAME)?;
         ssl.param_mut().set_host(SERVER_NAME)?;
         if let Some(Session(s)) = session {
-            let s = s.downcast_ref::<openssl::ssl::SslSession>().context("not an OpenSSL session")?;
+            let s = s.downcast_ref::<SslSession>().context("not an OpenSSL session")?;
             // SAFETY: the session comes from a context with the same settings.
             unsafe { ssl.set_session(s)? };
         }
-        ssl.set_connect_state();
-        Ok(Box::new(OpenSslConn { stream: SslStream::new(ssl, io)? }))
+        #[cfg(any(feature = "boring", openssl_awslc))]
+        ssl.set_ex_data(crate::config::openssl::received_session_index()?, None);
+        // SAFETY: valid SSL pointer (the `boring` crate has no safe wrapper).
+        unsafe { ffi::SSL_set_connect_state(ssl.as_ptr()) };
+        Ok(Box::new(OpenSslConn { stream: SslStream::new(ssl, io)?, tickets_flushed: false }))
     }
 
     fn server(&self, io: Endpoint) -> Result<Box<dyn TlsConnection>> {
-        let mut ssl = Ssl::new(&self.server)?;
-        ssl.set_accept_state();
-        Ok(Box::new(OpenSslConn { stream: SslStream::new(ssl, io)? }))
+        let ssl = Ssl::new(&self.server)?;
+        // SAFETY: valid SSL pointer (the `boring` crate has no safe wrapper).
+        unsafe { ffi::SSL_set_accept_state(ssl.as_ptr()) };
+        Ok(Box::new(OpenSslConn { stream: SslStream::new(ssl, io)?, tickets_flushed: false }))
     }
 }
 
 struct OpenSslConn {
     stream: SslStream<Endpoint>,
+    /// Whether a BoringSSL/AWS-LC server has flushed its session tickets.
+    #[cfg_attr(not(any(feature = "boring", openssl_awslc)), allow(dead_code))]
+    tickets_flushed: bool,
 }
 
 /// `Ok(false)` for "would block", the error otherwise.
-fn would_block(e: openssl::ssl::Error) -> Result<bool> {
+/// The library's error queue, for a failed C call.
+#[cfg(any(feature = "boring", openssl_awslc))]
+fn ossl_error_stack() -> crate::config::openssl::ossl::error::ErrorStack {
+    crate::config::openssl::ossl::error::ErrorStack::get()
+}
+
+fn would_block(e: crate::config::openssl::ossl::ssl::Error) -> Result<bool> {
     match e.code() {
         ErrorCode::WANT_READ => Ok(false),
         _ => Err(anyhow!("OpenSSL: {e}")),
@@ -69,42 +84,110 @@ fn would_block(e: openssl::ssl::Error) -> Result<bool> {
 }
 
 impl OpenSslConn {
-    /// The negotiated group's name as OpenSSL reports it.
-    #[cfg(ossl320)]
-    fn group_name(&self) -> Option<String> {
+    /// The negotiated group: AWS-LC and BoringSSL report its IANA code point
+    /// (`SSL_get_group_id`).
+    #[cfg(any(feature = "boring", openssl_awslc))]
+    fn group(&self) -> Result<Option<KxGroup>> {
+        // SAFETY: valid SSL pointer; the call only reads.
+        let code = unsafe { ffi::SSL_get_group_id(self.stream.ssl().as_ptr()) };
+        if code == 0 {
+            return Ok(None);
+        }
+        KxGroup::from_iana_code(code).map(Some).with_context(|| format!("unknown group code point {code}"))
+    }
+
+    /// The negotiated group: OpenSSL 3.2+ reports its name
+    /// (`SSL_get0_group_name`).
+    #[cfg(all(not(any(feature = "boring", openssl_awslc)), ossl320))]
+    fn group(&self) -> Result<Option<KxGroup>> {
         // SAFETY: the SSL pointer is valid for the stream's lifetime; the
         // returned string is static or owned by the SSL object.
-        let name = unsafe { openssl_sys::SSL_get0_group_name(self.stream.ssl().as_ptr()) };
-        (!name.is_null()).then(|| unsafe { CStr::from_ptr(name) }.to_string_lossy().into_owned())
+        let name = unsafe { ffi::SSL_get0_group_name(self.stream.ssl().as_ptr()) };
+        group_from_name(name)
+    }
+
+    /// The negotiated group: OpenSSL 3.0/3.1 report a NID
+    /// (`SSL_get_negotiated_group`, an `SSL_ctrl` macro), named by
+    /// `OBJ_nid2sn` (`X25519`, `prime256v1`).
+    #[cfg(all(not(any(feature = "boring", openssl_awslc)), not(ossl320)))]
+    fn group(&self) -> Result<Option<KxGroup>> {
+        const SSL_CTRL_GET_NEGOTIATED_GROUP: libc::c_int = 134;
+        // SAFETY: valid SSL pointer; this control only reads.
+        let nid = unsafe {
+            ffi::SSL_ctrl(self.stream.ssl().as_ptr(), SSL_CTRL_GET_NEGOTIATED_GROUP, 0, std::ptr::null_mut())
+        };
+        match libc::c_int::try_from(nid) {
+            // SAFETY: OBJ_nid2sn returns a static string or NULL.
+            Ok(nid) if nid > 0 => group_from_name(unsafe { ffi::OBJ_nid2sn(nid) }),
+            _ => Ok(None),
+        }
     }
 }
 
 impl OpenSslConn {
-    /// The negotiated group's name as OpenSSL 3.0/3.1 report it: the NID
-    /// from `SSL_get_negotiated_group` (an `SSL_ctrl` macro) as a short name.
-    #[cfg(not(ossl320))]
-    fn group_name(&self) -> Option<String> {
-        const SSL_CTRL_GET_NEGOTIATED_GROUP: libc::c_int = 134;
-        // SAFETY: valid SSL pointer; this control only reads.
-        let nid = unsafe {
-            openssl_sys::SSL_ctrl(
-                self.stream.ssl().as_ptr(),
-                SSL_CTRL_GET_NEGOTIATED_GROUP,
-                0,
-                std::ptr::null_mut(),
-            )
-        };
-        let nid = libc::c_int::try_from(nid).ok().filter(|n| *n > 0)?;
-        // SAFETY: OBJ_nid2sn returns a static string or NULL.
-        let name = unsafe { openssl_sys::OBJ_nid2sn(nid) };
-        (!name.is_null()).then(|| unsafe { CStr::from_ptr(name) }.to_string_lossy().into_owned())
+    /// The session of a ticket received since the session was `before`. In
+    /// TLS 1.3 OpenSSL replaces the connection's session with a new one
+    /// carrying the ticket (statem_clnt.c, tls_process_new_session_ticket),
+    /// so a new session object is a new ticket.
+    #[cfg(not(any(feature = "boring", openssl_awslc)))]
+    fn new_ticket(&mut self, before: Option<*mut ffi::SSL_SESSION>) -> Result<Option<SslSession>> {
+        let session = self.stream.ssl().session();
+        Ok(session.filter(|s| Some(s.as_ptr()) != before).map(|s| s.to_owned()))
     }
+
+    /// The session of a ticket received since the connection was created
+    /// (see [`crate::config::openssl::received_session_index`]).
+    #[cfg(any(feature = "boring", openssl_awslc))]
+    fn new_ticket(&mut self, _before: Option<*mut ffi::SSL_SESSION>) -> Result<Option<SslSession>> {
+        let index = crate::config::openssl::received_session_index()?;
+        // SAFETY: the pointer is the stream's valid SSL object, borrowed
+        // mutably through `self` for the reference's lifetime.
+        let ssl =
+            unsafe { crate::config::openssl::ossl::ssl::SslRef::from_ptr_mut(self.stream.ssl().as_ptr()) };
+        Ok(ssl.ex_data_mut(index).and_then(Option::take))
+    }
+}
+
+#[cfg(any(feature = "boring", openssl_awslc))]
+impl OpenSslConn {
+    /// A BoringSSL or AWS-LC server queues its TLS 1.3 session tickets until
+    /// its next write (BoringSSL tls13_server.cc, `do_send_new_session_ticket`:
+    /// "Consumers which don't write data to the client will need to do a
+    /// zero-byte write"). The zero-byte write is part of the server's
+    /// handshake here, as the tickets are in OpenSSL and rustls.
+    fn flush_tickets(&mut self) -> Result<()> {
+        let ssl = self.stream.ssl();
+        if self.tickets_flushed || !ssl.is_server() {
+            return Ok(());
+        }
+        // SAFETY: valid SSL pointer; zero bytes are read from the buffer.
+        let n = unsafe { ffi::SSL_write(ssl.as_ptr(), [0u8; 1].as_ptr().cast(), 0) };
+        ensure!(n >= 0, "zero-byte SSL_write failed: {}", ossl_error_stack());
+        self.tickets_flushed = true;
+        Ok(())
+    }
+}
+
+/// The group named by the C string `name` (NULL: none), normalised by
+/// [`KxGroup::from_library_name`].
+#[cfg(not(any(feature = "boring", openssl_awslc)))]
+fn group_from_name(name: *const libc::c_char) -> Result<Option<KxGroup>> {
+    if name.is_null() {
+        return Ok(None);
+    }
+    // SAFETY: non-NULL, NUL-terminated, static or owned by the SSL object.
+    let name = unsafe { std::ffi::CStr::from_ptr(name) }.to_string_lossy();
+    KxGroup::from_library_name(&name).map(Some).with_context(|| format!("unknown group {name}"))
 }
 
 impl TlsConnection for OpenSslConn {
     fn handshake(&mut self) -> Result<bool> {
         match self.stream.do_handshake() {
-            Ok(()) => Ok(true),
+            Ok(()) => {
+                #[cfg(any(feature = "boring", openssl_awslc))]
+                self.flush_tickets()?;
+                Ok(true)
+            }
             Err(e) => would_block(e),
         }
     }
@@ -146,44 +229,49 @@ impl TlsConnection for OpenSslConn {
             other => bail!("OpenSSL negotiated {other:?}"),
         };
         let cipher = ssl.current_cipher().context("no cipher negotiated")?;
-        let name = cipher.standard_name().context("cipher without a standard name")?;
-        let suite = CipherSuite::from_iana_name(name).with_context(|| format!("unknown suite {name}"))?;
+        // SAFETY: valid cipher pointer; the call only reads.
+        let code = unsafe { ffi::SSL_CIPHER_get_protocol_id(cipher.as_ptr()) };
+        let suite = CipherSuite::from_iana_code(code)
+            .with_context(|| format!("unknown suite code point {code:#06x}"))?;
         let resumed = ssl.session_reused();
-        let group = match self.group_name() {
-            Some(n) => Some(KxGroup::from_library_name(&n).with_context(|| format!("unknown group {n}"))?),
-            None => None,
-        };
+        let group = self.group()?;
         let client_authenticated = (!ssl_is_client(ssl)).then(|| ssl.peer_certificate().is_some());
         Ok(Negotiated { protocol, suite, group, resumed, client_authenticated })
     }
 
     fn take_session(&mut self) -> Result<Session> {
-        // Reading processes the server's NewSessionTicket. In TLS 1.3 OpenSSL
-        // then replaces the connection's session with a new one carrying the
-        // ticket (statem_clnt.c, tls_process_new_session_ticket), so a new
-        // session object is a new ticket.
         let before = self.stream.ssl().session().map(|s| s.as_ptr());
+        // Reading processes the server's NewSessionTicket.
         let mut byte = [0u8; 1];
         ensure!(self.recv(&mut byte)? == 0, "unexpected application data while waiting for a ticket");
-        let ssl = self.stream.ssl();
-        let session = ssl.session().context("OpenSSL client has no session")?;
+        let session = match self.new_ticket(before)? {
+            Some(session) => session,
+            // TLS 1.2: a server may resume without issuing a new ticket
+            // (RFC 5077 section 3.3); the client keeps the session it resumed.
+            None => {
+                let ssl = self.stream.ssl();
+                ensure!(
+                    ssl.version2() == Some(SslVersion::TLS1_2),
+                    "{} client received no session ticket",
+                    library_name()
+                );
+                ssl.session().context("client has no session")?.to_owned()
+            }
+        };
         // SAFETY: valid session pointer; the call only reads.
         let resumable = unsafe { SSL_SESSION_is_resumable(session.as_ptr()) } == 1;
-        ensure!(resumable, "OpenSSL client session is not resumable");
-        // TLS 1.2: a server may resume without issuing a new ticket
-        // (RFC 5077 section 3.3); the client keeps the session it resumed.
-        let fresh = Some(session.as_ptr()) != before;
-        ensure!(
-            fresh || ssl.version2() == Some(SslVersion::TLS1_2),
-            "OpenSSL client received no session ticket"
-        );
-        Ok(Session(Box::new(session.to_owned())))
+        ensure!(resumable, "{} client session is not resumable", library_name());
+        Ok(Session(Box::new(session)))
     }
 }
 
+#[cfg(any(feature = "boring", openssl_awslc))]
+use ffi::SSL_SESSION_is_resumable;
+#[cfg(not(any(feature = "boring", openssl_awslc)))]
 unsafe extern "C" {
-    /// OpenSSL 1.1.1+, BoringSSL, AWS-LC; not bound by openssl-sys.
-    fn SSL_SESSION_is_resumable(s: *const openssl_sys::SSL_SESSION) -> libc::c_int;
+    /// OpenSSL 1.1.1+ (AWS-LC and BoringSSL too, bound by their -sys
+    /// crates); not bound by openssl-sys for OpenSSL.
+    fn SSL_SESSION_is_resumable(s: *const ffi::SSL_SESSION) -> libc::c_int;
 }
 
 impl Drop for OpenSslConn {
@@ -195,15 +283,15 @@ impl Drop for OpenSslConn {
     fn drop(&mut self) {
         // SAFETY: valid SSL pointer; SSL_set_shutdown only sets flags.
         unsafe {
-            openssl_sys::SSL_set_shutdown(
+            ffi::SSL_set_shutdown(
                 self.stream.ssl().as_ptr(),
-                openssl_sys::SSL_SENT_SHUTDOWN | openssl_sys::SSL_RECEIVED_SHUTDOWN,
+                (ffi::SSL_SENT_SHUTDOWN | ffi::SSL_RECEIVED_SHUTDOWN) as _,
             )
         };
     }
 }
 
-fn ssl_is_client(ssl: &openssl::ssl::SslRef) -> bool {
+fn ssl_is_client(ssl: &crate::config::openssl::ossl::ssl::SslRef) -> bool {
     // SAFETY: valid SSL pointer; SSL_is_server only reads.
-    unsafe { openssl_sys::SSL_is_server(ssl.as_ptr()) == 0 }
+    unsafe { ffi::SSL_is_server(ssl.as_ptr()) == 0 }
 }

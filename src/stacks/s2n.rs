@@ -29,7 +29,9 @@ use crate::{
     transport::{Duplex, Endpoint, Side},
 };
 
-/// s2n-tls (links AWS-LC through aws-lc-rs); named `s2n-tls-<version>`.
+/// s2n-tls (links AWS-LC through aws-lc-rs); named
+/// `s2n-tls-<version>+aws-lc`, or `+aws-lc-fips` when s2n-tls runs in FIPS
+/// mode on AWS-LC's FIPS module (`aws-lc-config/s2n.toml`).
 pub struct S2nTls;
 
 /// Security policies tried, in order, when looking for one whose top
@@ -103,10 +105,23 @@ pub fn policy_for(params: &Params) -> Result<&'static str, ConfigureError> {
     };
     found.ok_or_else(|| {
         ConfigureError::Unsupported(format!(
-            "no s2n-tls security policy prefers {} with {} for a {} chain",
-            params.suite, params.group, params.cert
+            "no s2n-tls security policy prefers {} with {} for a {} chain{}",
+            params.suite,
+            params.group,
+            params.cert,
+            if fips() { " in FIPS mode" } else { "" }
         ))
     })
+}
+
+/// Whether s2n-tls runs in FIPS mode (`s2n_get_fips_mode`): it does when
+/// linked to a FIPS libcrypto (s2n-tls feature `fips`).
+///
+/// Panics if s2n-tls cannot report its mode (it failed to initialise).
+pub fn fips() -> bool {
+    s2n_tls::init::init();
+    let mode = s2n_tls::init::fips_mode().expect("s2n_get_fips_mode");
+    mode == s2n_tls::enums::FipsMode::Enabled
 }
 
 /// Whether `policy` negotiates exactly `params` between two s2n-tls peers
@@ -129,7 +144,8 @@ fn probe_policy(params: &Params, policy: &'static str) -> Result<bool, Configure
 
 impl TlsLibrary for S2nTls {
     fn name(&self) -> String {
-        format!("s2n-tls-{}", env!("TLS_BENCH_S2N_TLS_VERSION"))
+        let backend = if fips() { "aws-lc-fips" } else { "aws-lc" };
+        format!("s2n-tls-{}+{backend}", env!("TLS_BENCH_S2N_TLS_VERSION"))
     }
 
     fn configure(&self, params: &Params) -> Result<Box<dyn Configured>, ConfigureError> {
