@@ -110,8 +110,15 @@ fn resumption_every_library_every_parameter() {
 #[test]
 fn every_library_runs_the_default_sweep_point() {
     for lib in stacks::all() {
-        let mut h = Handshaker::new(lib.as_ref(), lib.as_ref(), Params::default())
-            .unwrap_or_else(|e| panic!("{}: {e}", lib.name()));
+        let mut p = Params::default();
+        if lib.name().contains("fips")
+            && matches!(Handshaker::new(lib.as_ref(), lib.as_ref(), p), Err(ConfigureError::Unsupported(_)))
+        {
+            // rustls's FIPS provider has no x25519, the sweep's centre.
+            p.group = KxGroup::Secp256r1;
+        }
+        let mut h =
+            Handshaker::new(lib.as_ref(), lib.as_ref(), p).unwrap_or_else(|e| panic!("{}: {e}", lib.name()));
         h.handshake_checked().unwrap_or_else(|e| panic!("{}: {e:#}", lib.name()));
     }
 }
