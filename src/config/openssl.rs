@@ -45,59 +45,39 @@ use crate::{
     params::{HandshakeKind, KxGroup, Params, Protocol},
 };
 
-/// The library behind the OpenSSL API in this build.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Backend {
-    /// OpenSSL itself (vendored or the system's).
-    OpenSsl,
-    /// AWS-LC, through openssl-sys's `aws-lc` feature.
-    AwsLc,
-    /// BoringSSL, through the `boring` crate.
-    BoringSsl,
-}
-
-impl Backend {
-    /// The backend this build links.
-    pub const BUILT: Backend = if cfg!(feature = "boring") {
-        Backend::BoringSsl
-    } else if cfg!(openssl_awslc) {
-        Backend::AwsLc
-    } else {
-        Backend::OpenSsl
-    };
-}
-
 /// The library's version text (`OpenSSL_version(OPENSSL_VERSION)`), e.g.
 /// `OpenSSL 3.6.3 30 Sep 2025` or, on AWS-LC, `OpenSSL 1.1.1 (compatible;
-/// AWS-LC 1.66.0)`.
+/// AWS-LC 1.73.0)`.
 #[cfg(not(feature = "boring"))]
 fn version_text() -> &'static str {
     ossl::version::version()
 }
 
 /// The benchmark-id name of the library in this build, with its version and
-/// backend: `openssl-3.6.3`, `openssl-aws-lc-1.66.0`, `boring-5.4.0+boringssl`
-/// (the `boring` crate's version: it pins a BoringSSL commit; BoringSSL has
-/// no releases). Versions are read from the library at run time, except the
-/// boring crate's (Cargo.lock, via build.rs).
+/// backend: `openssl-3.6.3` (OpenSSL, version read at run time).
+#[cfg(not(any(feature = "boring", openssl_awslc)))]
 pub fn library_name() -> String {
-    match Backend::BUILT {
-        Backend::BoringSsl => format!("boring-{}+boringssl", env!("TLS_BENCH_BORING_VERSION")),
-        #[cfg(not(feature = "boring"))]
-        Backend::AwsLc => {
-            let text = version_text();
-            let version =
-                text.split("AWS-LC").nth(1).and_then(|v| v.split([' ', ')']).find(|w| !w.is_empty()));
-            format!("openssl-aws-lc-{}", version.unwrap_or("unknown"))
-        }
-        #[cfg(not(feature = "boring"))]
-        Backend::OpenSsl => {
-            let text = version_text();
-            format!("openssl-{}", text.split_whitespace().nth(1).unwrap_or(text))
-        }
-        #[cfg(feature = "boring")]
-        _ => unreachable!("a boring build links BoringSSL"),
-    }
+    let text = version_text();
+    format!("openssl-{}", text.split_whitespace().nth(1).unwrap_or(text))
+}
+
+/// The benchmark-id name of the library in this build, with its version and
+/// backend: `openssl-aws-lc-1.73.0` (AWS-LC under the `openssl` crate,
+/// version read at run time).
+#[cfg(all(not(feature = "boring"), openssl_awslc))]
+pub fn library_name() -> String {
+    let text = version_text();
+    let version = text.split("AWS-LC").nth(1).and_then(|v| v.split([' ', ')']).find(|w| !w.is_empty()));
+    format!("openssl-aws-lc-{}", version.unwrap_or("unknown"))
+}
+
+/// The benchmark-id name of the library in this build, with its version and
+/// backend: `boring-5.4.0+boringssl`, the `boring` crate's version from
+/// Cargo.lock (via build.rs): it pins a BoringSSL commit, and BoringSSL has
+/// no releases.
+#[cfg(feature = "boring")]
+pub fn library_name() -> String {
+    format!("boring-{}+boringssl", env!("TLS_BENCH_BORING_VERSION"))
 }
 
 /// BoringSSL and AWS-LC hand a client its TLS 1.3 session tickets only
