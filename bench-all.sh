@@ -1,15 +1,8 @@
 #!/usr/bin/env bash
 # Runs the Criterion benchmarks once per build variant, so that every stack
 # lands in one report (target/criterion/report/index.html lists every
-# benchmark on disk; `cargo run --release --bin report` tabulates them):
-#
-#   default         s2n-tls, rustls (aws-lc-rs, ring), OpenSSL 3.6 (vendored), plaintext floor
-#   system-openssl  the system's OpenSSL (Debian's libssl-dev, 3.0.x)
-#   boringssl       BoringSSL (the `boring` crate)
-#
-# OpenSSL, the system's OpenSSL and BoringSSL cannot share one cargo build
-# (one openssl-sys per build; boring-sys shadows libssl), hence one cargo
-# invocation each, sharing one target directory.
+# benchmark on disk; `cargo run --release --bin report` tabulates them).
+# The variants are in variants.sh; TLS_BENCH_VARIANTS picks some.
 #
 # Usage: ./bench-all.sh [cargo bench arguments], e.g.
 #   ./bench-all.sh                          every benchmark, every variant
@@ -19,11 +12,8 @@
 set -uo pipefail
 cd "$(dirname "$0")"
 
-variants=(
-  "default|"
-  "system-openssl|--no-default-features --features openssl"
-  "boringssl|--no-default-features --features boring"
-)
+# shellcheck source=variants.sh
+source ./variants.sh
 
 ran=() failed=()
 for v in "${variants[@]}"; do

@@ -12,6 +12,7 @@ use std::{
 use anyhow::{Result, anyhow, bail, ensure};
 
 use crate::{
+    memory::{self, Scope},
     params::{CipherSuite, HandshakeKind, KxGroup, Params, Protocol},
     transport::{Duplex, Endpoint, Side},
 };
@@ -101,6 +102,14 @@ pub trait TlsConnection {
     /// not complete, or a value the harness does not know.
     fn negotiated(&self) -> Result<Negotiated>;
 
+    /// Frees the connection's I/O buffers while they are empty, and asks the
+    /// library to free them whenever they empty from now on (OpenSSL's
+    /// `SSL_MODE_RELEASE_BUFFERS`, s2n-tls's `s2n_connection_release_buffers`).
+    /// Called on a new connection (before its handshake) and when it is
+    /// idle. Returns what was used, for the memory report; a library
+    /// without such a call does nothing and says how it manages buffers.
+    fn release_buffers(&mut self) -> Result<&'static str>;
+
     /// Client only, after the handshake: processes the server's queued
     /// post-handshake messages and returns the session to resume from.
     /// Errors: no ticket received.
@@ -181,11 +190,15 @@ impl SideTimes {
 /// counts as stalled.
 const STALL_ROUNDS: usize = 3;
 
-fn timed<T>(acc: &mut Duration, f: impl FnOnce() -> T) -> T {
-    let start = Instant::now();
-    let out = f();
-    *acc += start.elapsed();
-    out
+/// Runs `f`, a call into `side`'s library, adding its time to `acc`; its
+/// allocations are charged to that side ([`memory::in_scope`]).
+fn timed<T>(side: Side, acc: &mut Duration, f: impl FnOnce() -> T) -> T {
+    memory::in_scope(side.into(), || {
+        let start = Instant::now();
+        let out = f();
+        *acc += start.elapsed();
+        out
+    })
 }
 
 /// A client and a server of (possibly different) libraries, joined by a
@@ -208,8 +221,9 @@ impl Pair {
         session: Option<&Session>,
     ) -> Result<Pair> {
         let duplex = Duplex::new();
-        let client = client_lib.client(duplex.endpoint(Side::Client), session)?;
-        let server = server_lib.server(duplex.endpoint(Side::Server))?;
+        let client =
+            memory::in_scope(Scope::Client, || client_lib.client(duplex.endpoint(Side::Client), session))?;
+        let server = memory::in_scope(Scope::Server, || server_lib.server(duplex.endpoint(Side::Server)))?;
         Ok(Pair { client, server, duplex })
     }
 
@@ -222,10 +236,10 @@ impl Pair {
         while !(client_done && server_done) {
             let before = self.bytes_moved();
             if !client_done {
-                client_done = timed(&mut times.client, || self.client.handshake())?;
+                client_done = timed(Side::Client, &mut times.client, || self.client.handshake())?;
             }
             if !server_done {
-                server_done = timed(&mut times.server, || self.server.handshake())?;
+                server_done = timed(Side::Server, &mut times.server, || self.server.handshake())?;
             }
             if self.bytes_moved() == before {
                 stalled += 1;
@@ -248,7 +262,7 @@ impl Pair {
     /// Client side: reads the server's post-handshake messages and returns
     /// the session ticket, adding the time to `times.client`.
     pub fn take_session(&mut self, times: &mut SideTimes) -> Result<Session> {
-        timed(&mut times.client, || self.client.take_session())
+        timed(Side::Client, &mut times.client, || self.client.take_session())
     }
 
     /// Checks both sides' negotiated values against `params`, and that the
@@ -270,7 +284,7 @@ impl Pair {
     pub fn send(&mut self, from: Side, data: &[u8], write_size: usize, times: &mut SideTimes) -> Result<()> {
         ensure!(write_size > 0, "write size must be positive");
         let (conn, acc) = self.side_mut(from, times);
-        timed(acc, || data.chunks(write_size).try_for_each(|chunk| conn.send(chunk)))
+        timed(from, acc, || data.chunks(write_size).try_for_each(|chunk| conn.send(chunk)))
     }
 
     /// Receives exactly `buf.len()` bytes on side `to`, adding the time in
@@ -278,7 +292,7 @@ impl Pair {
     /// full.
     pub fn recv_exact(&mut self, to: Side, buf: &mut [u8], times: &mut SideTimes) -> Result<()> {
         let (conn, acc) = self.side_mut(to, times);
-        timed(acc, || {
+        timed(to, acc, || {
             let mut filled = 0;
             while filled < buf.len() {
                 match conn.recv(&mut buf[filled..])? {
@@ -310,9 +324,19 @@ impl Pair {
 
     /// Both sides send close_notify.
     pub fn shutdown(&mut self) -> Result<()> {
-        self.client.shutdown()?;
-        self.server.shutdown()?;
+        memory::in_scope(Scope::Client, || self.client.shutdown())?;
+        memory::in_scope(Scope::Server, || self.server.shutdown())?;
         Ok(())
+    }
+
+    /// Asks both sides to free their idle I/O buffers
+    /// ([`TlsConnection::release_buffers`]); returns the client's
+    /// description of what that does (both sides are the same library in
+    /// the memory measurements).
+    pub fn release_buffers(&mut self) -> Result<&'static str> {
+        let used = memory::in_scope(Scope::Client, || self.client.release_buffers())?;
+        memory::in_scope(Scope::Server, || self.server.release_buffers())?;
+        Ok(used)
     }
 
     fn side_mut<'a>(
@@ -381,7 +405,10 @@ impl Handshaker {
     pub fn run(&mut self, pair: &mut Pair, times: &mut SideTimes) -> Result<()> {
         pair.handshake(times)?;
         if self.params.kind == HandshakeKind::Resumption {
-            self.session = Some(pair.take_session(times)?);
+            let next = pair.take_session(times)?;
+            // The client's memory: free the previous session in its scope.
+            let previous = self.session.replace(next);
+            memory::in_scope(Scope::Client, || drop(previous));
         }
         Ok(())
     }

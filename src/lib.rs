@@ -11,11 +11,14 @@
 //! - [`stacks`]: each library over the in-memory transport, and the list of
 //!   built libraries.
 //! - [`bench`]: shared pieces of the Criterion benchmarks.
+//! - [`memory`]: heap accounting by side, fed by the `memory` binary's
+//!   allocator interposer.
 
 pub mod bench;
 pub mod certs;
 pub mod config;
 pub mod harness;
+pub mod memory;
 pub mod params;
 pub mod stacks;
 pub mod transport;

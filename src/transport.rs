@@ -13,6 +13,7 @@
 //!
 //! Each byte is copied twice: into the queue on write, out of it on read.
 
+use crate::memory::{self, Scope};
 use std::{
     cell::RefCell,
     collections::VecDeque,
@@ -170,6 +171,16 @@ impl Duplex {
         inner.to_client.stats = DirectionStats::default();
     }
 
+    /// Frees the queues' spare capacity (all of it when they are empty), so
+    /// a memory measurement holds only what the libraries hold.
+    pub fn shrink_queues(&self) {
+        memory::in_scope(Scope::Harness, || {
+            let mut inner = self.inner.borrow_mut();
+            inner.to_server.queue.shrink_to_fit();
+            inner.to_client.queue.shrink_to_fit();
+        });
+    }
+
     /// Bytes queued for `side` to read.
     pub fn pending_for(&self, side: Side) -> usize {
         self.inner.borrow_mut().outgoing(side.peer()).queue.len()
@@ -197,7 +208,13 @@ impl Endpoint {
 
     /// Queues the concatenation of `parts` for the peer, counted as one
     /// write (like `writev`). Never blocks.
+    /// Its allocations (queue growth) are charged to the harness
+    /// ([`memory::Scope::Harness`]), not to the calling library.
     pub fn write_parts(&self, parts: &[&[u8]]) {
+        memory::in_scope(Scope::Harness, || self.queue_parts(parts));
+    }
+
+    fn queue_parts(&self, parts: &[&[u8]]) {
         let mut inner = self.duplex.inner.borrow_mut();
         let side = self.side;
         if let Some(capture) = inner.capture.as_mut() {

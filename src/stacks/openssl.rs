@@ -239,6 +239,26 @@ impl TlsConnection for OpenSslConn {
         Ok(Negotiated { protocol, suite, group, resumed, client_authenticated })
     }
 
+    #[cfg(not(any(feature = "boring", openssl_awslc)))]
+    fn release_buffers(&mut self) -> Result<&'static str> {
+        // SAFETY: valid SSL pointer; SSL_CTRL_MODE only sets mode bits.
+        unsafe {
+            ffi::SSL_ctrl(
+                self.stream.ssl().as_ptr(),
+                ffi::SSL_CTRL_MODE,
+                ffi::SSL_MODE_RELEASE_BUFFERS,
+                std::ptr::null_mut(),
+            )
+        };
+        Ok("SSL_MODE_RELEASE_BUFFERS (frees a buffer when it empties)")
+    }
+
+    #[cfg(any(feature = "boring", openssl_awslc))]
+    fn release_buffers(&mut self) -> Result<&'static str> {
+        Ok("always on: BoringSSL and AWS-LC free a buffer when it empties \
+            (their SSL_MODE_RELEASE_BUFFERS is 0)")
+    }
+
     fn take_session(&mut self) -> Result<Session> {
         let before = self.stream.ssl().session().map(|s| s.as_ptr());
         // Reading processes the server's NewSessionTicket.

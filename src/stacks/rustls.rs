@@ -222,6 +222,11 @@ impl TlsConnection for RustlsConn {
         Ok(Negotiated { protocol, suite, group, resumed, client_authenticated })
     }
 
+    fn release_buffers(&mut self) -> Result<&'static str> {
+        Ok("none (no API): rustls frees sent records as they are written and shrinks its \
+            receive buffer to 4 KiB when a read finds it empty")
+    }
+
     fn take_session(&mut self) -> Result<Session> {
         let Some((store, seen)) = self.store.clone() else {
             bail!("take_session needs a client configured for resumption");

@@ -298,6 +298,11 @@ impl TlsConnection for S2nConn {
         Ok(Negotiated { protocol, suite, group, resumed: c.resumed(), client_authenticated })
     }
 
+    fn release_buffers(&mut self) -> Result<&'static str> {
+        self.conn.release_buffers().map_err(|e| anyhow!("s2n_connection_release_buffers: {e}"))?;
+        Ok("s2n_connection_release_buffers when idle")
+    }
+
     fn take_session(&mut self) -> Result<Session> {
         // Reading processes the server's NewSessionTicket (TLS 1.3); in
         // TLS 1.2 the ticket came in the handshake.

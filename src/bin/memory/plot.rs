@@ -1,0 +1,305 @@
+//! `memory/memory.svg`: horizontal bar charts (one bar per library and side,
+//! whiskers from the minimum to the maximum over the connections), drawn
+//! with plotters from one or more reports.
+
+use std::path::Path;
+
+use anyhow::{Result, anyhow};
+use plotters::{coord::Shift, element::ErrorBar, prelude::*};
+
+use crate::results::{Row, Stats};
+
+type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
+
+/// One bar per library in a panel.
+struct Series {
+    label: String,
+    color: RGBColor,
+    values: Vec<Option<Stats>>,
+}
+
+const CLIENT: RGBColor = RGBColor(0x1f, 0x77, 0xb4);
+const SERVER: RGBColor = RGBColor(0xff, 0x7f, 0x0e);
+const CLIENT_IDLE: RGBColor = RGBColor(0x9e, 0xc5, 0xe8);
+const SERVER_IDLE: RGBColor = RGBColor(0xff, 0xc6, 0x8f);
+const PANEL_HEIGHT: u32 = 270;
+const WIDTH: u32 = 1500;
+
+fn plot_err(e: impl std::fmt::Display) -> anyhow::Error {
+    anyhow!("drawing the graph: {e}")
+}
+
+/// Draws the graph of `rows` (from any number of reports) into `path`, with
+/// `subtitle` (date, allocator, connections) under the title. Errors: no
+/// rows, or the file cannot be written.
+pub fn draw(rows: &[Row], subtitle: &str, path: &Path) -> Result<()> {
+    // The plaintext floor last, below the libraries.
+    let mut libs = unique(rows.iter().map(|r| r.library.clone()));
+    libs.sort_by_key(|l| l == "plaintext");
+    let kinds = unique(rows.iter().map(|r| r.kind.clone()));
+    let chains = unique(rows.iter().map(|r| r.chain.clone()));
+    let sizes = unique(rows.iter().flat_map(|r| r.writes.iter().map(|w| w.write_size)));
+    if libs.is_empty() {
+        return Err(anyhow!("no results to draw"));
+    }
+    let held_rows = kinds.len() as u32;
+    let alloc_panels = chains.len() + sizes.len();
+    let alloc_rows = alloc_panels.div_ceil(2) as u32;
+    let height = 90 + PANEL_HEIGHT * (held_rows + alloc_rows);
+    let root = SVGBackend::new(path, (WIDTH, height)).into_drawing_area();
+    root.fill(&WHITE).map_err(plot_err)?;
+    let (title, body) = root.split_vertically(90);
+    title
+        .draw(&Text::new("tls-bench: heap per connection and allocations", (10, 10), ("sans-serif", 26)))
+        .map_err(plot_err)?;
+    title.draw(&Text::new(subtitle.to_string(), (10, 50), ("sans-serif", 15))).map_err(plot_err)?;
+    let (held_area, alloc_area) = body.split_vertically(PANEL_HEIGHT * held_rows);
+
+    // Heap held after the handshake: one row per handshake kind, one column per chain.
+    let held_panels = held_area.split_evenly((kinds.len(), chains.len()));
+    for (panel, (kind, chain)) in
+        held_panels.iter().zip(kinds.iter().flat_map(|k| chains.iter().map(move |c| (k, c))))
+    {
+        let pick = |f: fn(&Row) -> Stats| -> Vec<Option<Stats>> {
+            libs.iter()
+                .map(|l| rows.iter().find(|r| &r.library == l && &r.kind == kind && &r.chain == chain).map(f))
+                .collect()
+        };
+        bar_panel(
+            panel,
+            &format!("heap per connection: {kind}, {chain}"),
+            "KiB per connection",
+            &libs,
+            &[
+                Series {
+                    label: "client, after handshake".into(),
+                    color: CLIENT,
+                    values: pick(|r| r.held.client),
+                },
+                Series {
+                    label: "server, after handshake".into(),
+                    color: SERVER,
+                    values: pick(|r| r.held.server),
+                },
+                Series {
+                    label: "client, idle, buffers released".into(),
+                    color: CLIENT_IDLE,
+                    values: pick(|r| r.idle.client),
+                },
+                Series {
+                    label: "server, idle, buffers released".into(),
+                    color: SERVER_IDLE,
+                    values: pick(|r| r.idle.server),
+                },
+            ],
+            1024.0,
+        )?;
+    }
+
+    // Allocations: per handshake (server auth, each chain), per write (each size).
+    let alloc_panels = alloc_area.split_evenly((alloc_rows as usize, 2));
+    let server_auth = kinds.first().cloned().unwrap_or_default();
+    let mut panels = alloc_panels.iter();
+    for chain in &chains {
+        let row_of =
+            |l: &String| rows.iter().find(|r| &r.library == l && r.kind == server_auth && &r.chain == chain);
+        let series =
+            [("client", CLIENT, true), ("server", SERVER, false)].map(|(label, color, client)| Series {
+                label: label.into(),
+                color,
+                values: libs
+                    .iter()
+                    .map(|l| {
+                        row_of(l).map(|r| {
+                            if client { r.handshake_allocs.client } else { r.handshake_allocs.server }
+                        })
+                    })
+                    .collect(),
+            });
+        if let Some(panel) = panels.next() {
+            bar_panel(
+                panel,
+                &format!("allocations per handshake: {server_auth}, {chain}"),
+                "allocations",
+                &libs,
+                &series,
+                1.0,
+            )?;
+        }
+    }
+    let first_chain = chains.first().cloned().unwrap_or_default();
+    for size in &sizes {
+        let cost = |l: &String| {
+            rows.iter()
+                .find(|r| &r.library == l && r.kind == server_auth && r.chain == first_chain)
+                .and_then(|r| r.writes.iter().find(|w| w.write_size == *size))
+        };
+        let series = [("sender (server)", SERVER, true), ("receiver (client)", CLIENT, false)].map(
+            |(label, color, sender)| Series {
+                label: label.into(),
+                color,
+                values: libs
+                    .iter()
+                    .map(|l| cost(l).map(|w| if sender { w.sender_allocs } else { w.receiver_allocs }))
+                    .collect(),
+            },
+        );
+        if let Some(panel) = panels.next() {
+            bar_panel(
+                panel,
+                &format!("allocations per {size}-byte write (steady send loop)"),
+                "allocations per write",
+                &libs,
+                &series,
+                1.0,
+            )?;
+        }
+    }
+    root.present().map_err(plot_err)?;
+    Ok(())
+}
+
+/// Values in first-seen order, without repeats.
+fn unique<T: PartialEq>(items: impl Iterator<Item = T>) -> Vec<T> {
+    let mut out = Vec::new();
+    for item in items {
+        if !out.contains(&item) {
+            out.push(item);
+        }
+    }
+    out
+}
+
+/// One panel: a horizontal bar per library and series (value / `scale`),
+/// whiskers from min to max; libraries top to bottom.
+fn bar_panel(
+    area: &Area,
+    title: &str,
+    x_desc: &str,
+    libs: &[String],
+    series: &[Series],
+    scale: f64,
+) -> Result<()> {
+    let n = libs.len();
+    let top =
+        series.iter().flat_map(|s| s.values.iter().flatten().map(|v| v.max / scale)).fold(0.0f64, f64::max);
+    // Room on the right for the legend.
+    let room = if series.len() > 2 { 1.85 } else { 1.5 };
+    let x_max = if top > 0.0 { top * room } else { 1.0 };
+    let mut chart = ChartBuilder::on(area)
+        .caption(title, ("sans-serif", 16))
+        .margin(8)
+        .x_label_area_size(36)
+        .y_label_area_size(190)
+        .build_cartesian_2d(0.0..x_max, -0.5..(n as f64 - 0.5))
+        .map_err(plot_err)?;
+    let y_of = |i: usize| (n - 1 - i) as f64;
+    let label = |y: &f64| {
+        let i = y.round();
+        if (y - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < n {
+            libs[n - 1 - i as usize].clone()
+        } else {
+            String::new()
+        }
+    };
+    chart
+        .configure_mesh()
+        .disable_y_mesh()
+        .y_labels(n)
+        .y_label_formatter(&label)
+        .x_desc(x_desc)
+        .label_style(("sans-serif", 12))
+        .draw()
+        .map_err(plot_err)?;
+    let width = 0.8 / series.len() as f64;
+    for (j, s) in series.iter().enumerate() {
+        let bars = s.values.iter().enumerate().filter_map(|(i, v)| v.map(|v| (i, v)));
+        let y0 = |i: usize| y_of(i) + 0.4 - width * (j as f64 + 1.0);
+        chart
+            .draw_series(bars.clone().map(|(i, v)| {
+                Rectangle::new([(0.0, y0(i)), (v.mean / scale, y0(i) + width * 0.9)], s.color.filled())
+            }))
+            .map_err(plot_err)?
+            .label(s.label.as_str())
+            .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], s.color.filled()));
+        chart
+            .draw_series(bars.map(|(i, v)| {
+                ErrorBar::new_horizontal(
+                    y0(i) + width * 0.45,
+                    v.min / scale,
+                    v.mean / scale,
+                    v.max / scale,
+                    BLACK,
+                    6,
+                )
+            }))
+            .map_err(plot_err)?;
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::LowerRight)
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .label_font(("sans-serif", 12))
+        .draw()
+        .map_err(plot_err)?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::{CrossCheck, Sides, WriteCost};
+
+    fn stats(v: f64) -> Stats {
+        Stats { mean: v, stddev: 1.0, min: v - 2.0, max: v + 2.0 }
+    }
+
+    fn row(library: &str, kind: &str) -> Row {
+        let sides = Sides { client: stats(30_000.0), server: stats(40_000.0), pair: stats(70_000.0) };
+        Row {
+            library: library.into(),
+            params: format!("{kind},x"),
+            kind: kind.into(),
+            chain: "ECDSA-P256".into(),
+            connections: 3,
+            held: sides,
+            peak_pair: stats(90_000.0),
+            idle: sides,
+            buffer_release: "none".into(),
+            handshake_allocs: sides,
+            handshake_bytes: sides,
+            writes: vec![WriteCost {
+                write_size: 1024,
+                sender_allocs: stats(2.0),
+                sender_bytes: stats(100.0),
+                receiver_allocs: stats(0.0),
+                receiver_bytes: stats(0.0),
+            }],
+            cross_check: CrossCheck {
+                project_bytes_per_pair: 1.0,
+                glibc_bytes_per_pair: 1.0,
+                harness_bytes_per_pair: 0.0,
+            },
+        }
+    }
+
+    #[test]
+    fn draws_every_library_from_fixture_rows() {
+        let dir = std::env::temp_dir().join(format!("tls-bench-plot-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("memory.svg");
+        let rows = [row("alpha-1.0", "server-auth"), row("beta-2.0", "server-auth"), row("beta-2.0", "mTLS")];
+        draw(&rows, "fixture", &path).unwrap();
+        let svg = std::fs::read_to_string(&path).unwrap();
+        for text in [
+            "alpha-1.0",
+            "beta-2.0",
+            "heap per connection: server-auth, ECDSA-P256",
+            "allocations per 1024-byte write",
+        ] {
+            assert!(svg.contains(text), "{text} missing from the graph");
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

@@ -1,0 +1,22 @@
+# Sourced by bench-all.sh and memory/bench-memory.sh: the build variants, one
+# cargo invocation each ("name|cargo feature flags"). OpenSSL, the system's
+# OpenSSL and BoringSSL cannot share one build (one openssl-sys per build;
+# boring-sys shadows libssl). TLS_BENCH_VARIANTS (names, space-separated)
+# picks some; default all.
+#
+#   default         s2n-tls, rustls (aws-lc-rs, ring), OpenSSL 3.6 (vendored), plaintext floor
+#   system-openssl  the system's OpenSSL (Debian's libssl-dev, 3.0.x)
+#   boringssl       BoringSSL (the `boring` crate)
+all_variants=(
+  "default|"
+  "system-openssl|--no-default-features --features openssl"
+  "boringssl|--no-default-features --features boring"
+)
+variants=()
+for v in "${all_variants[@]}"; do
+  if [ -z "${TLS_BENCH_VARIANTS:-}" ] || [[ " $TLS_BENCH_VARIANTS " == *" ${v%%|*} "* ]]; then variants+=("$v"); fi
+done
+if [ ${#variants[@]} -eq 0 ]; then
+  echo "TLS_BENCH_VARIANTS=$TLS_BENCH_VARIANTS names no variant; known: default system-openssl boringssl" >&2
+  exit 1
+fi
