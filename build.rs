@@ -1,7 +1,7 @@
 //! Build script: exports the resolved versions of the Rust TLS crates (from
 //! Cargo.lock) so benchmark ids can name them, and turns OpenSSL's version
 //! number (exported by openssl-sys as DEP_OPENSSL_VERSION_NUMBER) into cfgs
-//! that select the negotiated-group API (`ossl320`; `openssl_awslc` when
+//! that select the negotiated-group API (`ossl300`, `ossl320`; `openssl_awslc` when
 //! openssl-sys links AWS-LC).
 
 use std::{env, fs, path::Path};
@@ -25,6 +25,7 @@ fn locked_version(lock: &str, crate_name: &str) -> String {
 }
 
 fn main() {
+    println!("cargo::rustc-check-cfg=cfg(ossl300)");
     println!("cargo::rustc-check-cfg=cfg(ossl320)");
     println!("cargo::rustc-check-cfg=cfg(openssl_awslc)");
     let manifest = env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR");
@@ -45,6 +46,9 @@ fn main() {
     }
     if let Ok(hex) = env::var("DEP_OPENSSL_VERSION_NUMBER") {
         let number = u64::from_str_radix(&hex, 16).expect("openssl-sys exports a hex version");
+        if number >= 0x3000_0000 {
+            println!("cargo::rustc-cfg=ossl300");
+        }
         if number >= 0x3020_0000 {
             println!("cargo::rustc-cfg=ossl320");
         }

@@ -15,7 +15,7 @@ mod common;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use tls_bench::{
-    bench::{BLOCK_BYTES, WRITE_SIZES, handshaker_or_skip, pattern, throughput_params},
+    bench::{BLOCK_BYTES, handshaker_or_skip, pattern, throughput_params, write_sizes},
     stacks,
     transport::Side,
 };
@@ -41,7 +41,7 @@ fn throughput(c: &mut Criterion) {
         let mut group = c.benchmark_group(name);
         group.throughput(Throughput::Bytes(BLOCK_BYTES as u64));
         for p in throughput_params() {
-            for write_size in WRITE_SIZES {
+            for &write_size in write_sizes() {
                 for lib in &libs {
                     let Some(mut h) = handshaker_or_skip(name, lib.as_ref(), p) else { continue };
                     let id = BenchmarkId::new(format!("{p},{write_size}B"), lib.name());

@@ -11,13 +11,17 @@
 //! - [`stacks`]: each library over the in-memory transport, and the list of
 //!   built libraries.
 //! - [`bench`]: shared pieces of the Criterion benchmarks.
+//! - [`criterion_json`]: Criterion's results read back from disk.
+//! - [`host`]: the machine a measurement ran on.
 //! - [`memory`]: heap accounting by side, fed by the `memory` binary's
 //!   allocator interposer.
 
 pub mod bench;
 pub mod certs;
 pub mod config;
+pub mod criterion_json;
 pub mod harness;
+pub mod host;
 pub mod memory;
 pub mod params;
 pub mod stacks;

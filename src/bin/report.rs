@@ -10,13 +10,12 @@
 
 use std::{
     collections::{BTreeMap, BTreeSet},
-    fs,
-    path::{Path, PathBuf},
+    path::PathBuf,
 };
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 use clap::Parser;
-use serde::Deserialize;
+use tls_bench::criterion_json::{self, Measurement};
 
 #[derive(Parser)]
 #[command(about = "Markdown tables of tls-bench Criterion medians")]
@@ -26,73 +25,21 @@ struct Args {
     criterion_dir: PathBuf,
 }
 
-/// `new/benchmark.json`, as Criterion writes it.
-#[derive(Deserialize)]
-struct BenchmarkJson {
-    group_id: String,
-    function_id: Option<String>,
-    value_str: Option<String>,
-    throughput: Option<ThroughputJson>,
-}
-
-#[derive(Deserialize)]
-enum ThroughputJson {
-    Bytes(u64),
-    BytesDecimal(u64),
-    #[serde(other)]
-    Other,
-}
-
-/// `new/estimates.json`: point estimates in ns.
-#[derive(Deserialize)]
-struct Estimates {
-    median: Estimate,
-}
-
-#[derive(Deserialize)]
-struct Estimate {
-    point_estimate: f64,
-}
-
-struct Result1 {
-    median_ns: f64,
-    bytes: Option<u64>,
-}
-
-fn collect(dir: &Path, out: &mut Vec<(BenchmarkJson, Result1)>) -> Result<()> {
-    for entry in fs::read_dir(dir).with_context(|| format!("reading {}", dir.display()))? {
-        let path = entry?.path();
-        if !path.is_dir() {
-            continue;
-        }
-        let bench = path.join("new/benchmark.json");
-        if bench.is_file() {
-            let b: BenchmarkJson = serde_json::from_slice(&fs::read(&bench)?)?;
-            let e: Estimates = serde_json::from_slice(&fs::read(path.join("new/estimates.json"))?)?;
-            let bytes = match &b.throughput {
-                Some(ThroughputJson::Bytes(n) | ThroughputJson::BytesDecimal(n)) => Some(*n),
-                _ => None,
-            };
-            out.push((b, Result1 { median_ns: e.median.point_estimate, bytes }));
-        } else {
-            collect(&path, out)?;
-        }
-    }
-    Ok(())
-}
-
 fn main() -> Result<()> {
     let args = Args::parse();
-    let mut results = Vec::new();
-    collect(&args.criterion_dir, &mut results)?;
+    let results = criterion_json::read_all(&args.criterion_dir)?;
     if results.is_empty() {
         bail!("no Criterion results under {}: run `cargo bench` first", args.criterion_dir.display());
     }
     // group -> params -> library -> result
-    let mut groups: BTreeMap<String, BTreeMap<String, BTreeMap<String, Result1>>> = BTreeMap::new();
-    for (b, r) in results {
-        let (Some(params), Some(lib)) = (b.function_id, b.value_str) else { continue };
-        groups.entry(b.group_id).or_default().entry(params).or_default().insert(lib, r);
+    let mut groups: BTreeMap<String, BTreeMap<String, BTreeMap<String, Measurement>>> = BTreeMap::new();
+    for m in results {
+        groups
+            .entry(m.group.clone())
+            .or_default()
+            .entry(m.params.clone())
+            .or_default()
+            .insert(m.library.clone(), m);
     }
     for (group, rows) in &groups {
         let libs: BTreeSet<&String> =
@@ -105,7 +52,7 @@ fn main() -> Result<()> {
         println!("|---|{}---|", "---|".repeat(libs.len()));
         for (params, cells) in rows {
             // Higher is better for MB/s, lower for µs.
-            let value = |r: &Result1| match r.bytes {
+            let value = |r: &Measurement| match r.bytes {
                 Some(b) => b as f64 / r.median_ns * 1e3, // bytes/ns * 1e3 = MB/s
                 None => r.median_ns / 1e3,
             };

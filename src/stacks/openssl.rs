@@ -109,7 +109,7 @@ impl OpenSslConn {
     /// The negotiated group: OpenSSL 3.0/3.1 report a NID
     /// (`SSL_get_negotiated_group`, an `SSL_ctrl` macro), named by
     /// `OBJ_nid2sn` (`X25519`, `prime256v1`).
-    #[cfg(all(not(any(feature = "boring", openssl_awslc)), not(ossl320)))]
+    #[cfg(all(not(any(feature = "boring", openssl_awslc)), ossl300, not(ossl320)))]
     fn group(&self) -> Result<Option<KxGroup>> {
         const SSL_CTRL_GET_NEGOTIATED_GROUP: libc::c_int = 134;
         // SAFETY: valid SSL pointer; this control only reads.
@@ -121,6 +121,31 @@ impl OpenSslConn {
             Ok(nid) if nid > 0 => group_from_name(unsafe { ffi::OBJ_nid2sn(nid) }),
             _ => Ok(None),
         }
+    }
+    /// The negotiated group, OpenSSL 1.1.1 (the historical benchmarks): the
+    /// type of the peer's key share (`SSL_get_peer_tmp_key`, an `SSL_ctrl`
+    /// macro; both sides keep the peer's share), named by `OBJ_nid2sn`.
+    /// For an EC key share it names the key type, not the curve: 1.1.1 reads
+    /// back X25519 only, which is all the historical benchmarks use.
+    #[cfg(all(not(any(feature = "boring", openssl_awslc)), not(ossl300)))]
+    fn group(&self) -> Result<Option<KxGroup>> {
+        const SSL_CTRL_GET_PEER_TMP_KEY: libc::c_int = 109;
+        let mut key: *mut ffi::EVP_PKEY = std::ptr::null_mut();
+        // SAFETY: valid SSL pointer; the control stores a new reference to
+        // the peer's key share in `key`, freed below.
+        let found = unsafe {
+            ffi::SSL_ctrl(self.stream.ssl().as_ptr(), SSL_CTRL_GET_PEER_TMP_KEY, 0, (&raw mut key).cast())
+        };
+        if found != 1 || key.is_null() {
+            return Ok(None);
+        }
+        // SAFETY: `key` is a valid EVP_PKEY we own a reference to.
+        let id = unsafe { ffi::EVP_PKEY_id(key) };
+        // SAFETY: releases the reference the control took.
+        unsafe { ffi::EVP_PKEY_free(key) };
+        ensure!(id == ffi::EVP_PKEY_X25519, "OpenSSL 1.1.1: key share type {id} is not read back here");
+        // SAFETY: OBJ_nid2sn returns a static string or NULL.
+        group_from_name(unsafe { ffi::OBJ_nid2sn(id) })
     }
 }
 

@@ -194,7 +194,7 @@ impl S2nConfigs {
             conn.set_send_context(ctx)?;
             conn.set_receive_context(ctx)?;
         }
-        Ok(S2nConn { conn, _io: io })
+        Ok(S2nConn { conn, mode, _io: io })
     }
 }
 
@@ -236,6 +236,8 @@ unsafe extern "C" fn recv_cb(ctx: *mut c_void, buf: *mut u8, len: u32) -> libc::
 struct S2nConn {
     // Dropped before `_io`, which it points to.
     conn: Connection,
+    /// Client or server (`Connection::mode` is private up to s2n-tls 0.3.38).
+    mode: Mode,
     _io: Pin<Box<Endpoint>>,
 }
 
@@ -294,7 +296,7 @@ impl TlsConnection for S2nConn {
         };
         let hrr = c.handshake_type()?.contains("HELLO_RETRY_REQUEST");
         ensure!(!hrr, "s2n-tls needed a HelloRetryRequest");
-        let client_authenticated = (c.mode() == Mode::Server).then(|| c.client_cert_used());
+        let client_authenticated = (self.mode == Mode::Server).then(|| c.client_cert_used());
         Ok(Negotiated { protocol, suite, group, resumed: c.resumed(), client_authenticated })
     }
 

@@ -19,6 +19,7 @@ use std::{path::PathBuf, process::ExitCode};
 use anyhow::{Context, Result, bail, ensure};
 use clap::{Parser, Subcommand};
 use tls_bench::{
+    bench::library_family,
     harness::TlsLibrary,
     memory::Snapshot,
     params::{CertChain, HandshakeKind, Params},
@@ -151,7 +152,7 @@ fn measure_all(args: MeasureArgs) -> Result<()> {
     ensure!(opts.connections > 0 && opts.writes > 0, "--connections and --writes must be positive");
     let mut report = Report {
         date: chrono::Utc::now().format("%Y-%m-%d").to_string(),
-        cpu: cpu_model(),
+        cpu: tls_bench::host::cpu_model(),
         allocator: interpose::allocator(),
         warmup: opts.warmup,
         writes_per_size: opts.writes,
@@ -223,15 +224,10 @@ fn select_libraries(all: Vec<Box<dyn TlsLibrary>>, selectors: &[String]) -> Resu
 
 /// Whether library id `name` (e.g. `rustls-0.23.46+ring`) is what `selector`
 /// asks for: the whole id, the name before the version (`rustls`), or that
-/// name with the backend (`rustls+ring`).
+/// name with the backend (`rustls+ring`, see [`library_family`]).
 fn library_matches(name: &str, selector: &str) -> bool {
-    let family_end = name
-        .char_indices()
-        .find(|&(i, c)| c == '-' && name[i + 1..].starts_with(|d: char| d.is_ascii_digit()))
-        .map_or(name.len(), |(i, _)| i);
-    let family = &name[..family_end];
-    let backend = name.split_once('+').map(|(_, b)| b);
-    selector == name || selector == family || backend.is_some_and(|b| selector == format!("{family}+{b}"))
+    let family = library_family(name);
+    selector == name || selector == family || family.split_once('+').is_some_and(|(bare, _)| selector == bare)
 }
 
 /// The values of `T` named in `given` (by their id text, any case), or
@@ -254,18 +250,6 @@ fn pick<T: Copy + std::fmt::Display>(
             })
         })
         .collect()
-}
-
-/// The CPU model from /proc/cpuinfo, or `unknown CPU`.
-fn cpu_model() -> String {
-    std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|s| {
-            s.lines().find_map(|l| {
-                l.strip_prefix("model name").map(|v| v.trim_start_matches([' ', '\t', ':']).to_string())
-            })
-        })
-        .unwrap_or_else(|| "unknown CPU".to_string())
 }
 
 #[cfg(test)]

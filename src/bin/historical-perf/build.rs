@@ -1,0 +1,212 @@
+//! Building tls-bench's benchmarks against one release, without touching
+//! tracked files: a manifest generated under `target/historical-perf/build/`
+//! reuses the repository's sources, build script and lock file, with the
+//! library's version pinned; OpenSSL releases are first built on their own
+//! by `openssl-src` and then linked statically through `OPENSSL_DIR`.
+
+use std::{
+    fs,
+    path::{Path, PathBuf},
+    process::{Command, Output},
+};
+
+use anyhow::{Context, Result, bail, ensure};
+use toml_edit::{DocumentMut, Item, Table, value};
+
+use crate::releases::{Library, Release};
+
+/// Paths of one run.
+pub struct Paths {
+    /// The repository (where Cargo.toml is).
+    pub repo: PathBuf,
+    /// Cargo's target directory, shared with the repository's own builds so
+    /// unchanged dependencies are not rebuilt.
+    pub target: PathBuf,
+    /// Generated manifests and OpenSSL builds: `target/historical-perf`.
+    pub work: PathBuf,
+}
+
+/// A release ready to build: its manifest and environment.
+pub struct Prepared {
+    pub manifest: PathBuf,
+    pub env: Vec<(String, String)>,
+    /// Which crypto library the build links, for the report.
+    pub libcrypto: String,
+}
+
+/// The last lines of a failed command's output that say why.
+pub fn failure_reason(out: &Output) -> String {
+    let text = String::from_utf8_lossy(&out.stderr);
+    let errors: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("error") || l.contains("panicked") || l.contains("error:"))
+        .take(3)
+        .collect();
+    if errors.is_empty() {
+        text.lines().rev().take(3).collect::<Vec<_>>().into_iter().rev().collect::<Vec<_>>().join(" / ")
+    } else {
+        errors.join(" / ")
+    }
+}
+
+/// Runs `cmd`; errors with the failure reason.
+pub fn run(cmd: &mut Command, what: &str) -> Result<Output> {
+    let out = cmd.output().with_context(|| format!("starting {what}"))?;
+    if !out.status.success() {
+        bail!("{what} failed: {}", failure_reason(&out));
+    }
+    Ok(out)
+}
+
+/// The manifest that builds the repository's library and benchmarks
+/// against `release`: absolute paths to the sources, no binaries, no
+/// aws-lc-config target tables, the library's version pinned (`=x.y.z`).
+pub fn manifest(repo: &Path, release: &Release) -> Result<String> {
+    let text = fs::read_to_string(repo.join("Cargo.toml")).context("reading Cargo.toml")?;
+    let mut doc: DocumentMut = text.parse().context("parsing Cargo.toml")?;
+    let abs = |p: &str| value(repo.join(p).display().to_string());
+    let package = doc["package"].as_table_mut().context("no [package]")?;
+    package.insert("build", abs("build.rs"));
+    for auto in ["autobins", "autoexamples", "autotests", "autobenches"] {
+        package.insert(auto, value(false));
+    }
+    doc["lib"]["path"] = abs("src/lib.rs");
+    doc.remove("bin");
+    doc.remove("target");
+    let benches = doc["bench"].as_array_of_tables_mut().context("no [[bench]]")?;
+    for bench in benches.iter_mut() {
+        let name = bench.get("name").and_then(Item::as_str).context("a [[bench]] without name")?.to_string();
+        bench.insert("path", abs(&format!("benches/{name}.rs")));
+    }
+    doc.insert("workspace", Item::Table(Table::new()));
+    let pinned = format!("={}", release.version);
+    match release.library {
+        Library::Rustls => doc["dependencies"]["rustls"]["version"] = value(pinned),
+        Library::S2nTls => doc["dependencies"]["s2n-tls"]["version"] = value(pinned),
+        // The newest `openssl` crate, on the OpenSSL built beforehand.
+        Library::Openssl => {}
+    }
+    Ok(doc.to_string())
+}
+
+/// Writes the release's build directory (manifest, a copy of the lock
+/// file, a link to the certificates) and, for OpenSSL, builds OpenSSL.
+pub fn prepare(paths: &Paths, release: &Release) -> Result<Prepared> {
+    let dir = paths.work.join("build").join(format!("{}-{}", release.library, release.label()));
+    fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    let manifest_path = dir.join("Cargo.toml");
+    fs::write(&manifest_path, manifest(&paths.repo, release)?)?;
+    let lock = dir.join("Cargo.lock");
+    if !lock.exists() {
+        fs::copy(paths.repo.join("Cargo.lock"), &lock).context("copying Cargo.lock")?;
+    }
+    let certs = dir.join("certs");
+    if !certs.exists() {
+        std::os::unix::fs::symlink(paths.repo.join("certs"), &certs).context("linking certs/")?;
+    }
+    let mut env = Vec::new();
+    let libcrypto = match release.library {
+        Library::Openssl => {
+            let install = build_openssl(paths, release)?;
+            env.push(("OPENSSL_DIR".to_string(), install.display().to_string()));
+            env.push(("OPENSSL_STATIC".to_string(), "1".to_string()));
+            format!("OpenSSL {} (openssl-src {}, static)", release.label(), release.version)
+        }
+        _ => String::new(),
+    };
+    Ok(Prepared { manifest: manifest_path, env, libcrypto })
+}
+
+/// Builds OpenSSL `release` with `openssl-src` (a generated crate whose
+/// build script does it) into `target/historical-perf/openssl-build/<crate version>/`;
+/// returns the install directory. Reuses an earlier build.
+fn build_openssl(paths: &Paths, release: &Release) -> Result<PathBuf> {
+    let out = paths.work.join("openssl-build").join(release.version.to_string());
+    let install = out.join("install");
+    if install.join("lib").join("libssl.a").exists() || install.join("lib64").join("libssl.a").exists() {
+        return Ok(install);
+    }
+    let krate = paths.work.join("openssl-src-build").join(release.version.to_string());
+    fs::create_dir_all(krate.join("src"))?;
+    fs::write(
+        krate.join("Cargo.toml"),
+        format!(
+            "[package]\nname = \"openssl-src-build\"\nversion = \"0.0.0\"\nedition = \"2021\"\npublish = false\n\n\
+             [build-dependencies]\nopenssl-src = \"={}\"\n\n[workspace]\n",
+            release.version
+        ),
+    )?;
+    fs::write(krate.join("src/lib.rs"), "//! Builds OpenSSL in its build script.\n")?;
+    fs::write(
+        krate.join("build.rs"),
+        "fn main() {\n    let out = std::env::var(\"TLS_BENCH_OPENSSL_OUT\").expect(\"TLS_BENCH_OPENSSL_OUT\");\n    \
+         println!(\"cargo::rerun-if-env-changed=TLS_BENCH_OPENSSL_OUT\");\n    \
+         openssl_src::Build::new().out_dir(out).build();\n}\n",
+    )?;
+    run(
+        Command::new("cargo")
+            .args(["build", "--release", "--manifest-path"])
+            .arg(krate.join("Cargo.toml"))
+            .env("CARGO_TARGET_DIR", &paths.target)
+            .env("TLS_BENCH_OPENSSL_OUT", &out),
+        &format!("building OpenSSL {}", release.label()),
+    )?;
+    ensure!(install.exists(), "openssl-src left no {}", install.display());
+    Ok(install)
+}
+
+/// The crypto library a non-OpenSSL build links: the crypto crates in its
+/// dependency graph (`cargo tree` with the features built; the lock file
+/// would also list optional crates that are not built).
+pub fn libcrypto_of(paths: &Paths, prepared: &Prepared, library: Library) -> Result<String> {
+    if !prepared.libcrypto.is_empty() {
+        return Ok(prepared.libcrypto.clone());
+    }
+    let out = run(
+        Command::new("cargo")
+            .args(["tree", "--manifest-path"])
+            .arg(&prepared.manifest)
+            .args(["--no-default-features", "--features"])
+            .arg(format!("{},historical-perf", library.feature()))
+            .args(["-e", "normal", "--prefix", "none"])
+            .env("CARGO_TARGET_DIR", &paths.target),
+        "listing the crypto crates (cargo tree)",
+    )?;
+    let wanted = ["aws-lc-sys", "aws-lc-fips-sys", "openssl-sys", "ring"];
+    let mut found: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| {
+            let mut words = l.split_whitespace();
+            let (name, version) = (words.next()?, words.next()?);
+            wanted.contains(&name).then(|| format!("{name} {}", version.trim_start_matches('v')))
+        })
+        .collect();
+    found.sort();
+    found.dedup();
+    Ok(if found.is_empty() {
+        "system libcrypto (no crypto crate in the build)".to_string()
+    } else {
+        found.join(", ")
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use semver::Version;
+
+    #[test]
+    fn generated_manifest_points_at_the_repository_and_pins_the_release() {
+        let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let release = Release { library: Library::Rustls, version: Version::new(0, 22, 4) };
+        let doc: DocumentMut = manifest(repo, &release).unwrap().parse().unwrap();
+        assert_eq!(doc["dependencies"]["rustls"]["version"].as_str(), Some("=0.22.4"));
+        let lib = doc["lib"]["path"].as_str().unwrap();
+        assert!(Path::new(lib).is_absolute() && lib.ends_with("src/lib.rs"));
+        assert!(doc.get("bin").is_none() && doc.get("target").is_none());
+        for bench in doc["bench"].as_array_of_tables().unwrap() {
+            assert!(Path::new(bench["path"].as_str().unwrap()).exists());
+        }
+        assert!(doc["features"].get("historical-perf").is_some());
+    }
+}

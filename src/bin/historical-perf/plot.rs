@@ -1,0 +1,133 @@
+//! One SVG per benchmark: the release on x (version order), the median on y
+//! with its confidence interval as error bars, drawn with plotters.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Result, anyhow};
+use plotters::{element::ErrorBar, prelude::*};
+
+use crate::results::{ReleaseResult, Shown, keys};
+
+fn plot_err(e: impl std::fmt::Display) -> anyhow::Error {
+    anyhow!("drawing a graph: {e}")
+}
+
+/// A file name for benchmark `key`.
+pub fn file_name(key: &str) -> String {
+    let safe: String =
+        key.chars().map(|c| if c.is_ascii_alphanumeric() || "-.+".contains(c) { c } else { '_' }).collect();
+    format!("{safe}.svg")
+}
+
+/// Draws every benchmark of `results` (one library, version order) into
+/// `dir`; `note` (CPU, date) goes under each title. Returns the files.
+pub fn draw_all(results: &[ReleaseResult], dir: &Path, note: &str) -> Result<Vec<PathBuf>> {
+    std::fs::create_dir_all(dir)?;
+    let mut files = Vec::new();
+    for key in keys(results) {
+        let path = dir.join(file_name(&key));
+        draw(results, &key, note, &path)?;
+        files.push(path);
+    }
+    Ok(files)
+}
+
+/// Draws benchmark `key` across `results` into `path`. Releases without the
+/// benchmark (failed, or skipped it) keep their place on the x axis, empty.
+pub fn draw(results: &[ReleaseResult], key: &str, note: &str, path: &Path) -> Result<()> {
+    let labels: Vec<String> = results.iter().map(|r| r.release.clone()).collect();
+    let points: Vec<(usize, Shown)> = results
+        .iter()
+        .enumerate()
+        .filter_map(|(i, r)| r.benchmarks.iter().find(|b| b.key == key).map(|b| (i, b.shown())))
+        .collect();
+    let unit = points.first().map_or("", |(_, p)| p.unit);
+    let top = points.iter().map(|(_, p)| p.high).fold(0.0f64, f64::max);
+    let y_max = if top > 0.0 { top * 1.15 } else { 1.0 };
+    let n = labels.len().max(1);
+    let root = SVGBackend::new(path, (1000, 520)).into_drawing_area();
+    root.fill(&WHITE).map_err(plot_err)?;
+    let (title, body) = root.split_vertically(56);
+    title.draw(&Text::new(key.to_string(), (10, 8), ("sans-serif", 16))).map_err(plot_err)?;
+    title.draw(&Text::new(note.to_string(), (10, 32), ("sans-serif", 12))).map_err(plot_err)?;
+    let y_desc = if unit == "MB/s" {
+        "MB/s (10^6 bytes/s; higher is better)"
+    } else {
+        "µs per iteration (lower is better)"
+    };
+    let mut chart = ChartBuilder::on(&body)
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(70)
+        .build_cartesian_2d(-0.5..(n as f64 - 0.5), 0.0..y_max)
+        .map_err(plot_err)?;
+    let label = |x: &f64| {
+        let i = x.round();
+        if (x - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < labels.len() {
+            labels[i as usize].clone()
+        } else {
+            String::new()
+        }
+    };
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .x_labels(n)
+        .x_label_formatter(&label)
+        .x_desc("release (version order)")
+        .y_desc(y_desc)
+        .label_style(("sans-serif", 12))
+        .draw()
+        .map_err(plot_err)?;
+    let color = RGBColor(0x1f, 0x77, 0xb4);
+    chart
+        .draw_series(LineSeries::new(points.iter().map(|(i, p)| (*i as f64, p.value)), color.stroke_width(2)))
+        .map_err(plot_err)?;
+    chart
+        .draw_series(
+            points.iter().map(|(i, p)| ErrorBar::new_vertical(*i as f64, p.low, p.value, p.high, BLACK, 8)),
+        )
+        .map_err(plot_err)?;
+    chart
+        .draw_series(points.iter().map(|(i, p)| Circle::new((*i as f64, p.value), 4, color.filled())))
+        .map_err(plot_err)?;
+    for (i, r) in results.iter().enumerate() {
+        if r.failure.is_some() {
+            chart
+                .draw_series(std::iter::once(Text::new(
+                    "failed",
+                    (i as f64 - 0.15, y_max * 0.05),
+                    ("sans-serif", 11),
+                )))
+                .map_err(plot_err)?;
+        }
+    }
+    root.present().map_err(plot_err)?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::tests::fixture;
+
+    #[test]
+    fn draws_one_graph_per_benchmark_from_fixture_results() {
+        let dir = std::env::temp_dir().join(format!("tls-bench-hist-plot-{}", std::process::id()));
+        let results = [
+            fixture("1.1.1w", "111.28.2+1.1.1w", 1_000_000.0, None),
+            fixture("3.0.8", "300.0.13+3.0.8", 0.0, Some("build failed")),
+            fixture("3.6.3", "300.6.1+3.6.3", 1_200_000.0, None),
+        ];
+        let files = draw_all(&results, &dir, "fixture").unwrap();
+        assert_eq!(files.len(), 2);
+        let svg = std::fs::read_to_string(dir.join(file_name("handshake/server-auth,x/openssl"))).unwrap();
+        for text in ["1.1.1w", "3.6.3", "failed", "µs per iteration"] {
+            assert!(svg.contains(text), "{text} missing");
+        }
+        let svg =
+            std::fs::read_to_string(dir.join(file_name("throughput/server-auth,x,1024B/openssl"))).unwrap();
+        assert!(svg.contains("MB/s"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

@@ -1,0 +1,263 @@
+//! One release's results (kept as `<out>/<library>/<release>.json`), the
+//! table of medians with the change against the previous release, and the
+//! units shown.
+
+use std::{collections::BTreeSet, fs, path::Path};
+
+use anyhow::{Context, Result};
+use semver::Version;
+use serde::{Deserialize, Serialize};
+use tls_bench::{bench::library_family, criterion_json::Measurement};
+
+use crate::releases::{Library, Release};
+
+/// One benchmark of one release.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Bench {
+    /// The id without the library's version: `group/params/family`, e.g.
+    /// `handshake/server-auth,...,ECDSA-P256/rustls+ring`; the same across
+    /// releases.
+    pub key: String,
+    /// The full Criterion id's library component, e.g. `openssl-3.0.8`.
+    pub library_id: String,
+    /// Median time per iteration and its confidence interval, in ns.
+    pub median_ns: f64,
+    pub lower_ns: f64,
+    pub upper_ns: f64,
+    /// Application bytes per iteration (throughput benchmarks).
+    pub bytes: Option<u64>,
+}
+
+impl Bench {
+    /// From a Criterion measurement.
+    pub fn from_measurement(m: &Measurement) -> Bench {
+        Bench {
+            key: format!("{}/{}/{}", m.group, m.params, library_family(&m.library)),
+            library_id: m.library.clone(),
+            median_ns: m.median_ns,
+            lower_ns: m.lower_ns,
+            upper_ns: m.upper_ns,
+            bytes: m.bytes,
+        }
+    }
+
+    /// The figure shown: MB/s (10^6 bytes/s) for throughput, µs per
+    /// iteration otherwise.
+    pub fn shown(&self) -> Shown {
+        match self.bytes {
+            // bytes / ns * 1e3 = MB/s; the slow end of the time interval is the low end.
+            Some(b) => {
+                let mbs = |ns: f64| b as f64 / ns * 1e3;
+                Shown {
+                    value: mbs(self.median_ns),
+                    low: mbs(self.upper_ns),
+                    high: mbs(self.lower_ns),
+                    unit: "MB/s",
+                }
+            }
+            None => Shown {
+                value: self.median_ns / 1e3,
+                low: self.lower_ns / 1e3,
+                high: self.upper_ns / 1e3,
+                unit: "µs",
+            },
+        }
+    }
+}
+
+/// A median as shown in tables and graphs, with its confidence interval.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Shown {
+    pub value: f64,
+    pub low: f64,
+    pub high: f64,
+    /// `µs` (per iteration) or `MB/s`.
+    pub unit: &'static str,
+}
+
+/// One release: its benchmarks, or why it has none.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ReleaseResult {
+    pub library: Library,
+    /// The release's name (`3.0.8`, `0.23.46`).
+    pub release: String,
+    /// The crate version built (`openssl-src`'s for OpenSSL).
+    pub crate_version: String,
+    /// The crypto library the build linked.
+    pub libcrypto: String,
+    /// UTC date of the run.
+    pub date: String,
+    /// Short Criterion settings (`--quick`).
+    pub quick: bool,
+    pub benchmarks: Vec<Bench>,
+    /// Why the release has no results (build or run failure), if so.
+    pub failure: Option<String>,
+}
+
+impl ReleaseResult {
+    /// The crate version, for ordering.
+    pub fn version(&self) -> Version {
+        Version::parse(&self.crate_version).unwrap_or(Version::new(0, 0, 0))
+    }
+
+    /// Where a release's results are kept.
+    pub fn path(out: &Path, release: &Release) -> std::path::PathBuf {
+        out.join(release.library.to_string()).join(format!("{}.json", release.label()))
+    }
+
+    /// Writes to [`ReleaseResult::path`].
+    pub fn save(&self, out: &Path, release: &Release) -> Result<()> {
+        let path = ReleaseResult::path(out, release);
+        fs::create_dir_all(path.parent().context("no parent")?)?;
+        fs::write(&path, serde_json::to_string_pretty(self)? + "\n")
+            .with_context(|| format!("writing {}", path.display()))
+    }
+}
+
+/// Every kept result of `library` under `out`, in version order.
+pub fn load(out: &Path, library: Library) -> Result<Vec<ReleaseResult>> {
+    let dir = out.join(library.to_string());
+    let mut results = Vec::new();
+    if !dir.is_dir() {
+        return Ok(results);
+    }
+    for entry in fs::read_dir(&dir)? {
+        let path = entry?.path();
+        if path.extension().is_some_and(|e| e == "json") {
+            let text = fs::read_to_string(&path)?;
+            results.push(
+                serde_json::from_str::<ReleaseResult>(&text)
+                    .with_context(|| format!("parsing {}", path.display()))?,
+            );
+        }
+    }
+    results.sort_by_key(ReleaseResult::version);
+    Ok(results)
+}
+
+/// Benchmark keys present in any of `results`, sorted.
+pub fn keys(results: &[ReleaseResult]) -> Vec<String> {
+    let set: BTreeSet<&String> = results.iter().flat_map(|r| r.benchmarks.iter().map(|b| &b.key)).collect();
+    set.into_iter().cloned().collect()
+}
+
+/// The Markdown table of `results` (in version order): per benchmark and
+/// release, the median and its change against the previous release that
+/// has the benchmark; then the failed releases with their reasons.
+pub fn table(library: Library, results: &[ReleaseResult]) -> String {
+    let mut s = format!(
+        "\n### {library}\n\n| benchmark | release | median | change vs previous |\n|---|---|--:|--:|\n"
+    );
+    for key in keys(results) {
+        let mut previous: Option<f64> = None;
+        for r in results {
+            let Some(b) = r.benchmarks.iter().find(|b| b.key == key) else { continue };
+            let Shown { value: v, unit, .. } = b.shown();
+            let change = match previous {
+                // For MB/s higher is better, for µs lower: a sign that reads
+                // as the figure's own change either way.
+                Some(p) => format!("{:+.1}%", (v / p - 1.0) * 100.0),
+                None => "-".to_string(),
+            };
+            s += &format!("| {key} | {} | {v:.1} {unit} | {change} |\n", r.release);
+            previous = Some(v);
+        }
+    }
+    let failed: Vec<&ReleaseResult> = results.iter().filter(|r| r.failure.is_some()).collect();
+    if !failed.is_empty() {
+        s += "\nFailed releases:\n\n";
+        for r in failed {
+            s += &format!("- {} {}: {}\n", library, r.release, r.failure.as_deref().unwrap_or(""));
+        }
+    }
+    s
+}
+
+#[cfg(test)]
+pub mod tests {
+    use std::path::PathBuf;
+
+    use super::*;
+
+    pub fn fixture(
+        release: &str,
+        crate_version: &str,
+        handshake_ns: f64,
+        failure: Option<&str>,
+    ) -> ReleaseResult {
+        let benchmarks = if failure.is_some() {
+            Vec::new()
+        } else {
+            vec![
+                Bench {
+                    key: "handshake/server-auth,x/openssl".into(),
+                    library_id: format!("openssl-{release}"),
+                    median_ns: handshake_ns,
+                    lower_ns: handshake_ns * 0.98,
+                    upper_ns: handshake_ns * 1.03,
+                    bytes: None,
+                },
+                Bench {
+                    key: "throughput/server-auth,x,1024B/openssl".into(),
+                    library_id: format!("openssl-{release}"),
+                    median_ns: 65_536.0,
+                    lower_ns: 60_000.0,
+                    upper_ns: 70_000.0,
+                    bytes: Some(65_536),
+                },
+            ]
+        };
+        ReleaseResult {
+            library: Library::Openssl,
+            release: release.into(),
+            crate_version: crate_version.into(),
+            libcrypto: "fixture".into(),
+            date: "2026-11-21".into(),
+            quick: true,
+            benchmarks,
+            failure: failure.map(str::to_string),
+        }
+    }
+
+    #[test]
+    fn criterion_results_are_read_from_disk() {
+        let dir = std::env::temp_dir().join(format!("tls-bench-hist-{}", std::process::id()));
+        let bench_dir: PathBuf = dir.join("handshake/p/openssl-3.0.8/new");
+        fs::create_dir_all(&bench_dir).unwrap();
+        fs::write(
+            bench_dir.join("benchmark.json"),
+            r#"{"group_id":"handshake","function_id":"server-auth,TLSv1.3","value_str":"openssl-3.0.8","throughput":null,"full_id":"x","directory_name":"x","title":"x"}"#,
+        )
+        .unwrap();
+        fs::write(
+            bench_dir.join("estimates.json"),
+            r#"{"median":{"confidence_interval":{"confidence_level":0.95,"lower_bound":990.0,"upper_bound":1020.0},"point_estimate":1000.0,"standard_error":5.0}}"#,
+        )
+        .unwrap();
+        let m = tls_bench::criterion_json::read_all(&dir).unwrap();
+        let b = Bench::from_measurement(&m[0]);
+        assert_eq!(b.key, "handshake/server-auth,TLSv1.3/openssl");
+        assert_eq!((b.median_ns, b.lower_ns, b.upper_ns), (1000.0, 990.0, 1020.0));
+        assert_eq!(b.shown(), Shown { value: 1.0, low: 0.99, high: 1.02, unit: "µs" });
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn table_gives_changes_against_the_previous_release_and_names_failures() {
+        let results = [
+            fixture("1.1.1w", "111.28.2+1.1.1w", 1_000_000.0, None),
+            fixture("3.0.8", "300.0.13+3.0.8", 2_000_000.0, None),
+            fixture("3.1.4", "300.1.6+3.1.4", 0.0, Some("build failed: error[E0425]")),
+            fixture("3.2.1", "300.2.3+3.2.1", 1_500_000.0, None),
+        ];
+        let t = table(Library::Openssl, &results);
+        assert!(t.contains("| handshake/server-auth,x/openssl | 1.1.1w | 1000.0 µs | - |"), "{t}");
+        assert!(t.contains("| handshake/server-auth,x/openssl | 3.0.8 | 2000.0 µs | +100.0% |"), "{t}");
+        assert!(t.contains("| handshake/server-auth,x/openssl | 3.2.1 | 1500.0 µs | -25.0% |"), "{t}");
+        assert!(
+            t.contains("| throughput/server-auth,x,1024B/openssl | 3.0.8 | 1000.0 MB/s | +0.0% |"),
+            "{t}"
+        );
+        assert!(t.contains("- openssl 3.1.4: build failed: error[E0425]"), "{t}");
+    }
+}
