@@ -17,7 +17,7 @@
 //! rounded up to the allocator's chunk size, minus its 8-byte header) for
 //! what is live, freed and at peak, since frees know only the pointer.
 
-use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU8, AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicI64, AtomicU8, AtomicU64, Ordering::Relaxed};
 
 use crate::transport::Side;
 
@@ -100,19 +100,6 @@ static COUNTERS: [Counters; 3] = [Counters::new(), Counters::new(), Counters::ne
 static TLS_LIVE: AtomicI64 = AtomicI64::new(0);
 /// Highest [`TLS_LIVE`] since [`reset_peak`].
 static TLS_PEAK: AtomicI64 = AtomicI64::new(0);
-static INSTALLED: AtomicBool = AtomicBool::new(false);
-
-/// Called once by an allocator interposer at start-up: from then on the
-/// counters see every allocation of the process.
-pub fn mark_installed() {
-    INSTALLED.store(true, Relaxed);
-}
-
-/// Whether an interposer reports here (only in the `memory` binary).
-pub fn installed() -> bool {
-    INSTALLED.load(Relaxed)
-}
-
 /// Records an allocation of `requested` bytes that got a block of `usable`
 /// bytes. Called by the interposer; must not allocate.
 pub fn record_alloc(requested: usize, usable: usize) {

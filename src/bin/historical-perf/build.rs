@@ -43,7 +43,8 @@ pub fn failure_reason(out: &Output) -> String {
         .take(3)
         .collect();
     if errors.is_empty() {
-        text.lines().rev().take(3).collect::<Vec<_>>().into_iter().rev().collect::<Vec<_>>().join(" / ")
+        let lines: Vec<&str> = text.lines().collect();
+        lines[lines.len().saturating_sub(3)..].join(" / ")
     } else {
         errors.join(" / ")
     }

@@ -7,7 +7,7 @@ use std::path::Path;
 use anyhow::{Result, anyhow};
 use plotters::{coord::Shift, element::ErrorBar, prelude::*};
 
-use crate::results::{Row, Stats};
+use crate::results::{Row, Stats, WriteCost};
 
 type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
 
@@ -55,42 +55,32 @@ pub fn draw(rows: &[Row], subtitle: &str, path: &Path) -> Result<()> {
     title.draw(&Text::new(subtitle.to_string(), (10, 50), ("sans-serif", 15))).map_err(plot_err)?;
     let (held_area, alloc_area) = body.split_vertically(PANEL_HEIGHT * held_rows);
 
-    // Heap held after the handshake: one row per handshake kind, one column per chain.
+    // The row of a library, handshake kind and chain.
+    let row_of = |lib: &String, kind: &str, chain: &str| {
+        rows.iter().find(|r| &r.library == lib && r.kind == kind && r.chain == chain)
+    };
+    // One bar series: per library, `value` of its row (None: no row).
+    let series = |label: &str, color: RGBColor, value: &dyn Fn(&String) -> Option<Stats>| Series {
+        label: label.into(),
+        color,
+        values: libs.iter().map(value).collect(),
+    };
+
+    // Heap per connection: one row per handshake kind, one column per chain.
     let held_panels = held_area.split_evenly((kinds.len(), chains.len()));
-    for (panel, (kind, chain)) in
-        held_panels.iter().zip(kinds.iter().flat_map(|k| chains.iter().map(move |c| (k, c))))
-    {
-        let pick = |f: fn(&Row) -> Stats| -> Vec<Option<Stats>> {
-            libs.iter()
-                .map(|l| rows.iter().find(|r| &r.library == l && &r.kind == kind && &r.chain == chain).map(f))
-                .collect()
-        };
+    let kind_chain = kinds.iter().flat_map(|k| chains.iter().map(move |c| (k, c)));
+    for (panel, (kind, chain)) in held_panels.iter().zip(kind_chain) {
+        let side = |f: fn(&Row) -> Stats| move |l: &String| row_of(l, kind, chain).map(f);
         bar_panel(
             panel,
             &format!("heap per connection: {kind}, {chain}"),
             "KiB per connection",
             &libs,
             &[
-                Series {
-                    label: "client, after handshake".into(),
-                    color: CLIENT,
-                    values: pick(|r| r.held.client),
-                },
-                Series {
-                    label: "server, after handshake".into(),
-                    color: SERVER,
-                    values: pick(|r| r.held.server),
-                },
-                Series {
-                    label: "client, idle, buffers released".into(),
-                    color: CLIENT_IDLE,
-                    values: pick(|r| r.idle.client),
-                },
-                Series {
-                    label: "server, idle, buffers released".into(),
-                    color: SERVER_IDLE,
-                    values: pick(|r| r.idle.server),
-                },
+                series("client, after handshake", CLIENT, &side(|r| r.held.client)),
+                series("server, after handshake", SERVER, &side(|r| r.held.server)),
+                series("client, idle, buffers released", CLIENT_IDLE, &side(|r| r.idle.client)),
+                series("server, idle, buffers released", SERVER_IDLE, &side(|r| r.idle.server)),
             ],
             1024.0,
         )?;
@@ -98,59 +88,43 @@ pub fn draw(rows: &[Row], subtitle: &str, path: &Path) -> Result<()> {
 
     // Allocations: per handshake (server auth, each chain), per write (each size).
     let alloc_panels = alloc_area.split_evenly((alloc_rows as usize, 2));
-    let server_auth = kinds.first().cloned().unwrap_or_default();
     let mut panels = alloc_panels.iter();
+    let server_auth: &str = kinds.first().map_or("", String::as_str);
     for chain in &chains {
-        let row_of =
-            |l: &String| rows.iter().find(|r| &r.library == l && r.kind == server_auth && &r.chain == chain);
-        let series =
-            [("client", CLIENT, true), ("server", SERVER, false)].map(|(label, color, client)| Series {
-                label: label.into(),
-                color,
-                values: libs
-                    .iter()
-                    .map(|l| {
-                        row_of(l).map(|r| {
-                            if client { r.handshake_allocs.client } else { r.handshake_allocs.server }
-                        })
-                    })
-                    .collect(),
-            });
+        let side = |f: fn(&Row) -> Stats| move |l: &String| row_of(l, server_auth, chain).map(f);
         if let Some(panel) = panels.next() {
             bar_panel(
                 panel,
                 &format!("allocations per handshake: {server_auth}, {chain}"),
                 "allocations",
                 &libs,
-                &series,
+                &[
+                    series("client", CLIENT, &side(|r| r.handshake_allocs.client)),
+                    series("server", SERVER, &side(|r| r.handshake_allocs.server)),
+                ],
                 1.0,
             )?;
         }
     }
-    let first_chain = chains.first().cloned().unwrap_or_default();
-    for size in &sizes {
-        let cost = |l: &String| {
-            rows.iter()
-                .find(|r| &r.library == l && r.kind == server_auth && r.chain == first_chain)
-                .and_then(|r| r.writes.iter().find(|w| w.write_size == *size))
+    let first_chain: &str = chains.first().map_or("", String::as_str);
+    for &size in &sizes {
+        let cost = |f: fn(&WriteCost) -> Stats| {
+            move |l: &String| {
+                row_of(l, server_auth, first_chain)
+                    .and_then(|r| r.writes.iter().find(|w| w.write_size == size))
+                    .map(f)
+            }
         };
-        let series = [("sender (server)", SERVER, true), ("receiver (client)", CLIENT, false)].map(
-            |(label, color, sender)| Series {
-                label: label.into(),
-                color,
-                values: libs
-                    .iter()
-                    .map(|l| cost(l).map(|w| if sender { w.sender_allocs } else { w.receiver_allocs }))
-                    .collect(),
-            },
-        );
         if let Some(panel) = panels.next() {
             bar_panel(
                 panel,
                 &format!("allocations per {size}-byte write (steady send loop)"),
                 "allocations per write",
                 &libs,
-                &series,
+                &[
+                    series("sender (server)", SERVER, &cost(|w| w.sender_allocs)),
+                    series("receiver (client)", CLIENT, &cost(|w| w.receiver_allocs)),
+                ],
                 1.0,
             )?;
         }
