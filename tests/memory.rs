@@ -96,9 +96,13 @@ fn figures_are_positive_and_plausible() {
     }
 }
 
+/// Every TLS library keeps more state after mTLS (the peer's certificate,
+/// the verified chain) than after server auth. The plaintext floor is left
+/// out: it keeps no TLS state, only a scratch buffer of the largest flight
+/// of the recorded handshake, which need not grow with client auth.
 #[test]
 fn mutual_auth_holds_at_least_as_much_as_server_auth() {
-    for r in rows().iter().filter(|r| r["kind"] == "mTLS") {
+    for r in rows().iter().filter(|r| r["kind"] == "mTLS" && r["library"] != "plaintext") {
         let server_auth = rows()
             .iter()
             .find(|o| o["library"] == r["library"] && o["chain"] == r["chain"] && o["kind"] == "server-auth");
