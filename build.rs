@@ -2,7 +2,9 @@
 //! Cargo.lock) so benchmark ids can name them, and turns OpenSSL's version
 //! number (exported by openssl-sys as DEP_OPENSSL_VERSION_NUMBER) into cfgs
 //! that select the negotiated-group API (`ossl300`, `ossl320`; `openssl_awslc` when
-//! openssl-sys links AWS-LC).
+//! openssl-sys links AWS-LC), and marks s2n-tls releases older than the
+//! negotiated-group getters the s2n-tls stack uses (`s2n_no_kx_group_getter`,
+//! `s2n_no_kem_group_getter`).
 
 use std::{env, fs, path::Path};
 
@@ -24,10 +26,25 @@ fn locked_version(lock: &str, crate_name: &str) -> String {
     }
 }
 
+/// The patch number of a `0.<minor>.<patch>` version, if it is one.
+fn minor_patch(version: &str, minor: u64) -> Option<u64> {
+    let mut parts = version.split('.').map(|p| p.parse::<u64>().ok());
+    match (parts.next()??, parts.next()??, parts.next()??) {
+        (0, m, patch) if m == minor => Some(patch),
+        _ => None,
+    }
+}
+
 fn main() {
     println!("cargo::rustc-check-cfg=cfg(ossl300)");
     println!("cargo::rustc-check-cfg=cfg(ossl320)");
     println!("cargo::rustc-check-cfg=cfg(openssl_awslc)");
+    println!("cargo::rustc-check-cfg=cfg(s2n_no_kx_group_getter)");
+    println!("cargo::rustc-check-cfg=cfg(s2n_no_kem_group_getter)");
+    println!("cargo::rustc-check-cfg=cfg(rustls_0_22)");
+    println!("cargo::rustc-check-cfg=cfg(s2n_before_0_3)");
+    println!("cargo::rustc-check-cfg=cfg(s2n_no_session_tickets)");
+    println!("cargo::rustc-check-cfg=cfg(s2n_no_system_certs_switch)");
     let manifest = env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR");
     // The lock file of the workspace this package is built in.
     let lock_path = Path::new(&manifest).join("Cargo.lock");
@@ -39,6 +56,40 @@ fn main() {
         ("boring", "TLS_BENCH_BORING_VERSION"),
     ] {
         println!("cargo::rustc-env={var}={}", locked_version(&lock, krate));
+    }
+    // Older s2n-tls releases, built by historical-perf: the negotiated-group
+    // getters they lack (`Connection::selected_key_exchange_group` came in
+    // 0.3.15, `kem_group_name` in 0.3.10).
+    // rustls 0.22 (historical-perf): the config and stack read negotiated
+    // values back through counting wrappers (src/config/rustls_observe.rs).
+    if minor_patch(&locked_version(&lock, "rustls"), 22).is_some() {
+        println!("cargo::rustc-cfg=rustls_0_22");
+    }
+    let s2n_tls = locked_version(&lock, "s2n-tls");
+    if minor_patch(&s2n_tls, 0).or(minor_patch(&s2n_tls, 1)).or(minor_patch(&s2n_tls, 2)).is_some() {
+        // Before 0.3: no application context, `resumed`, session getters,
+        // FIPS mode or send-only shutdown; the group getters below are
+        // missing too.
+        println!("cargo::rustc-cfg=s2n_before_0_3");
+        println!("cargo::rustc-cfg=s2n_no_kx_group_getter");
+        println!("cargo::rustc-cfg=s2n_no_kem_group_getter");
+    }
+    if let Some(s2n) = minor_patch(&s2n_tls, 0) {
+        // 0.0.x: session tickets came in 0.0.36, `with_system_certs` in 0.0.32.
+        if s2n < 36 {
+            println!("cargo::rustc-cfg=s2n_no_session_tickets");
+        }
+        if s2n < 32 {
+            println!("cargo::rustc-cfg=s2n_no_system_certs_switch");
+        }
+    }
+    if let Some(s2n) = minor_patch(&s2n_tls, 3) {
+        if s2n < 15 {
+            println!("cargo::rustc-cfg=s2n_no_kx_group_getter");
+        }
+        if s2n < 10 {
+            println!("cargo::rustc-cfg=s2n_no_kem_group_getter");
+        }
     }
     // openssl-sys on AWS-LC (feature `aws-lc`) exports DEP_OPENSSL_AWSLC.
     if env::var_os("DEP_OPENSSL_AWSLC").is_some() {

@@ -8,5 +8,7 @@
 pub mod openssl;
 #[cfg(feature = "rustls")]
 pub mod rustls;
+#[cfg(all(feature = "rustls", rustls_0_22))]
+pub mod rustls_observe;
 #[cfg(feature = "s2n-tls")]
 pub mod s2n;

@@ -4,7 +4,10 @@
 //! (tokio-rustls) can use the same objects.
 //!
 //! Source: rustls 0.23 docs, `ConfigBuilder`, `CryptoProvider`,
-//! `crypto::default_fips_provider`, `SupportedCipherSuite::fips`.
+//! `crypto::default_fips_provider`, `SupportedCipherSuite::fips`. Also
+//! builds against rustls 0.22 (cfg `rustls_0_22`, for historical-perf),
+//! where the negotiated group and resumption are observed through
+//! counting wrappers ([`crate::config::rustls_observe`]).
 
 use std::sync::Arc;
 
@@ -17,6 +20,8 @@ use rustls::{
     server::{NoServerSessionStorage, WebPkiClientVerifier},
 };
 
+#[cfg(rustls_0_22)]
+use crate::config::rustls_observe as observe;
 use crate::{
     certs::{self, CertFiles},
     harness::ConfigureError,
@@ -62,7 +67,10 @@ impl Provider {
             Provider::AwsLcRs => rustls::crypto::default_fips_provider(),
             #[cfg(not(tls_bench_rustls_fips))]
             Provider::AwsLcRs => {
+                #[cfg_attr(rustls_0_22, allow(unused_mut))]
                 let mut p = rustls::crypto::aws_lc_rs::default_provider();
+                // rustls 0.22 has no `fips()` (and is never built on the FIPS module here).
+                #[cfg(not(rustls_0_22))]
                 if self.fips() {
                     p.cipher_suites.retain(|s| s.fips());
                     p.kx_groups.retain(|g| g.fips());
@@ -73,13 +81,36 @@ impl Provider {
         }
     }
 
-    fn ticketer(self) -> Result<Arc<dyn rustls::server::ProducesTickets>> {
-        match self {
+    fn ticketer(self) -> Result<Arc<dyn rustls::server::ProducesTickets>, ConfigureError> {
+        let ticketer = match self {
+            #[cfg(not(rustls_0_22))]
             Provider::AwsLcRs => rustls::crypto::aws_lc_rs::Ticketer::new(),
+            #[cfg(rustls_0_22)]
+            Provider::AwsLcRs => {
+                return Err(ConfigureError::Unsupported(
+                    "rustls 0.22 has no aws-lc-rs ticketer (its aws_lc_rs::Ticketer is private)".to_string(),
+                ));
+            }
             Provider::Ring => rustls::crypto::ring::Ticketer::new(),
-        }
-        .map_err(|e| anyhow!("creating a ticketer: {e}"))
+        };
+        Ok(ticketer.map_err(|e| anyhow!("creating a ticketer: {e}"))?)
     }
+}
+
+/// A cipher suite's IANA code (`u16::from`; `get_u16` before rustls 0.23).
+pub fn suite_code(suite: rustls::CipherSuite) -> u16 {
+    #[cfg(rustls_0_22)]
+    return suite.get_u16();
+    #[cfg(not(rustls_0_22))]
+    u16::from(suite)
+}
+
+/// A named group's IANA code (`u16::from`; `get_u16` before rustls 0.23).
+pub fn group_code(group: rustls::NamedGroup) -> u16 {
+    #[cfg(rustls_0_22)]
+    return group.get_u16();
+    #[cfg(not(rustls_0_22))]
+    u16::from(group)
 }
 
 /// The provider cut down to `params`' suite and group.
@@ -88,10 +119,10 @@ impl Provider {
 pub fn provider_for(provider: Provider, params: &Params) -> Result<Arc<CryptoProvider>, ConfigureError> {
     let mut p = provider.default_provider();
     let fips = if provider.fips() { " (FIPS mode: not approved)" } else { "" };
-    p.cipher_suites.retain(|s| u16::from(s.suite()) == params.suite.iana_code());
+    p.cipher_suites.retain(|s| suite_code(s.suite()) == params.suite.iana_code());
     let offered: Vec<u16> = params.offered_groups().iter().map(|g| g.iana_code()).collect();
-    p.kx_groups.retain(|g| offered.contains(&u16::from(g.name())));
-    p.kx_groups.sort_by_key(|g| offered.iter().position(|o| *o == u16::from(g.name())));
+    p.kx_groups.retain(|g| offered.contains(&group_code(g.name())));
+    p.kx_groups.sort_by_key(|g| offered.iter().position(|o| *o == group_code(g.name())));
     if p.cipher_suites.is_empty() {
         return Err(ConfigureError::Unsupported(format!(
             "the {} provider has no {}{fips}",
@@ -99,7 +130,7 @@ pub fn provider_for(provider: Provider, params: &Params) -> Result<Arc<CryptoPro
             params.suite
         )));
     }
-    if !p.kx_groups.iter().any(|g| u16::from(g.name()) == params.group.iana_code()) {
+    if !p.kx_groups.iter().any(|g| group_code(g.name()) == params.group.iana_code()) {
         return Err(ConfigureError::Unsupported(format!(
             "the {} provider has no {}{fips}",
             provider.name(),
@@ -139,10 +170,18 @@ fn roots(files: &CertFiles) -> Result<Arc<RootCertStore>> {
 /// client chain for mTLS; keeps session tickets only for resumption.
 pub fn client_config(provider: Provider, params: &Params) -> Result<ClientConfig, ConfigureError> {
     let files = certs::load(params.cert)?;
-    let builder = ClientConfig::builder_with_provider(provider_for(provider, params)?)
+    let crypto = provider_for(provider, params)?;
+    #[cfg(rustls_0_22)]
+    let crypto = observe::counted(crypto, observe::Role::Client)?;
+    let builder = ClientConfig::builder_with_provider(crypto.clone())
         .with_protocol_versions(versions(params))
-        .map_err(|e| anyhow!("{e}"))?
-        .with_root_certificates(roots(&files)?);
+        .map_err(|e| anyhow!("{e}"))?;
+    #[cfg(not(rustls_0_22))]
+    let builder = builder.with_root_certificates(roots(&files)?);
+    #[cfg(rustls_0_22)]
+    let builder = builder
+        .dangerous()
+        .with_custom_certificate_verifier(observe::server_verifier(roots(&files)?, crypto)?);
     let mut config = if params.kind == HandshakeKind::MutualAuth {
         let (chain, key) = chain_and_key(files.identity(false))?;
         builder.with_client_auth_cert(chain, key).map_err(|e| anyhow!("{e}"))?
@@ -161,6 +200,8 @@ pub fn client_config(provider: Provider, params: &Params) -> Result<ClientConfig
 pub fn server_config(provider: Provider, params: &Params) -> Result<ServerConfig, ConfigureError> {
     let files = certs::load(params.cert)?;
     let crypto = provider_for(provider, params)?;
+    #[cfg(rustls_0_22)]
+    let crypto = observe::counted(crypto, observe::Role::Server)?;
     let builder = ServerConfig::builder_with_provider(crypto.clone())
         .with_protocol_versions(versions(params))
         .map_err(|e| anyhow!("{e}"))?;

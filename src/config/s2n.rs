@@ -7,15 +7,20 @@
 //! Source: s2n-tls usage guide (security policies, session resumption,
 //! client authentication) and the `s2n_tls::config::Builder` docs.
 
+#[cfg(not(s2n_no_session_tickets))]
 use std::time::SystemTime;
 
 use anyhow::anyhow;
 use s2n_tls::{
-    callbacks::{SessionTicket, SessionTicketCallback, VerifyHostNameCallback},
+    callbacks::VerifyHostNameCallback,
     config::{Builder, Config},
-    connection::Connection,
     enums::ClientAuthType,
     security::Policy,
+};
+#[cfg(not(s2n_no_session_tickets))]
+use s2n_tls::{
+    callbacks::{SessionTicket, SessionTicketCallback},
+    connection::Connection,
 };
 
 use crate::{
@@ -40,20 +45,35 @@ impl VerifyHostNameCallback for AnyClientName {
 #[derive(Debug, Default)]
 pub struct ReceivedTicket(pub Option<Vec<u8>>);
 
-/// Keeps each received session in the connection's [`ReceivedTicket`]. A
-/// ticket that cannot be read leaves the slot empty, which the harness
-/// reports as "no ticket received".
+/// s2n-tls before 0.3 (historical-perf builds) has no application context:
+/// the callback leaves the last session received by any client here, which
+/// is that of the one client handshaking (the harness runs one pair at a
+/// time).
+#[cfg(s2n_before_0_3)]
+pub static LAST_TICKET: std::sync::Mutex<Option<Vec<u8>>> = std::sync::Mutex::new(None);
+
+/// Keeps each received session in the connection's [`ReceivedTicket`]
+/// ([`LAST_TICKET`] before s2n-tls 0.3). A ticket that cannot be read
+/// leaves the slot empty, which the harness reports as "no ticket received".
+#[cfg(not(s2n_no_session_tickets))]
 struct KeepTicket;
 
+#[cfg(not(s2n_no_session_tickets))]
 impl SessionTicketCallback for KeepTicket {
+    #[cfg_attr(s2n_before_0_3, allow(unused_variables))]
     fn on_session_ticket(&self, connection: &mut Connection, ticket: &SessionTicket) {
         let Ok(len) = ticket.len() else { return };
         let mut data = vec![0u8; len];
         if ticket.data(&mut data).is_err() {
             return;
         }
+        #[cfg(not(s2n_before_0_3))]
         if let Some(slot) = connection.application_context_mut::<ReceivedTicket>() {
             slot.0 = Some(data);
+        }
+        #[cfg(s2n_before_0_3)]
+        if let Ok(mut slot) = LAST_TICKET.lock() {
+            *slot = Some(data);
         }
     }
 }
@@ -70,6 +90,29 @@ fn builder(policy: &str) -> Result<Builder, ConfigureError> {
     Ok(b)
 }
 
+/// Trust only what `trust_pem` adds (`with_system_certs(false)`). s2n-tls
+/// before 0.0.32 (historical-perf) has no such switch and also loads the
+/// system's trust store, which adds no trust anchor the test chains use.
+#[cfg_attr(s2n_no_system_certs_switch, allow(unused_variables))]
+fn without_system_certs(b: &mut Builder) -> Result<(), ConfigureError> {
+    #[cfg(not(s2n_no_system_certs_switch))]
+    b.with_system_certs(false).map_err(fail)?;
+    Ok(())
+}
+
+/// Session tickets on (`enable_session_tickets`). Errors:
+/// [`ConfigureError::Unsupported`] before s2n-tls 0.0.36, which has no
+/// session ticket API.
+#[cfg_attr(s2n_no_session_tickets, allow(unused_variables))]
+fn tickets(b: &mut Builder) -> Result<(), ConfigureError> {
+    #[cfg(not(s2n_no_session_tickets))]
+    b.enable_session_tickets(true).map_err(fail)?;
+    #[cfg(s2n_no_session_tickets)]
+    return Err(ConfigureError::Unsupported("s2n-tls before 0.0.36 has no session ticket API".to_string()));
+    #[cfg(not(s2n_no_session_tickets))]
+    Ok(())
+}
+
 /// A client config for `params` with security policy `policy`: trusts only
 /// the chain's root (no system certificates); presents the client chain for
 /// mTLS; for resumption accepts session tickets and keeps each in the
@@ -77,7 +120,7 @@ fn builder(policy: &str) -> Result<Builder, ConfigureError> {
 pub fn client_config(params: &Params, policy: &str) -> Result<Config, ConfigureError> {
     let files = certs::load(params.cert)?;
     let mut b = builder(policy)?;
-    b.with_system_certs(false).map_err(fail)?;
+    without_system_certs(&mut b)?;
     b.trust_pem(&files.ca_cert).map_err(fail)?;
     if params.kind == HandshakeKind::MutualAuth {
         let (chain, key) = files.identity(false);
@@ -85,7 +128,8 @@ pub fn client_config(params: &Params, policy: &str) -> Result<Config, ConfigureE
         b.load_pem(chain, key).map_err(fail)?;
     }
     if params.kind == HandshakeKind::Resumption {
-        b.enable_session_tickets(true).map_err(fail)?;
+        tickets(&mut b)?;
+        #[cfg(not(s2n_no_session_tickets))]
         b.set_session_ticket_callback(KeepTicket).map_err(fail)?;
     }
     b.build().map_err(fail)
@@ -98,19 +142,21 @@ pub fn client_config(params: &Params, policy: &str) -> Result<Config, ConfigureE
 ///
 /// `ticket_key` is the 32-byte ticket encryption key (RFC 5077 style; used
 /// only for resumption).
+#[cfg_attr(s2n_no_session_tickets, allow(unused_variables))]
 pub fn server_config(params: &Params, policy: &str, ticket_key: &[u8; 32]) -> Result<Config, ConfigureError> {
     let files = certs::load(params.cert)?;
     let mut b = builder(policy)?;
     let (chain, key) = files.identity(true);
     b.load_pem(chain, key).map_err(fail)?;
     if params.kind == HandshakeKind::MutualAuth {
-        b.with_system_certs(false).map_err(fail)?;
+        without_system_certs(&mut b)?;
         b.set_client_auth_type(ClientAuthType::Required).map_err(fail)?;
         b.trust_pem(&files.ca_cert).map_err(fail)?;
         b.set_verify_host_callback(AnyClientName).map_err(fail)?;
     }
     if params.kind == HandshakeKind::Resumption {
-        b.enable_session_tickets(true).map_err(fail)?;
+        tickets(&mut b)?;
+        #[cfg(not(s2n_no_session_tickets))]
         b.add_session_ticket_key(b"tls-bench", ticket_key, SystemTime::now()).map_err(fail)?;
     }
     b.build().map_err(fail)

@@ -13,9 +13,10 @@ use std::{
 };
 
 use anyhow::{Context, Result, anyhow, bail};
+#[cfg(not(rustls_0_22))]
+use rustls::HandshakeKind as RustlsHandshakeKind;
 use rustls::{
-    ClientConfig, ClientConnection, Connection, HandshakeKind as RustlsHandshakeKind, NamedGroup,
-    ProtocolVersion, ServerConfig, ServerConnection,
+    ClientConfig, ClientConnection, Connection, NamedGroup, ProtocolVersion, ServerConfig, ServerConnection,
     client::{
         ClientSessionMemoryCache, ClientSessionStore, Resumption, Tls12ClientSessionValue,
         Tls13ClientSessionValue,
@@ -23,9 +24,11 @@ use rustls::{
     pki_types::ServerName,
 };
 
+#[cfg(rustls_0_22)]
+use crate::config::rustls_observe::{Observed, RESUMPTION_MARK, Role, Snapshot};
 use crate::{
     certs::SERVER_NAME,
-    config::rustls::{Provider, client_config, server_config},
+    config::rustls::{Provider, client_config, server_config, suite_code},
     harness::{ConfigureError, Configured, Negotiated, Session, TlsConnection, TlsLibrary},
     params::{CipherSuite, HandshakeKind, KxGroup, Params, Protocol},
     transport::Endpoint,
@@ -73,7 +76,11 @@ struct CountingStore {
 
 impl Default for CountingStore {
     fn default() -> Self {
-        CountingStore { inner: ClientSessionMemoryCache::new(1), stored: AtomicU64::new(0) }
+        // rustls 0.22's cache evicts the only server it has room for as soon
+        // as it inserts it when sized for one (`LimitedCache`), so it is
+        // given room for two servers there (sizes count tickets, 8 per server).
+        let size = if cfg!(rustls_0_22) { 16 } else { 1 };
+        CountingStore { inner: ClientSessionMemoryCache::new(size), stored: AtomicU64::new(0) }
     }
 }
 
@@ -109,18 +116,45 @@ impl Configured for RustlsConfigs {
         // TLS 1.3 ticket is taken out of it when used, so every resumption
         // uses the ticket of the previous handshake.
         let name = ServerName::try_from(SERVER_NAME)?;
+        // Before the connection: a client makes its key share as it is created.
+        #[cfg(rustls_0_22)]
+        let observed = Observation::Pending(Snapshot::take(Role::Client)?);
         let conn = ClientConnection::new(self.client.clone(), name)?;
         let store = self.store.clone().map(|s| {
             let seen = s.stored.load(Ordering::Relaxed);
             (s, seen)
         });
-        Ok(Box::new(RustlsConn { conn: conn.into(), io, store }))
+        Ok(Box::new(RustlsConn {
+            conn: conn.into(),
+            io,
+            store,
+            #[cfg(rustls_0_22)]
+            observed,
+        }))
     }
 
     fn server(&self, io: Endpoint) -> Result<Box<dyn TlsConnection>> {
-        let conn = ServerConnection::new(self.server.clone())?;
-        Ok(Box::new(RustlsConn { conn: conn.into(), io, store: None }))
+        #[cfg(rustls_0_22)]
+        let observed = Observation::Pending(Snapshot::take(Role::Server)?);
+        #[cfg_attr(not(rustls_0_22), allow(unused_mut))]
+        let mut conn = ServerConnection::new(self.server.clone())?;
+        #[cfg(rustls_0_22)]
+        conn.set_resumption_data(RESUMPTION_MARK);
+        Ok(Box::new(RustlsConn {
+            conn: conn.into(),
+            io,
+            store: None,
+            #[cfg(rustls_0_22)]
+            observed,
+        }))
     }
+}
+
+/// rustls 0.22: the counts before the handshake, then what it did.
+#[cfg(rustls_0_22)]
+enum Observation {
+    Pending(Snapshot),
+    Done(Observed),
 }
 
 struct RustlsConn {
@@ -128,9 +162,33 @@ struct RustlsConn {
     io: Endpoint,
     /// Client with resumption: the session store and its count at creation.
     store: Option<(Arc<CountingStore>, u64)>,
+    #[cfg(rustls_0_22)]
+    observed: Observation,
 }
 
 impl RustlsConn {
+    /// The key exchange group's IANA code and whether the session was
+    /// resumed (`negotiated_key_exchange_group`, `handshake_kind`).
+    #[cfg(not(rustls_0_22))]
+    fn group_and_resumed(&self) -> Result<(Option<u16>, bool)> {
+        let group =
+            self.conn.negotiated_key_exchange_group().map(|g| crate::config::rustls::group_code(g.name()));
+        Ok((group, self.conn.handshake_kind() == Some(RustlsHandshakeKind::Resumed)))
+    }
+
+    /// rustls 0.22: observed (see [`crate::config::rustls_observe`]).
+    #[cfg(rustls_0_22)]
+    fn group_and_resumed(&self) -> Result<(Option<u16>, bool)> {
+        let Observation::Done(observed) = &self.observed else {
+            bail!("handshake not complete");
+        };
+        let resumed = match &self.conn {
+            Connection::Client(_) => !observed.verified_server,
+            Connection::Server(s) => s.received_resumption_data() == Some(RESUMPTION_MARK),
+        };
+        Ok((observed.group, resumed))
+    }
+
     /// Writes all pending TLS output to the transport.
     fn flush(&mut self) -> Result<()> {
         while self.conn.wants_write() {
@@ -159,6 +217,10 @@ impl TlsConnection for RustlsConn {
         loop {
             self.flush()?;
             if !self.conn.is_handshaking() {
+                #[cfg(rustls_0_22)]
+                if let Observation::Pending(before) = &self.observed {
+                    self.observed = Observation::Done(before.since()?);
+                }
                 return Ok(true);
             }
             if !self.pull()? {
@@ -204,17 +266,16 @@ impl TlsConnection for RustlsConn {
             other => bail!("rustls negotiated protocol {other:?}"),
         };
         let suite = self.conn.negotiated_cipher_suite().context("no cipher suite negotiated")?;
-        let code = u16::from(suite.suite());
+        let code = suite_code(suite.suite());
         let suite =
             CipherSuite::from_iana_code(code).with_context(|| format!("unknown suite {code:#06x}"))?;
-        let group = match self.conn.negotiated_key_exchange_group() {
-            Some(g) => {
-                let code = u16::from(g.name());
+        let (group, resumed) = self.group_and_resumed()?;
+        let group = match group {
+            Some(code) => {
                 Some(KxGroup::from_iana_code(code).with_context(|| format!("unknown group {code}"))?)
             }
             None => None,
         };
-        let resumed = self.conn.handshake_kind() == Some(RustlsHandshakeKind::Resumed);
         let client_authenticated = match &self.conn {
             Connection::Client(_) => None,
             Connection::Server(s) => Some(s.peer_certificates().is_some()),

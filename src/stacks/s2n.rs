@@ -23,7 +23,7 @@ use s2n_tls::{
 };
 
 use crate::{
-    config::s2n::{ReceivedTicket, client_config, server_config},
+    config::s2n::{client_config, server_config},
     harness::{ConfigureError, Configured, Negotiated, Pair, Session, SideTimes, TlsConnection, TlsLibrary},
     params::{CertChain, CipherSuite, KxGroup, Params, Protocol},
     transport::{Duplex, Endpoint, Side},
@@ -118,10 +118,18 @@ pub fn policy_for(params: &Params) -> Result<&'static str, ConfigureError> {
 /// linked to a FIPS libcrypto (s2n-tls feature `fips`).
 ///
 /// Panics if s2n-tls cannot report its mode (it failed to initialise).
+#[cfg(not(s2n_before_0_3))]
 pub fn fips() -> bool {
     s2n_tls::init::init();
     let mode = s2n_tls::init::fips_mode().expect("s2n_get_fips_mode");
     mode == s2n_tls::enums::FipsMode::Enabled
+}
+
+/// s2n-tls before 0.3 (historical-perf builds) cannot report its FIPS
+/// mode; those builds never ask for it (no `fips` feature).
+#[cfg(s2n_before_0_3)]
+pub fn fips() -> bool {
+    false
 }
 
 /// Whether `policy` negotiates exactly `params` between two s2n-tls peers
@@ -180,7 +188,8 @@ impl S2nConfigs {
         conn.prefer_throughput()?;
         if mode == Mode::Client {
             conn.set_server_name(crate::certs::SERVER_NAME)?;
-            conn.set_application_context(ReceivedTicket::default());
+            #[cfg(not(s2n_before_0_3))]
+            conn.set_application_context(crate::config::s2n::ReceivedTicket::default());
         }
         // The endpoint is boxed so its address stays fixed while the
         // connection holds it as callback context.
@@ -200,10 +209,14 @@ impl S2nConfigs {
 
 impl Configured for S2nConfigs {
     fn client(&self, io: Endpoint, session: Option<&Session>) -> Result<Box<dyn TlsConnection>> {
+        #[cfg_attr(s2n_no_session_tickets, allow(unused_mut))]
         let mut c = self.connection(Mode::Client, io)?;
         if let Some(Session(s)) = session {
             let ticket = s.downcast_ref::<Vec<u8>>().context("not an s2n-tls session")?;
+            #[cfg(not(s2n_no_session_tickets))]
             c.conn.set_session_ticket(ticket)?;
+            #[cfg(s2n_no_session_tickets)]
+            bail!("s2n-tls before 0.0.36 cannot resume ({} byte session)", ticket.len());
         }
         Ok(Box::new(c))
     }
@@ -239,6 +252,45 @@ struct S2nConn {
     /// Client or server (`Connection::mode` is private up to s2n-tls 0.3.38).
     mode: Mode,
     _io: Pin<Box<Endpoint>>,
+}
+
+/// Whether the handshake resumed a session (`s2n_connection_is_session_resumed`).
+#[cfg(not(s2n_before_0_3))]
+fn resumed(c: &Connection) -> Result<bool> {
+    Ok(c.resumed())
+}
+
+/// Before s2n-tls 0.3 (no `Connection::resumed`): s2n-tls's own handshake
+/// type, which names `FULL_HANDSHAKE` unless a session was resumed
+/// (`s2n_connection_get_handshake_type_name`).
+#[cfg(s2n_before_0_3)]
+fn resumed(c: &Connection) -> Result<bool> {
+    let kind = c.handshake_type()?;
+    ensure!(kind.contains("NEGOTIATED"), "s2n-tls handshake type {kind}: not negotiated");
+    Ok(!kind.contains("FULL_HANDSHAKE"))
+}
+
+/// The negotiated key exchange group's s2n-tls name, `None` without one
+/// (`s2n_connection_get_key_exchange_group`, s2n-tls 0.3.15+).
+#[cfg(not(s2n_no_kx_group_getter))]
+fn selected_group(c: &Connection) -> Result<Option<&str>> {
+    Ok(c.selected_key_exchange_group())
+}
+
+/// Releases before 0.3.15: the hybrid (KEM) group if one was negotiated
+/// (0.3.10+), else the ECDHE curve. `s2n_connection_get_curve` reports
+/// "NONE" for a hybrid group (its curve lives in the KEM group's
+/// parameters), so a hybrid is never taken for its curve.
+#[cfg(s2n_no_kx_group_getter)]
+fn selected_group(c: &Connection) -> Result<Option<&str>> {
+    #[cfg(not(s2n_no_kem_group_getter))]
+    if let Some(kem_group) = c.kem_group_name() {
+        return Ok(Some(kem_group));
+    }
+    Ok(match c.selected_curve()? {
+        "NONE" => None,
+        curve => Some(curve),
+    })
 }
 
 fn pending<T>(p: Poll<Result<T, s2n_tls::error::Error>>) -> Result<Option<T>> {
@@ -277,7 +329,12 @@ impl TlsConnection for S2nConn {
 
     fn shutdown(&mut self) -> Result<()> {
         // Sends close_notify; the peer's close_notify is not awaited.
+        #[cfg(not(s2n_before_0_3))]
         pending(self.conn.poll_shutdown_send())?;
+        // Before 0.2 there is no send-only shutdown: `s2n_shutdown` sends
+        // close_notify, then blocks (Pending) on the peer's.
+        #[cfg(s2n_before_0_3)]
+        pending(self.conn.poll_shutdown())?;
         Ok(())
     }
 
@@ -290,14 +347,14 @@ impl TlsConnection for S2nConn {
         };
         let name = c.cipher_suite()?;
         let suite = CipherSuite::from_library_name(name).with_context(|| format!("unknown suite {name}"))?;
-        let group = match c.selected_key_exchange_group() {
+        let group = match selected_group(c)? {
             Some(n) => Some(KxGroup::from_library_name(n).with_context(|| format!("unknown group {n}"))?),
             None => None,
         };
         let hrr = c.handshake_type()?.contains("HELLO_RETRY_REQUEST");
         ensure!(!hrr, "s2n-tls needed a HelloRetryRequest");
         let client_authenticated = (self.mode == Mode::Server).then(|| c.client_cert_used());
-        Ok(Negotiated { protocol, suite, group, resumed: c.resumed(), client_authenticated })
+        Ok(Negotiated { protocol, suite, group, resumed: resumed(c)?, client_authenticated })
     }
 
     fn release_buffers(&mut self) -> Result<&'static str> {
@@ -310,12 +367,20 @@ impl TlsConnection for S2nConn {
         // TLS 1.2 the ticket came in the handshake.
         let mut byte = [0u8; 1];
         ensure!(self.recv(&mut byte)? == 0, "unexpected application data while waiting for a ticket");
-        let received = self.conn.application_context_mut::<ReceivedTicket>().and_then(|t| t.0.take());
+        #[cfg(not(s2n_before_0_3))]
+        let received = self
+            .conn
+            .application_context_mut::<crate::config::s2n::ReceivedTicket>()
+            .and_then(|t| t.0.take());
+        #[cfg(s2n_before_0_3)]
+        let received =
+            crate::config::s2n::LAST_TICKET.lock().map_err(|_| anyhow!("ticket slot poisoned"))?.take();
         if let Some(ticket) = received {
             return Ok(Session(Box::new(ticket)));
         }
         // TLS 1.2: a server may resume without issuing a new ticket
         // (RFC 5077 section 3.3); the client keeps the session it resumed.
+        #[cfg(not(s2n_before_0_3))]
         if self.conn.actual_protocol_version()? == Version::TLS12 && self.conn.resumed() {
             let mut ticket = vec![0u8; self.conn.session_ticket_length()?];
             let n = self.conn.session_ticket(&mut ticket)?;

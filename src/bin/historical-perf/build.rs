@@ -13,7 +13,7 @@ use std::{
 use anyhow::{Context, Result, bail, ensure};
 use toml_edit::{DocumentMut, Item, Table, value};
 
-use crate::releases::{Library, Release};
+use crate::releases::{self, Library, Release};
 
 /// Paths of one run.
 pub struct Paths {
@@ -32,6 +32,8 @@ pub struct Prepared {
     pub env: Vec<(String, String)>,
     /// Which crypto library the build links, for the report.
     pub libcrypto: String,
+    /// How the crypto crates were pinned to the release's era (s2n-tls).
+    pub era: Option<String>,
 }
 
 /// The last lines of a failed command's output that say why.
@@ -80,14 +82,68 @@ pub fn manifest(repo: &Path, release: &Release) -> Result<String> {
         bench.insert("path", abs(&format!("benches/{name}.rs")));
     }
     doc.insert("workspace", Item::Table(Table::new()));
+    prune(&mut doc, release.library)?;
     let pinned = format!("={}", release.version);
     match release.library {
-        Library::Rustls => doc["dependencies"]["rustls"]["version"] = value(pinned),
+        Library::Rustls => {
+            let rustls = &mut doc["dependencies"]["rustls"];
+            rustls["version"] = value(pinned);
+            // rustls 0.22 has neither `std` nor `prefer-post-quantum`.
+            if release.version.minor == 22 {
+                rustls["features"] =
+                    value(toml_edit::Array::from_iter(["tls12", "logging", "aws_lc_rs", "ring"]));
+            }
+        }
         Library::S2nTls => doc["dependencies"]["s2n-tls"]["version"] = value(pinned),
         // The newest `openssl` crate, on the OpenSSL built beforehand.
         Library::Openssl => {}
     }
     Ok(doc.to_string())
+}
+
+/// Dependencies the benchmarks do not use: the certificate generator's and
+/// the tests'. Left in, they would hold crates such as aws-lc-rs at today's
+/// versions in the lock file.
+const UNUSED_BY_BENCHMARKS: [(&str, &str); 3] =
+    [("dependencies", "rcgen"), ("dev-dependencies", "rustls-webpki"), ("dev-dependencies", "x509-parser")];
+
+/// Leaves only `library`'s dependencies: every other feature is emptied
+/// (kept by name, so `cfg(feature = ..)` stays a known name), `default` is
+/// empty, and the dependencies only those features enabled are removed, as
+/// are [`UNUSED_BY_BENCHMARKS`]. An old release then resolves with nothing
+/// of the other libraries in its lock file.
+fn prune(doc: &mut DocumentMut, library: Library) -> Result<()> {
+    let features = doc["features"].as_table_mut().context("no [features]")?;
+    let refs = |item: &Item| -> Vec<String> {
+        item.as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|v| v.as_str())
+                    .filter_map(|f| f.strip_prefix("dep:").or_else(|| f.split_once('/').map(|(d, _)| d)))
+                    .map(str::to_string)
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let kept = [library.feature(), "historical-perf"];
+    let mut used = Vec::new();
+    let mut dropped = Vec::new();
+    for (name, item) in features.iter_mut() {
+        if kept.contains(&name.get()) {
+            used.extend(refs(item));
+        } else {
+            dropped.extend(refs(item));
+            *item = value(toml_edit::Array::new());
+        }
+    }
+    let deps = doc["dependencies"].as_table_mut().context("no [dependencies]")?;
+    for dep in dropped.iter().filter(|d| !used.contains(d)) {
+        deps.remove(dep);
+    }
+    for (table, dep) in UNUSED_BY_BENCHMARKS {
+        doc[table].as_table_mut().with_context(|| format!("no [{table}]"))?.remove(dep);
+    }
+    Ok(())
 }
 
 /// Writes the release's build directory (manifest, a copy of the lock
@@ -115,7 +171,86 @@ pub fn prepare(paths: &Paths, release: &Release) -> Result<Prepared> {
         }
         _ => String::new(),
     };
-    Ok(Prepared { manifest: manifest_path, env, libcrypto })
+    let era = match release.library {
+        Library::S2nTls => Some(pin_crypto_to_era(paths, &manifest_path, release)?),
+        _ => None,
+    };
+    Ok(Prepared { manifest: manifest_path, env, libcrypto, era })
+}
+
+/// The crates pinned to an s2n-tls release's era: its libcrypto bindings.
+const ERA_PINNED: [&str; 2] = ["aws-lc-rs", "aws-lc-sys"];
+
+/// Locked versions of `krate` in the build at `manifest` (`cargo metadata`,
+/// which also brings the copied lock file in line with the manifest).
+fn locked_versions(paths: &Paths, manifest: &Path, krate: &str) -> Result<Vec<semver::Version>> {
+    let out = run(
+        Command::new("cargo")
+            .args(["metadata", "--all-features", "--format-version", "1", "--manifest-path"])
+            .arg(manifest)
+            .env("CARGO_TARGET_DIR", &paths.target),
+        "reading the build's lock (cargo metadata)",
+    )?;
+    let meta: serde_json::Value = serde_json::from_slice(&out.stdout).context("parsing cargo metadata")?;
+    let packages = meta["packages"].as_array().context("cargo metadata without packages")?;
+    let mut found: Vec<semver::Version> = packages
+        .iter()
+        .filter(|p| p["name"] == krate)
+        .filter_map(|p| p["version"].as_str().and_then(|v| semver::Version::parse(v).ok()))
+        .collect();
+    found.sort();
+    found.dedup();
+    Ok(found)
+}
+
+/// Pins aws-lc-rs and aws-lc-sys (where the build has them) to the newest
+/// compatible versions published by the s2n-tls release's own publish time
+/// (crates.io index `pubtime`), with `cargo update --precise` in the
+/// generated build's lock file, so that an old s2n-tls runs on the
+/// libcrypto of its day rather than on today's. Returns what was done, for
+/// the report. Errors: the index cannot be read, or cargo refuses a pin.
+fn pin_crypto_to_era(paths: &Paths, manifest: &Path, release: &Release) -> Result<String> {
+    let s2n = releases::fetch_index(release.library.crate_name())?;
+    let Some(deadline) = s2n.iter().find(|p| p.version == release.version).and_then(|p| p.time.clone())
+    else {
+        return Ok(format!("not pinned: the index has no publish time for s2n-tls {}", release.version));
+    };
+    let (mut pinned, mut kept) = (0, Vec::new());
+    for krate in ERA_PINNED {
+        let locked = locked_versions(paths, manifest, krate)?;
+        if locked.is_empty() {
+            continue;
+        }
+        let index = releases::fetch_index(krate)?;
+        for current in locked {
+            let Some(era) = releases::newest_published_by(&index, &deadline, &current) else {
+                kept.push(format!("{krate} {current} kept: none of its series was out by then"));
+                continue;
+            };
+            if era != current {
+                run(
+                    Command::new("cargo")
+                        .args(["update", "--manifest-path"])
+                        .arg(manifest)
+                        .args(["-p", &format!("{krate}@{current}"), "--precise", &era.to_string()])
+                        .env("CARGO_TARGET_DIR", &paths.target),
+                    &format!("pinning {krate} to {era}"),
+                )?;
+            }
+            pinned += 1;
+        }
+    }
+    let day = deadline.split('T').next().unwrap_or(&deadline);
+    let mut note = if pinned > 0 {
+        format!("pinned to the newest published by {day}, the release's date")
+    } else {
+        "no aws-lc crate to pin".to_string()
+    };
+    for k in kept {
+        note.push_str("; ");
+        note.push_str(&k);
+    }
+    Ok(note)
 }
 
 /// Builds OpenSSL `release` with `openssl-src` (a generated crate whose
@@ -173,7 +308,7 @@ pub fn libcrypto_of(paths: &Paths, prepared: &Prepared, library: Library) -> Res
             .env("CARGO_TARGET_DIR", &paths.target),
         "listing the crypto crates (cargo tree)",
     )?;
-    let wanted = ["aws-lc-sys", "aws-lc-fips-sys", "openssl-sys", "ring"];
+    let wanted = ["aws-lc-rs", "aws-lc-sys", "aws-lc-fips-sys", "openssl-sys", "ring"];
     let mut found: Vec<String> = String::from_utf8_lossy(&out.stdout)
         .lines()
         .filter_map(|l| {
@@ -184,10 +319,27 @@ pub fn libcrypto_of(paths: &Paths, prepared: &Prepared, library: Library) -> Res
         .collect();
     found.sort();
     found.dedup();
-    Ok(if found.is_empty() {
+    let mut linked = if found.is_empty() {
         "system libcrypto (no crypto crate in the build)".to_string()
     } else {
         found.join(", ")
+    };
+    // openssl-sys without OPENSSL_DIR (s2n-tls up to 0.0.41): the system's libcrypto.
+    if found.iter().any(|c| c.starts_with("openssl-sys")) {
+        let version = Command::new("pkg-config")
+            .args(["--modversion", "libcrypto"])
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
+        linked.push_str(&format!(
+            " on the system's libcrypto {}",
+            version.as_deref().unwrap_or("(version unknown)")
+        ));
+    }
+    Ok(match &prepared.era {
+        Some(era) => format!("{linked} ({era})"),
+        None => linked,
     })
 }
 
@@ -209,5 +361,22 @@ mod tests {
             assert!(Path::new(bench["path"].as_str().unwrap()).exists());
         }
         assert!(doc["features"].get("historical-perf").is_some());
+        // Only rustls's dependencies stay; other features are emptied.
+        let deps = doc["dependencies"].as_table().unwrap();
+        assert!(deps.contains_key("rustls") && deps.contains_key("aws-lc-rs"));
+        for other in ["s2n-tls", "openssl", "openssl-sys", "boring", "boring-sys", "rcgen"] {
+            assert!(!deps.contains_key(other), "{other} left in");
+        }
+        assert!(!doc["dev-dependencies"].as_table().unwrap().contains_key("rustls-webpki"));
+        assert!(doc["features"]["boring"].as_array().unwrap().is_empty());
+        assert!(doc["features"]["default"].as_array().unwrap().is_empty());
+        assert!(!doc["features"]["rustls"].as_array().unwrap().is_empty());
+        let features: Vec<&str> = doc["dependencies"]["rustls"]["features"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|f| f.as_str())
+            .collect();
+        assert_eq!(features, ["tls12", "logging", "aws_lc_rs", "ring"], "0.22's own feature names");
     }
 }

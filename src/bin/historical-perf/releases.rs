@@ -77,18 +77,20 @@ impl Release {
 impl Release {
     /// Whether tls-bench's code for this library can build against this
     /// release: `Err` says why not. Its stacks are written for the current
-    /// APIs (rustls 0.23, s2n-tls 0.3, any OpenSSL from 1.1.1); older API
-    /// eras need shims that do not exist yet, so they are reported without
-    /// a build that is known to fail.
+    /// APIs (rustls 0.23, s2n-tls 0.3, any OpenSSL from 1.1.1), with shims
+    /// for rustls 0.22 and s2n-tls 0.0.29-0.3.14 (cfgs set by build.rs);
+    /// older API eras need shims that do not exist yet, so they are
+    /// reported without a build that is known to fail.
     pub fn supported(&self) -> Result<(), String> {
         let v = &self.version;
         match self.library {
-            Library::Rustls if (v.major, v.minor) != (0, 23) => {
-                Err(format!("no shim for the rustls 0.{} API yet (tls-bench is written for 0.23)", v.minor))
-            }
-            Library::S2nTls if (v.major, v.minor) < (0, 3) => Err(format!(
-                "no shim for the s2n-tls {}.{} API yet (tls-bench is written for 0.3)",
-                v.major, v.minor
+            Library::Rustls if (v.major, v.minor) < (0, 22) => Err(format!(
+                "no shim for the rustls 0.{} API yet (tls-bench is written for 0.23, with a 0.22 shim)",
+                v.minor
+            )),
+            Library::S2nTls if *v < Version::new(0, 0, 29) => Err(format!(
+                "s2n-tls {v} cannot report the negotiated group (`Connection::selected_curve` came in 0.0.29){}",
+                if *v < Version::new(0, 0, 9) { "; its API is `s2n_tls::raw`" } else { "" }
             )),
             _ => Ok(()),
         }
@@ -118,32 +120,62 @@ struct IndexLine {
     vers: String,
     #[serde(default)]
     yanked: bool,
+    #[serde(default)]
+    pubtime: Option<String>,
+}
+
+/// One published version of a crate, from its index file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Published {
+    pub version: Version,
+    /// When crates.io published it (RFC 3339 UTC, `2024-08-20T21:44:23Z`;
+    /// the index's `pubtime`), if the index says.
+    pub time: Option<String>,
 }
 
 /// The versions in an index file (one JSON object per line), without
 /// yanked ones and pre-releases, in ascending order.
-pub fn parse_index(text: &str) -> Result<Vec<Version>> {
+pub fn parse_index_entries(text: &str) -> Result<Vec<Published>> {
     let mut out = Vec::new();
     for line in text.lines().filter(|l| !l.trim().is_empty()) {
         let entry: IndexLine = serde_json::from_str(line).context("parsing an index line")?;
         let v = Version::parse(&entry.vers).with_context(|| format!("version {}", entry.vers))?;
         if !entry.yanked && v.pre.is_empty() {
-            out.push(v);
+            out.push(Published { version: v, time: entry.pubtime });
         }
     }
-    out.sort();
+    out.sort_by(|a, b| a.version.cmp(&b.version));
     Ok(out)
 }
 
-/// Fetches `crate_name`'s index file from crates.io (with `curl`).
-pub fn fetch_versions(crate_name: &str) -> Result<Vec<Version>> {
+/// Fetches and parses `crate_name`'s index file from crates.io (with `curl`).
+pub fn fetch_index(crate_name: &str) -> Result<Vec<Published>> {
     let url = format!("https://index.crates.io/{}", index_path(crate_name));
     let out = Command::new("curl")
         .args(["-sSfL", "--max-time", "60", &url])
         .output()
         .context("running curl to read the crates.io index")?;
     ensure!(out.status.success(), "fetching {url}: {}", String::from_utf8_lossy(&out.stderr).trim());
-    parse_index(&String::from_utf8(out.stdout)?)
+    parse_index_entries(&String::from_utf8(out.stdout)?)
+}
+
+/// [`fetch_index`]'s versions alone.
+pub fn fetch_versions(crate_name: &str) -> Result<Vec<Version>> {
+    Ok(fetch_index(crate_name)?.into_iter().map(|p| p.version).collect())
+}
+
+/// The newest of `entries` published no later than `deadline` (RFC 3339
+/// UTC, compared as text, which orders such times) and semver-compatible
+/// with `compatible` (same major, and same minor while the major is 0), so
+/// that `cargo update --precise` can swap it in for the locked one.
+pub fn newest_published_by(entries: &[Published], deadline: &str, compatible: &Version) -> Option<Version> {
+    let same_series =
+        |v: &Version| v.major == compatible.major && (compatible.major != 0 || v.minor == compatible.minor);
+    entries
+        .iter()
+        .filter(|p| same_series(&p.version) && p.time.as_deref().is_some_and(|t| t <= deadline))
+        .map(|p| p.version.clone())
+        .max()
 }
 
 /// OpenSSL series followed: 1.1.1w, then the newest patch of each.
@@ -227,6 +259,10 @@ pub fn named(library: Library, versions: &[Version], wanted: &[String]) -> Resul
 mod tests {
     use super::*;
 
+    fn versions(index: &str) -> Vec<Version> {
+        parse_index_entries(index).unwrap().into_iter().map(|p| p.version).collect()
+    }
+
     const OPENSSL_SRC_INDEX: &str = r#"{"name":"openssl-src","vers":"111.28.1+1.1.1w","yanked":false}
 {"name":"openssl-src","vers":"300.0.13+3.0.8","yanked":false}
 {"name":"openssl-src","vers":"111.28.2+1.1.1w","yanked":false}
@@ -242,9 +278,14 @@ mod tests {
     fn api_eras_without_a_shim_are_named() {
         let r = |library, major, minor| Release { library, version: Version::new(major, minor, 1) };
         assert!(r(Library::Rustls, 0, 23).supported().is_ok());
+        assert!(r(Library::Rustls, 0, 22).supported().is_ok());
         assert!(r(Library::Rustls, 0, 21).supported().unwrap_err().contains("rustls 0.21"));
         assert!(r(Library::S2nTls, 0, 3).supported().is_ok());
-        assert!(r(Library::S2nTls, 0, 0).supported().unwrap_err().contains("s2n-tls 0.0"));
+        let s2n = |v: &str| Release { library: Library::S2nTls, version: Version::parse(v).unwrap() };
+        assert!(s2n("0.0.8").supported().unwrap_err().contains("s2n_tls::raw"));
+        assert!(s2n("0.0.28").supported().unwrap_err().contains("selected_curve"));
+        assert!(s2n("0.0.29").supported().is_ok());
+        assert!(s2n("0.1.2").supported().is_ok());
         assert!(r(Library::Openssl, 111, 28).supported().is_ok());
     }
 
@@ -257,7 +298,7 @@ mod tests {
 
     #[test]
     fn openssl_releases_are_ordered_by_crate_version_and_picked_per_series() {
-        let versions = parse_index(OPENSSL_SRC_INDEX).unwrap();
+        let versions = versions(OPENSSL_SRC_INDEX);
         assert_eq!(versions.len(), 8, "the yanked one is dropped");
         let labels: Vec<String> =
             default_selection(Library::Openssl, &versions, false).iter().map(Release::label).collect();
@@ -270,7 +311,7 @@ mod tests {
             .iter()
             .map(|v| format!("{{\"name\":\"rustls\",\"vers\":\"{v}\"}}\n"))
             .collect();
-        let versions = parse_index(&text).unwrap();
+        let versions = versions(&text);
         let labels: Vec<String> =
             default_selection(Library::Rustls, &versions, false).iter().map(Release::label).collect();
         assert_eq!(labels, ["0.20.9", "0.21.12", "0.22.4", "0.23.46"]);
@@ -289,6 +330,33 @@ mod tests {
     }
 
     #[test]
+    fn era_pins_take_the_newest_compatible_release_published_by_the_deadline() {
+        let text = [
+            ("1.8.1", "2024-07-30T10:00:00Z"),
+            ("1.9.0", "2024-09-05T10:00:00Z"),
+            ("1.8.0", "2024-07-10T10:00:00Z"),
+            ("2.0.0", "2024-01-01T00:00:00Z"),
+        ]
+        .iter()
+        .map(|(v, t)| format!(r#"{{"name":"aws-lc-rs","vers":"{v}","yanked":false,"pubtime":"{t}"}}"#))
+        .collect::<Vec<_>>()
+        .join("\n");
+        let entries = parse_index_entries(&text).unwrap();
+        let one = Version::new(1, 19, 0);
+        assert_eq!(newest_published_by(&entries, "2024-08-20T21:44:23Z", &one), Some(Version::new(1, 8, 1)));
+        assert_eq!(newest_published_by(&entries, "2023-01-01T00:00:00Z", &one), None);
+        // 0.x series: the minor must match too.
+        let old = r#"{"name":"aws-lc-sys","vers":"0.20.1","pubtime":"2024-07-01T00:00:00Z"}
+{"name":"aws-lc-sys","vers":"0.21.0","pubtime":"2024-08-01T00:00:00Z"}"#;
+        let entries = parse_index_entries(old).unwrap();
+        let locked = Version::new(0, 20, 0);
+        assert_eq!(
+            newest_published_by(&entries, "2024-09-01T00:00:00Z", &locked),
+            Some(Version::new(0, 20, 1))
+        );
+    }
+
+    #[test]
     fn versions_sort_numerically_not_as_text() {
         let mut v = vec![Version::new(0, 3, 10), Version::new(0, 3, 9), Version::new(0, 10, 0)];
         v.sort();
@@ -297,7 +365,7 @@ mod tests {
 
     #[test]
     fn unknown_release_names_list_the_known_ones() {
-        let versions = parse_index(OPENSSL_SRC_INDEX).unwrap();
+        let versions = versions(OPENSSL_SRC_INDEX);
         let err = named(Library::Openssl, &versions, &["3.9.9".into()]).unwrap_err().to_string();
         assert!(err.contains("3.9.9") && err.contains("3.0.8"), "{err}");
         let r = named(Library::Openssl, &versions, &["3.5.4".into(), "1.1.1w".into()]).unwrap();
