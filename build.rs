@@ -42,6 +42,8 @@ fn main() {
     println!("cargo::rustc-check-cfg=cfg(s2n_no_kx_group_getter)");
     println!("cargo::rustc-check-cfg=cfg(s2n_no_kem_group_getter)");
     println!("cargo::rustc-check-cfg=cfg(rustls_0_22)");
+    println!("cargo::rustc-check-cfg=cfg(rustls_0_21)");
+    println!("cargo::rustc-check-cfg=cfg(rustls_0_20)");
     println!("cargo::rustc-check-cfg=cfg(s2n_before_0_3)");
     println!("cargo::rustc-check-cfg=cfg(s2n_no_session_tickets)");
     println!("cargo::rustc-check-cfg=cfg(s2n_no_system_certs_switch)");
@@ -64,6 +66,15 @@ fn main() {
     // values back through counting wrappers (src/config/rustls_observe.rs).
     if minor_patch(&locked_version(&lock, "rustls"), 22).is_some() {
         println!("cargo::rustc-cfg=rustls_0_22");
+    }
+    // rustls 0.21 and 0.20: their own config and stack modules
+    // (src/*/rustls_0_21.rs), with cfg `rustls_0_20` for 0.20's differences.
+    let rustls = locked_version(&lock, "rustls");
+    if minor_patch(&rustls, 21).or(minor_patch(&rustls, 20)).is_some() {
+        println!("cargo::rustc-cfg=rustls_0_21");
+    }
+    if minor_patch(&rustls, 20).is_some() {
+        println!("cargo::rustc-cfg=rustls_0_20");
     }
     let s2n_tls = locked_version(&lock, "s2n-tls");
     if minor_patch(&s2n_tls, 0).or(minor_patch(&s2n_tls, 1)).or(minor_patch(&s2n_tls, 2)).is_some() {

@@ -15,6 +15,8 @@
 //! - [`host`]: the machine a measurement ran on.
 //! - [`memory`]: heap accounting by side, fed by the `memory` binary's
 //!   allocator interposer.
+//! - [`wire`]: the negotiated group and resumption read from the server's
+//!   plaintext first flight, for libraries that cannot report them.
 
 pub mod bench;
 pub mod certs;
@@ -26,3 +28,4 @@ pub mod memory;
 pub mod params;
 pub mod stacks;
 pub mod transport;
+pub mod wire;

@@ -6,7 +6,11 @@
 
 #[cfg(any(feature = "openssl", feature = "boring"))]
 pub mod openssl;
-#[cfg(feature = "rustls")]
+#[cfg(all(feature = "rustls", not(rustls_0_21)))]
+pub mod rustls;
+/// rustls 0.21 (historical-perf): the same items through 0.21's API.
+#[cfg(all(feature = "rustls", rustls_0_21))]
+#[path = "rustls_0_21.rs"]
 pub mod rustls;
 #[cfg(all(feature = "rustls", rustls_0_22))]
 pub mod rustls_observe;

@@ -6,7 +6,11 @@
 pub mod openssl;
 #[cfg(feature = "plaintext")]
 pub mod plaintext;
-#[cfg(feature = "rustls")]
+#[cfg(all(feature = "rustls", not(rustls_0_21)))]
+pub mod rustls;
+/// rustls 0.21 (historical-perf): the same library through 0.21's API.
+#[cfg(all(feature = "rustls", rustls_0_21))]
+#[path = "rustls_0_21.rs"]
 pub mod rustls;
 #[cfg(feature = "s2n-tls")]
 pub mod s2n;

@@ -88,10 +88,19 @@ pub fn manifest(repo: &Path, release: &Release) -> Result<String> {
         Library::Rustls => {
             let rustls = &mut doc["dependencies"]["rustls"];
             rustls["version"] = value(pinned);
-            // rustls 0.22 has neither `std` nor `prefer-post-quantum`.
-            if release.version.minor == 22 {
-                rustls["features"] =
-                    value(toml_edit::Array::from_iter(["tls12", "logging", "aws_lc_rs", "ring"]));
+            // rustls 0.22 has neither `std` nor `prefer-post-quantum`; 0.21 has
+            // no providers (ring always), so tls-bench's aws-lc-rs is left out.
+            match release.version.minor {
+                22 => {
+                    rustls["features"] =
+                        value(toml_edit::Array::from_iter(["tls12", "logging", "aws_lc_rs", "ring"]))
+                }
+                ..22 => {
+                    rustls["features"] = value(toml_edit::Array::from_iter(["tls12", "logging"]));
+                    doc["features"]["rustls"] = value(toml_edit::Array::from_iter(["dep:rustls"]));
+                    doc["dependencies"].as_table_mut().context("no [dependencies]")?.remove("aws-lc-rs");
+                }
+                _ => {}
             }
         }
         Library::S2nTls => doc["dependencies"]["s2n-tls"]["version"] = value(pinned),

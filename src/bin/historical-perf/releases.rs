@@ -78,14 +78,14 @@ impl Release {
     /// Whether tls-bench's code for this library can build against this
     /// release: `Err` says why not. Its stacks are written for the current
     /// APIs (rustls 0.23, s2n-tls 0.3, any OpenSSL from 1.1.1), with shims
-    /// for rustls 0.22 and s2n-tls 0.0.29-0.3.14 (cfgs set by build.rs);
+    /// for rustls 0.20-0.22 and s2n-tls 0.0.29-0.3.14 (cfgs set by build.rs);
     /// older API eras need shims that do not exist yet, so they are
     /// reported without a build that is known to fail.
     pub fn supported(&self) -> Result<(), String> {
         let v = &self.version;
         match self.library {
-            Library::Rustls if (v.major, v.minor) < (0, 22) => Err(format!(
-                "no shim for the rustls 0.{} API yet (tls-bench is written for 0.23, with a 0.22 shim)",
+            Library::Rustls if (v.major, v.minor) < (0, 20) => Err(format!(
+                "no shim for the rustls 0.{} API (tls-bench is written for 0.23, with shims back to 0.20)",
                 v.minor
             )),
             Library::S2nTls if *v < Version::new(0, 0, 29) => Err(format!(
@@ -279,7 +279,9 @@ mod tests {
         let r = |library, major, minor| Release { library, version: Version::new(major, minor, 1) };
         assert!(r(Library::Rustls, 0, 23).supported().is_ok());
         assert!(r(Library::Rustls, 0, 22).supported().is_ok());
-        assert!(r(Library::Rustls, 0, 21).supported().unwrap_err().contains("rustls 0.21"));
+        assert!(r(Library::Rustls, 0, 21).supported().is_ok());
+        assert!(r(Library::Rustls, 0, 20).supported().is_ok());
+        assert!(r(Library::Rustls, 0, 19).supported().unwrap_err().contains("rustls 0.19"));
         assert!(r(Library::S2nTls, 0, 3).supported().is_ok());
         let s2n = |v: &str| Release { library: Library::S2nTls, version: Version::parse(v).unwrap() };
         assert!(s2n("0.0.8").supported().unwrap_err().contains("s2n_tls::raw"));

@@ -1,0 +1,231 @@
+//! What a handshake negotiated, read from the server's first flight as it
+//! crossed the wire: the plaintext handshake records before the first
+//! ChangeCipherSpec or encrypted record. Used where a library cannot report
+//! the value itself (rustls 0.21, built by historical-perf).
+//!
+//! Formats: TLS records and handshake messages (RFC 8446 section 5.1 and
+//! 4), ServerHello and its `supported_versions`, `key_share` and
+//! `pre_shared_key` extensions (RFC 8446 section 4.1.3, 4.2), the TLS 1.2
+//! ServerKeyExchange for ECDHE (RFC 8422 section 5.4) and the abbreviated
+//! TLS 1.2 handshake (RFC 5246 section 7.3).
+
+use anyhow::{Result, bail, ensure};
+
+const RECORD_HEADER: usize = 5;
+#[cfg(test)]
+const CHANGE_CIPHER_SPEC: u8 = 20;
+const HANDSHAKE: u8 = 22;
+const SERVER_HELLO: u8 = 2;
+const CERTIFICATE: u8 = 11;
+const SERVER_KEY_EXCHANGE: u8 = 12;
+const EXT_PRE_SHARED_KEY: u16 = 41;
+const EXT_SUPPORTED_VERSIONS: u16 = 43;
+const EXT_KEY_SHARE: u16 = 51;
+const TLS13: u16 = 0x0304;
+/// ServerHello.random of a HelloRetryRequest (RFC 8446 section 4.1.3).
+const HELLO_RETRY_RANDOM: [u8; 32] = [
+    0xcf, 0x21, 0xad, 0x74, 0xe5, 0x9a, 0x61, 0x11, 0xbe, 0x1d, 0x8c, 0x02, 0x1e, 0x65, 0xb8, 0x91, 0xc2,
+    0xa2, 0x11, 0x16, 0x7a, 0xbb, 0x8c, 0x5e, 0x07, 0x9e, 0x09, 0xe2, 0xc8, 0xa8, 0x33, 0x9c,
+];
+
+/// What the server's first flight says.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ServerFlight {
+    /// The key exchange group's IANA code: the ServerHello key share (TLS
+    /// 1.3) or the ServerKeyExchange curve (TLS 1.2); `None` without one
+    /// (an abbreviated TLS 1.2 handshake).
+    pub group: Option<u16>,
+    /// Whether a session was resumed: the server accepted a PSK (TLS 1.3)
+    /// or went from ServerHello to ChangeCipherSpec with no Certificate
+    /// (TLS 1.2).
+    pub resumed: bool,
+    /// Whether the ServerHello selected TLS 1.3.
+    pub tls13: bool,
+}
+
+struct Reader<'a>(&'a [u8]);
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize) -> Result<&'a [u8]> {
+        ensure!(self.0.len() >= n, "truncated handshake message");
+        let (head, rest) = self.0.split_at(n);
+        self.0 = rest;
+        Ok(head)
+    }
+    fn u8(&mut self) -> Result<u8> {
+        Ok(self.take(1)?[0])
+    }
+    fn u16(&mut self) -> Result<u16> {
+        let b = self.take(2)?;
+        Ok(u16::from_be_bytes([b[0], b[1]]))
+    }
+}
+
+/// One handshake message: its type and body.
+struct Message {
+    kind: u8,
+    body: Vec<u8>,
+}
+
+/// The handshake messages in the plaintext handshake records at the start
+/// of `bytes`, up to the first ChangeCipherSpec or encrypted record; the
+/// bool says whether such a record ended them.
+fn plaintext_messages(bytes: &[u8]) -> Result<(Vec<Message>, bool)> {
+    let mut handshake = Vec::new();
+    let mut rest = bytes;
+    let mut ended = false;
+    while rest.len() >= RECORD_HEADER {
+        let len = usize::from(u16::from_be_bytes([rest[3], rest[4]]));
+        let Some(payload) = rest.get(RECORD_HEADER..RECORD_HEADER + len) else { break };
+        if rest[0] != HANDSHAKE {
+            ended = true;
+            break;
+        }
+        handshake.extend_from_slice(payload);
+        rest = &rest[RECORD_HEADER + len..];
+    }
+    let mut messages = Vec::new();
+    let mut r = Reader(&handshake);
+    while r.0.len() >= 4 {
+        let kind = r.u8()?;
+        let len = r.take(3)?;
+        let len = usize::from(len[0]) << 16 | usize::from(len[1]) << 8 | usize::from(len[2]);
+        if r.0.len() < len {
+            break;
+        }
+        messages.push(Message { kind, body: r.take(len)?.to_vec() });
+    }
+    Ok((messages, ended))
+}
+
+/// Reads the server's first flight from `bytes`, everything the server sent
+/// from its first byte on (more may follow; it is ignored).
+///
+/// Errors: no complete ServerHello, a HelloRetryRequest (the benchmarks
+/// want none), a TLS 1.2 flight that neither shows a certificate and key
+/// exchange nor ends in ChangeCipherSpec, or malformed messages.
+pub fn server_flight(bytes: &[u8]) -> Result<ServerFlight> {
+    let (messages, ended) = plaintext_messages(bytes)?;
+    let has = |kind: u8| messages.iter().find(|m| m.kind == kind).map(|m| m.body.as_slice());
+    let Some(hello) = has(SERVER_HELLO) else {
+        bail!("no complete ServerHello in the server's first {} bytes", bytes.len());
+    };
+    let mut r = Reader(hello);
+    r.take(2)?; // legacy_version
+    ensure!(r.take(32)? != HELLO_RETRY_RANDOM, "the server sent a HelloRetryRequest");
+    let session_id = usize::from(r.u8()?);
+    r.take(session_id + 2 + 1)?; // session id, cipher suite, compression
+    let (mut tls13, mut key_share, mut psk) = (false, None, false);
+    if !r.0.is_empty() {
+        let len = usize::from(r.u16()?);
+        let mut exts = Reader(r.take(len)?);
+        while !exts.0.is_empty() {
+            let kind = exts.u16()?;
+            let len = usize::from(exts.u16()?);
+            let mut body = Reader(exts.take(len)?);
+            match kind {
+                EXT_SUPPORTED_VERSIONS => tls13 = body.u16()? == TLS13,
+                EXT_KEY_SHARE => key_share = Some(body.u16()?),
+                EXT_PRE_SHARED_KEY => psk = true,
+                _ => {}
+            }
+        }
+    }
+    if tls13 {
+        return Ok(ServerFlight { group: key_share, resumed: psk, tls13 });
+    }
+    if let Some(ske) = has(SERVER_KEY_EXCHANGE) {
+        let mut r = Reader(ske);
+        ensure!(r.u8()? == 3, "ServerKeyExchange without a named curve");
+        return Ok(ServerFlight { group: Some(r.u16()?), resumed: false, tls13 });
+    }
+    ensure!(
+        has(CERTIFICATE).is_none() && ended,
+        "TLS 1.2 flight with neither a ServerKeyExchange nor an abbreviated handshake"
+    );
+    Ok(ServerFlight { group: None, resumed: true, tls13 })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(kind: u8, payload: &[u8]) -> Vec<u8> {
+        let mut r = vec![kind, 3, 3];
+        r.extend_from_slice(&(payload.len() as u16).to_be_bytes());
+        r.extend_from_slice(payload);
+        r
+    }
+
+    fn message(kind: u8, body: &[u8]) -> Vec<u8> {
+        let len = body.len() as u32;
+        let mut m = vec![kind, (len >> 16) as u8, (len >> 8) as u8, len as u8];
+        m.extend_from_slice(body);
+        m
+    }
+
+    fn server_hello(random: [u8; 32], exts: &[(u16, Vec<u8>)]) -> Vec<u8> {
+        let mut b = vec![3, 3];
+        b.extend_from_slice(&random);
+        b.push(0); // empty session id
+        b.extend_from_slice(&[0x13, 0x01, 0]);
+        let mut e = Vec::new();
+        for (kind, body) in exts {
+            e.extend_from_slice(&kind.to_be_bytes());
+            e.extend_from_slice(&(body.len() as u16).to_be_bytes());
+            e.extend_from_slice(body);
+        }
+        b.extend_from_slice(&(e.len() as u16).to_be_bytes());
+        b.extend_from_slice(&e);
+        message(SERVER_HELLO, &b)
+    }
+
+    #[test]
+    fn tls13_group_and_psk_are_read_from_the_server_hello() {
+        let full = [(43, vec![3, 4]), (51, vec![0, 29, 0, 1, 0xaa])];
+        let mut wire = record(HANDSHAKE, &server_hello([7; 32], &full));
+        wire.extend(record(CHANGE_CIPHER_SPEC, &[1]));
+        wire.extend(record(23, &[0; 40]));
+        assert_eq!(
+            server_flight(&wire).unwrap(),
+            ServerFlight { group: Some(29), resumed: false, tls13: true }
+        );
+        let resumed = [(43, vec![3, 4]), (51, vec![0, 23, 0, 1, 0xaa]), (41, vec![0, 0])];
+        let wire = record(HANDSHAKE, &server_hello([7; 32], &resumed));
+        assert_eq!(
+            server_flight(&wire).unwrap(),
+            ServerFlight { group: Some(23), resumed: true, tls13: true }
+        );
+    }
+
+    #[test]
+    fn hello_retry_requests_and_short_flights_are_errors() {
+        let hrr =
+            record(HANDSHAKE, &server_hello(HELLO_RETRY_RANDOM, &[(43, vec![3, 4]), (51, vec![0, 29])]));
+        assert!(server_flight(&hrr).unwrap_err().to_string().contains("HelloRetryRequest"));
+        let whole = record(HANDSHAKE, &server_hello([7; 32], &[(43, vec![3, 4])]));
+        assert!(server_flight(&whole[..whole.len() - 3]).is_err());
+    }
+
+    #[test]
+    fn tls12_curve_comes_from_the_server_key_exchange_and_resumption_from_the_abbreviated_flight() {
+        let mut flight = server_hello([7; 32], &[]);
+        flight.extend(message(CERTIFICATE, &[0, 0, 0]));
+        flight.extend(message(SERVER_KEY_EXCHANGE, &[3, 0, 23, 65]));
+        flight.extend(message(14, &[]));
+        // One handshake message split across two records.
+        let (a, b) = flight.split_at(10);
+        let mut wire = record(HANDSHAKE, a);
+        wire.extend(record(HANDSHAKE, b));
+        assert_eq!(
+            server_flight(&wire).unwrap(),
+            ServerFlight { group: Some(23), resumed: false, tls13: false }
+        );
+        let mut abbreviated = record(HANDSHAKE, &server_hello([7; 32], &[]));
+        abbreviated.extend(record(CHANGE_CIPHER_SPEC, &[1]));
+        assert_eq!(
+            server_flight(&abbreviated).unwrap(),
+            ServerFlight { group: None, resumed: true, tls13: false }
+        );
+    }
+}
