@@ -32,6 +32,19 @@ pub fn draw_all(results: &[ReleaseResult], dir: &Path, note: &str) -> Result<Vec
     Ok(files)
 }
 
+/// The releases that ran on the system's libcrypto rather than their own
+/// crypto crate (s2n-tls up to 0.0.41), said on the graph since their
+/// figures measure another crypto library: `None` when there are none.
+fn system_libcrypto_note(results: &[ReleaseResult]) -> Option<String> {
+    let marker = "on the system's libcrypto";
+    let on_system: Vec<&ReleaseResult> =
+        results.iter().filter(|r| r.failure.is_none() && r.libcrypto.contains(marker)).collect();
+    let first = on_system.first()?;
+    let which = first.libcrypto.split(marker).nth(1).unwrap_or("").split('(').next().unwrap_or("").trim();
+    let releases: Vec<&str> = on_system.iter().map(|r| r.release.as_str()).collect();
+    Some(format!("{} on the system's libcrypto {which}", releases.join(", ")))
+}
+
 /// Draws benchmark `key` across `results` into `path`. Releases without the
 /// benchmark (failed, or skipped it) keep their place on the x axis, empty.
 pub fn draw(results: &[ReleaseResult], key: &str, note: &str, path: &Path) -> Result<()> {
@@ -49,7 +62,11 @@ pub fn draw(results: &[ReleaseResult], key: &str, note: &str, path: &Path) -> Re
     root.fill(&WHITE).map_err(plot_err)?;
     let (title, body) = root.split_vertically(56);
     title.draw(&Text::new(key.to_string(), (10, 8), ("sans-serif", 16))).map_err(plot_err)?;
-    title.draw(&Text::new(note.to_string(), (10, 32), ("sans-serif", 12))).map_err(plot_err)?;
+    let note = match system_libcrypto_note(results) {
+        Some(extra) => format!("{note} · {extra}"),
+        None => note.to_string(),
+    };
+    title.draw(&Text::new(note, (10, 32), ("sans-serif", 12))).map_err(plot_err)?;
     let y_desc = if unit == "MB/s" {
         "MB/s (10^6 bytes/s; higher is better)"
     } else {
@@ -95,7 +112,7 @@ pub fn draw(results: &[ReleaseResult], key: &str, note: &str, path: &Path) -> Re
         if r.failure.is_some() {
             chart
                 .draw_series(std::iter::once(Text::new(
-                    "failed",
+                    "no result",
                     (i as f64 - 0.15, y_max * 0.05),
                     ("sans-serif", 11),
                 )))
@@ -122,12 +139,25 @@ mod tests {
         let files = draw_all(&results, &dir, "fixture").unwrap();
         assert_eq!(files.len(), 2);
         let svg = std::fs::read_to_string(dir.join(file_name("handshake/server-auth,x/openssl"))).unwrap();
-        for text in ["1.1.1w", "3.6.3", "failed", "µs per iteration"] {
+        for text in ["1.1.1w", "3.6.3", "no result", "µs per iteration"] {
             assert!(svg.contains(text), "{text} missing");
         }
         let svg =
             std::fs::read_to_string(dir.join(file_name("throughput/server-auth,x,1024B/openssl"))).unwrap();
         assert!(svg.contains("MB/s"));
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn releases_on_the_system_libcrypto_are_named() {
+        let mut old = fixture("0.0.35", "0.0.35", 1_000_000.0, None);
+        old.libcrypto =
+            "openssl-sys 0.9.118 on the system's libcrypto 3.0.22 (no aws-lc crate to pin)".into();
+        let new = fixture("0.3.47", "0.3.47", 1_000_000.0, None);
+        assert_eq!(system_libcrypto_note(&[new.clone()]), None);
+        assert_eq!(
+            system_libcrypto_note(&[old, new]).as_deref(),
+            Some("0.0.35 on the system's libcrypto 3.0.22")
+        );
     }
 }
