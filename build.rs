@@ -47,6 +47,7 @@ fn main() {
     println!("cargo::rustc-check-cfg=cfg(s2n_before_0_3)");
     println!("cargo::rustc-check-cfg=cfg(s2n_no_session_tickets)");
     println!("cargo::rustc-check-cfg=cfg(s2n_no_system_certs_switch)");
+    println!("cargo::rustc-check-cfg=cfg(s2n_system_libcrypto)");
     let manifest = env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR");
     // The lock file of the workspace this package is built in.
     let lock_path = Path::new(&manifest).join("Cargo.lock");
@@ -86,7 +87,10 @@ fn main() {
         println!("cargo::rustc-cfg=s2n_no_kem_group_getter");
     }
     if let Some(s2n) = minor_patch(&s2n_tls, 0) {
-        // 0.0.x: session tickets came in 0.0.36, `with_system_certs` in 0.0.32.
+        // 0.0.x: linked to the system's libcrypto through openssl-sys (AWS-LC
+        // came with 0.1); session tickets came in 0.0.36, `with_system_certs`
+        // in 0.0.32.
+        println!("cargo::rustc-cfg=s2n_system_libcrypto");
         if s2n < 36 {
             println!("cargo::rustc-cfg=s2n_no_session_tickets");
         }

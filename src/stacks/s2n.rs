@@ -31,7 +31,9 @@ use crate::{
 
 /// s2n-tls (links AWS-LC through aws-lc-rs); named
 /// `s2n-tls-<version>+aws-lc`, or `+aws-lc-fips` when s2n-tls runs in FIPS
-/// mode on AWS-LC's FIPS module (`aws-lc-config/s2n.toml`).
+/// mode on AWS-LC's FIPS module (`aws-lc-config/s2n.toml`), or
+/// `+openssl-libcrypto` for the 0.0.x releases historical-perf builds, which
+/// link the system's OpenSSL libcrypto.
 pub struct S2nTls;
 
 /// Security policies tried, in order, when looking for one whose top
@@ -152,7 +154,14 @@ fn probe_policy(params: &Params, policy: &'static str) -> Result<bool, Configure
 
 impl TlsLibrary for S2nTls {
     fn name(&self) -> String {
-        let backend = if fips() { "aws-lc-fips" } else { "aws-lc" };
+        // s2n-tls 0.0.x (historical-perf) links the system's OpenSSL libcrypto.
+        let backend = if cfg!(s2n_system_libcrypto) {
+            "openssl-libcrypto"
+        } else if fips() {
+            "aws-lc-fips"
+        } else {
+            "aws-lc"
+        };
         format!("s2n-tls-{}+{backend}", env!("TLS_BENCH_S2N_TLS_VERSION"))
     }
 

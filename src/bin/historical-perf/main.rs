@@ -89,6 +89,11 @@ enum Cmd {
         /// Short Criterion runs (for checking that it works, not for figures).
         #[arg(long)]
         quick: bool,
+        /// Run every release this many times, round-robin, and keep for each
+        /// benchmark the round with the lowest median: a noisy spell on a
+        /// shared machine then spoils one round of a release, not its figure.
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+        rounds: u32,
         /// Where results are kept [default: target/historical-perf, or
         /// target/historical-perf/quick with --quick].
         #[arg(long)]
@@ -142,7 +147,7 @@ fn run(cli: Cli) -> Result<()> {
             }
             Ok(())
         }
-        Cmd::Run { selection, quick, out, graphs } => {
+        Cmd::Run { selection, quick, rounds, out, graphs } => {
             let base = repo().join("target/historical-perf");
             let out =
                 out.map_or_else(|| if quick { base.join("quick") } else { base.clone() }, |o| repo().join(o));
@@ -155,7 +160,7 @@ fn run(cli: Cli) -> Result<()> {
             let target =
                 std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| repo().join("target"), PathBuf::from);
             let paths = Paths { repo: repo(), target, work: base };
-            run_releases(&paths, &releases, quick, &out)?;
+            run_releases(&paths, &releases, quick, rounds, &out)?;
             let mut libs: Vec<Library> = releases.iter().map(|r| r.library).collect();
             libs.dedup();
             for lib in libs {
@@ -210,10 +215,15 @@ fn criterion_args(quick: bool) -> Vec<&'static str> {
     args
 }
 
-/// Builds, runs and keeps each release in turn, with progress; a release
-/// that fails is kept as failed and the others go on.
-fn run_releases(paths: &Paths, releases: &[Release], quick: bool, out: &Path) -> Result<()> {
-    let bar = ProgressBar::new(releases.len() as u64);
+/// Builds, runs and keeps each release in turn, `rounds` times over, with
+/// progress; a release that fails is kept as failed, not run again, and the
+/// others go on. After each round the kept result of a release holds, per
+/// benchmark, the lowest median of its rounds so far.
+fn run_releases(paths: &Paths, releases: &[Release], quick: bool, rounds: u32, out: &Path) -> Result<()> {
+    let runs: Vec<(u32, &Release)> =
+        (1..=rounds).flat_map(|round| releases.iter().map(move |r| (round, r))).collect();
+    let mut kept: Vec<Option<ReleaseResult>> = vec![None; releases.len()];
+    let bar = ProgressBar::new(runs.len() as u64);
     bar.set_style(
         ProgressStyle::with_template("[{elapsed_precise}] {bar:30} {pos}/{len} releases, ~{eta} left: {msg}")
             .context("progress template")?,
@@ -223,17 +233,24 @@ fn run_releases(paths: &Paths, releases: &[Release], quick: bool, out: &Path) ->
         |line: String| if bar.is_hidden() { eprintln!("historical-perf: {line}") } else { bar.println(line) };
     let date = chrono::Utc::now().format("%Y-%m-%d").to_string();
     let begun = Instant::now();
-    for (i, release) in releases.iter().enumerate() {
+    for (i, (round, release)) in runs.iter().copied().enumerate() {
+        let slot = i % releases.len();
+        if kept[slot].as_ref().is_some_and(|k| k.failure.is_some()) {
+            bar.inc(1);
+            continue;
+        }
         let started = Instant::now();
+        let release_round =
+            if rounds > 1 { format!("{release} (round {round}/{rounds})") } else { release.to_string() };
         let stage = |what: &str| {
-            bar.set_message(format!("{release}: {what}"));
+            bar.set_message(format!("{release_round}: {what}"));
             if bar.is_hidden() {
-                let left = begun.elapsed().checked_div(i as u32).map(|per| per * (releases.len() - i) as u32);
+                let left = begun.elapsed().checked_div(i as u32).map(|per| per * (runs.len() - i) as u32);
                 let left = left.map_or("unknown".to_string(), fmt_duration);
                 eprintln!(
-                    "historical-perf: [{}/{}] {release}: {what} (about {left} left)",
+                    "historical-perf: [{}/{}] {release_round}: {what} (about {left} left)",
                     i + 1,
-                    releases.len()
+                    runs.len()
                 );
             }
         };
@@ -249,15 +266,21 @@ fn run_releases(paths: &Paths, releases: &[Release], quick: bool, out: &Path) ->
             libcrypto,
             date: date.clone(),
             quick,
+            rounds: 1,
             benchmarks,
             failure,
         };
-        result.save(out, release)?;
         let status = match &result.failure {
             Some(why) => format!("FAILED ({why})"),
             None => format!("done, {} benchmarks", result.benchmarks.len()),
         };
-        say(format!("{release}: {status} in {}", fmt_duration(started.elapsed())));
+        let result = match kept[slot].take() {
+            Some(earlier) => earlier.lowest_with(result),
+            None => result,
+        };
+        result.save(out, release)?;
+        kept[slot] = Some(result);
+        say(format!("{release_round}: {status} in {}", fmt_duration(started.elapsed())));
         bar.inc(1);
     }
     bar.finish_with_message("all releases done");
@@ -333,8 +356,14 @@ fn report(library: Library, out: &Path, graphs: &Path) -> Result<()> {
         return Ok(());
     }
     let date = results.iter().map(|r| r.date.as_str()).max().unwrap_or("");
+    let rounds = results.iter().map(|r| r.rounds).max().unwrap_or(1);
+    let figure = if rounds > 1 {
+        format!("lowest median of {rounds} rounds and its 95% confidence interval")
+    } else {
+        "median and its 95% confidence interval".to_string()
+    };
     let note = format!(
-        "{date} · {} · median and its 95% confidence interval{}",
+        "{date} · {} · {figure}{}",
         tls_bench::host::cpu_model(),
         if results.iter().any(|r| r.quick) { " · --quick run" } else { "" }
     );

@@ -154,7 +154,7 @@ mod tests {
         old.libcrypto =
             "openssl-sys 0.9.118 on the system's libcrypto 3.0.22 (no aws-lc crate to pin)".into();
         let new = fixture("0.3.47", "0.3.47", 1_000_000.0, None);
-        assert_eq!(system_libcrypto_note(&[new.clone()]), None);
+        assert_eq!(system_libcrypto_note(std::slice::from_ref(&new)), None);
         assert_eq!(
             system_libcrypto_note(&[old, new]).as_deref(),
             Some("0.0.35 on the system's libcrypto 3.0.22")

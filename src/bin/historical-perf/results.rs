@@ -32,7 +32,7 @@ impl Bench {
     /// From a Criterion measurement.
     pub fn from_measurement(m: &Measurement) -> Bench {
         Bench {
-            key: format!("{}/{}/{}", m.group, m.params, library_family(&m.library)),
+            key: format!("{}/{}/{}", m.group, m.params, series(&m.library)),
             library_id: m.library.clone(),
             median_ns: m.median_ns,
             lower_ns: m.lower_ns,
@@ -89,12 +89,38 @@ pub struct ReleaseResult {
     pub date: String,
     /// Short Criterion settings (`--quick`).
     pub quick: bool,
+    /// Rounds joined (`--rounds`): each benchmark's figure is the lowest
+    /// median among them.
+    #[serde(default = "one_round")]
+    pub rounds: u32,
     pub benchmarks: Vec<Bench>,
     /// Why the release has no results (build or run failure), if so.
     pub failure: Option<String>,
 }
 
+fn one_round() -> u32 {
+    1
+}
+
 impl ReleaseResult {
+    /// `self` and a later round of the same release joined: per benchmark the
+    /// lower median (with its interval); a benchmark only one round has is
+    /// kept; a failed round leaves `self` as it is.
+    pub fn lowest_with(mut self, later: ReleaseResult) -> ReleaseResult {
+        if later.failure.is_some() {
+            return self;
+        }
+        self.rounds += later.rounds;
+        for b in later.benchmarks {
+            match self.benchmarks.iter_mut().find(|k| k.key == b.key) {
+                Some(k) if b.median_ns < k.median_ns => *k = b,
+                Some(_) => {}
+                None => self.benchmarks.push(b),
+            }
+        }
+        self
+    }
+
     /// The crate version, for ordering.
     pub fn version(&self) -> Version {
         Version::parse(&self.crate_version).unwrap_or(Version::new(0, 0, 0))
@@ -114,7 +140,21 @@ impl ReleaseResult {
     }
 }
 
-/// Every kept result of `library` under `out`, in version order.
+/// The name a library's figures go by across releases: its id without the
+/// version ([`library_family`]), and for s2n-tls without the crypto
+/// library too, since that changes with the era (AWS-LC, or the system's
+/// libcrypto up to 0.0.41) and is recorded per release instead.
+pub fn series(library_id: &str) -> String {
+    let family = library_family(library_id);
+    match family.split_once('+') {
+        Some(("s2n-tls", _)) => "s2n-tls".to_string(),
+        _ => family,
+    }
+}
+
+/// Every kept result of `library` under `out`, in version order; benchmark keys are
+/// recomputed with [`series`] (results kept before it named s2n-tls's
+/// crypto library in the key).
 pub fn load(out: &Path, library: Library) -> Result<Vec<ReleaseResult>> {
     let dir = out.join(library.to_string());
     let mut results = Vec::new();
@@ -125,10 +165,14 @@ pub fn load(out: &Path, library: Library) -> Result<Vec<ReleaseResult>> {
         let path = entry?.path();
         if path.extension().is_some_and(|e| e == "json") {
             let text = fs::read_to_string(&path)?;
-            results.push(
-                serde_json::from_str::<ReleaseResult>(&text)
-                    .with_context(|| format!("parsing {}", path.display()))?,
-            );
+            let mut result = serde_json::from_str::<ReleaseResult>(&text)
+                .with_context(|| format!("parsing {}", path.display()))?;
+            for b in &mut result.benchmarks {
+                if let Some((head, _)) = b.key.rsplit_once('/') {
+                    b.key = format!("{head}/{}", series(&b.library_id));
+                }
+            }
+            results.push(result);
         }
     }
     results.sort_by_key(ReleaseResult::version);
@@ -214,6 +258,7 @@ pub mod tests {
             libcrypto: "fixture".into(),
             date: "2026-11-21".into(),
             quick: true,
+            rounds: 1,
             benchmarks,
             failure: failure.map(str::to_string),
         }
@@ -240,6 +285,27 @@ pub mod tests {
         assert_eq!((b.median_ns, b.lower_ns, b.upper_ns), (1000.0, 990.0, 1020.0));
         assert_eq!(b.shown(), Shown { value: 1.0, low: 0.99, high: 1.02, unit: "µs" });
         fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn s2n_tls_releases_form_one_series_whatever_their_libcrypto() {
+        assert_eq!(series("s2n-tls-0.0.35+openssl-libcrypto"), "s2n-tls");
+        assert_eq!(series("s2n-tls-0.3.47+aws-lc"), "s2n-tls");
+        assert_eq!(series("rustls-0.23.46+ring"), "rustls+ring");
+        assert_eq!(series("openssl-3.0.8"), "openssl");
+    }
+
+    #[test]
+    fn rounds_keep_the_lowest_median_of_each_benchmark() {
+        let first = fixture("3.0.8", "300.0.13+3.0.8", 1_000_000.0, None);
+        let mut second = fixture("3.0.8", "300.0.13+3.0.8", 900_000.0, None);
+        second.benchmarks[1].median_ns *= 2.0; // throughput: slower this round
+        let joined = first.clone().lowest_with(second);
+        assert_eq!(joined.benchmarks[0].median_ns, 900_000.0);
+        assert_eq!(joined.benchmarks[1].median_ns, first.benchmarks[1].median_ns);
+        assert_eq!(joined.rounds, 2);
+        let failed = fixture("3.0.8", "300.0.13+3.0.8", 0.0, Some("build failed"));
+        assert_eq!(first.clone().lowest_with(failed).benchmarks.len(), first.benchmarks.len());
     }
 
     #[test]
