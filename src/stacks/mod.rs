@@ -12,6 +12,9 @@ pub mod rustls;
 #[cfg(all(feature = "rustls", rustls_0_21))]
 #[path = "rustls_0_21.rs"]
 pub mod rustls;
+/// The byte-moving loop every rustls era's stack shares.
+#[cfg(feature = "rustls")]
+mod rustls_drive;
 #[cfg(feature = "s2n-tls")]
 pub mod s2n;
 

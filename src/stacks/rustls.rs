@@ -5,14 +5,14 @@
 //! docs, `Connection::process_new_packets`).
 
 use std::{
-    io::{self, Read, Write},
+    io,
     sync::{
         Arc,
         atomic::{AtomicU64, Ordering},
     },
 };
 
-use anyhow::{Context, Result, anyhow, bail};
+use anyhow::{Context, Result, bail};
 #[cfg(not(rustls_0_22))]
 use rustls::HandshakeKind as RustlsHandshakeKind;
 use rustls::{
@@ -33,6 +33,8 @@ use crate::{
     params::{CipherSuite, HandshakeKind, KxGroup, Params, Protocol},
     transport::Endpoint,
 };
+
+use super::rustls_drive::{self as drive, Driven};
 
 /// rustls with one crypto provider; named `rustls-<version>+<provider>`.
 pub struct Rustls {
@@ -188,6 +190,12 @@ impl RustlsConn {
         };
         Ok((observed.group, resumed))
     }
+}
+
+impl Driven for RustlsConn {
+    fn conn(&mut self) -> &mut Connection {
+        &mut self.conn
+    }
 
     /// Writes all pending TLS output to the transport.
     fn flush(&mut self) -> Result<()> {
@@ -214,49 +222,24 @@ impl RustlsConn {
 
 impl TlsConnection for RustlsConn {
     fn handshake(&mut self) -> Result<bool> {
-        loop {
-            self.flush()?;
-            if !self.conn.is_handshaking() {
-                #[cfg(rustls_0_22)]
-                if let Observation::Pending(before) = &self.observed {
-                    self.observed = Observation::Done(before.since()?);
-                }
-                return Ok(true);
-            }
-            if !self.pull()? {
-                return Ok(false);
-            }
+        let done = drive::handshake(self)?;
+        #[cfg(rustls_0_22)]
+        if done && let Observation::Pending(before) = &self.observed {
+            self.observed = Observation::Done(before.since()?);
         }
+        Ok(done)
     }
 
-    fn send(&mut self, mut data: &[u8]) -> Result<()> {
-        while !data.is_empty() {
-            let n = self.conn.writer().write(data)?;
-            data = &data[n..];
-            self.flush()?;
-        }
-        Ok(())
+    fn send(&mut self, data: &[u8]) -> Result<()> {
+        drive::send(self, data)
     }
 
     fn recv(&mut self, buf: &mut [u8]) -> Result<usize> {
-        let mut filled = 0;
-        loop {
-            match self.conn.reader().read(&mut buf[filled..]) {
-                Ok(n) => filled += n,
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
-                Err(e) => return Err(e.into()),
-            }
-            if filled == buf.len() || !self.pull()? {
-                // Flush anything processing produced (e.g. a key update reply).
-                self.flush()?;
-                return Ok(filled);
-            }
-        }
+        drive::recv(self, buf)
     }
 
     fn shutdown(&mut self) -> Result<()> {
-        self.conn.send_close_notify();
-        self.flush()
+        drive::shutdown(self)
     }
 
     fn negotiated(&self) -> Result<Negotiated> {
@@ -294,10 +277,7 @@ impl TlsConnection for RustlsConn {
         };
         // Processing the server's NewSessionTicket stores it in the config's
         // session store, from which the next connection takes it.
-        while self.pull()? {}
-        if self.conn.reader().read(&mut [0u8; 1]).is_ok_and(|n| n > 0) {
-            return Err(anyhow!("unexpected application data while waiting for a ticket"));
-        }
+        drive::settle(self)?;
         if store.stored.load(Ordering::Relaxed) == seen {
             bail!("rustls client received no session ticket");
         }

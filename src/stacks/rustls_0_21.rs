@@ -17,7 +17,7 @@ use std::{
     },
 };
 
-use anyhow::{Context, Result, anyhow, bail};
+use anyhow::{Context, Result, bail};
 #[cfg(rustls_0_20)]
 use rustls::client::StoresClientSessions;
 use rustls::{
@@ -38,6 +38,8 @@ use crate::{
     transport::Endpoint,
     wire,
 };
+
+use super::rustls_drive::{self as drive, Driven};
 
 /// rustls 0.20 or 0.21 (*ring*); named `rustls-<version>+ring`.
 pub struct Rustls {
@@ -199,6 +201,12 @@ impl RustlsConn {
     fn is_server(&self) -> bool {
         matches!(self.conn, Connection::Server(_))
     }
+}
+
+impl Driven for RustlsConn {
+    fn conn(&mut self) -> &mut Connection {
+        &mut self.conn
+    }
 
     /// Writes all pending TLS output to the transport.
     fn flush(&mut self) -> Result<()> {
@@ -229,44 +237,19 @@ impl RustlsConn {
 
 impl TlsConnection for RustlsConn {
     fn handshake(&mut self) -> Result<bool> {
-        loop {
-            self.flush()?;
-            if !self.conn.is_handshaking() {
-                return Ok(true);
-            }
-            if !self.pull()? {
-                return Ok(false);
-            }
-        }
+        drive::handshake(self)
     }
 
-    fn send(&mut self, mut data: &[u8]) -> Result<()> {
-        while !data.is_empty() {
-            let n = self.conn.writer().write(data)?;
-            data = &data[n..];
-            self.flush()?;
-        }
-        Ok(())
+    fn send(&mut self, data: &[u8]) -> Result<()> {
+        drive::send(self, data)
     }
 
     fn recv(&mut self, buf: &mut [u8]) -> Result<usize> {
-        let mut filled = 0;
-        loop {
-            match self.conn.reader().read(&mut buf[filled..]) {
-                Ok(n) => filled += n,
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
-                Err(e) => return Err(e.into()),
-            }
-            if filled == buf.len() || !self.pull()? {
-                self.flush()?;
-                return Ok(filled);
-            }
-        }
+        drive::recv(self, buf)
     }
 
     fn shutdown(&mut self) -> Result<()> {
-        self.conn.send_close_notify();
-        self.flush()
+        drive::shutdown(self)
     }
 
     fn negotiated(&self) -> Result<Negotiated> {
@@ -301,10 +284,7 @@ impl TlsConnection for RustlsConn {
         let Some((store, seen)) = self.store.clone() else {
             bail!("take_session needs a client configured for resumption");
         };
-        while self.pull()? {}
-        if self.conn.reader().read(&mut [0u8; 1]).is_ok_and(|n| n > 0) {
-            return Err(anyhow!("unexpected application data while waiting for a ticket"));
-        }
+        drive::settle(self)?;
         if store.stored.load(Ordering::Relaxed) == seen {
             bail!("rustls client received no session ticket");
         }
