@@ -4,7 +4,8 @@
 //! that select the negotiated-group API (`ossl300`, `ossl320`; `openssl_awslc` when
 //! openssl-sys links AWS-LC), and marks s2n-tls releases older than the
 //! negotiated-group getters the s2n-tls stack uses (`s2n_no_kx_group_getter`,
-//! `s2n_no_kem_group_getter`).
+//! `s2n_no_kem_group_getter`, `s2n_no_curve_getter`) or older than the API it
+//! is written against (`s2n_raw_api`).
 
 use std::{env, fs, path::Path};
 
@@ -48,6 +49,8 @@ fn main() {
     println!("cargo::rustc-check-cfg=cfg(s2n_no_session_tickets)");
     println!("cargo::rustc-check-cfg=cfg(s2n_no_system_certs_switch)");
     println!("cargo::rustc-check-cfg=cfg(s2n_system_libcrypto)");
+    println!("cargo::rustc-check-cfg=cfg(s2n_no_curve_getter)");
+    println!("cargo::rustc-check-cfg=cfg(s2n_raw_api)");
     let manifest = env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR");
     // The lock file of the workspace this package is built in.
     let lock_path = Path::new(&manifest).join("Cargo.lock");
@@ -89,8 +92,15 @@ fn main() {
     if let Some(s2n) = minor_patch(&s2n_tls, 0) {
         // 0.0.x: linked to the system's libcrypto through openssl-sys (AWS-LC
         // came with 0.1); session tickets came in 0.0.36, `with_system_certs`
-        // in 0.0.32.
+        // in 0.0.32, `selected_curve` in 0.0.29; up to 0.0.8 the API was
+        // `s2n_tls::raw` (src/config/s2n_raw.rs).
         println!("cargo::rustc-cfg=s2n_system_libcrypto");
+        if s2n < 29 {
+            println!("cargo::rustc-cfg=s2n_no_curve_getter");
+        }
+        if s2n < 9 {
+            println!("cargo::rustc-cfg=s2n_raw_api");
+        }
         if s2n < 36 {
             println!("cargo::rustc-cfg=s2n_no_session_tickets");
         }

@@ -1,7 +1,8 @@
 //! What a handshake negotiated, read from the server's first flight as it
 //! crossed the wire: the plaintext handshake records before the first
 //! ChangeCipherSpec or encrypted record. Used where a library cannot report
-//! the value itself (rustls 0.21, built by historical-perf).
+//! the value itself (rustls 0.20 and 0.21, s2n-tls before 0.0.29: releases
+//! built by historical-perf).
 //!
 //! Formats: TLS records and handshake messages (RFC 8446 section 5.1 and
 //! 4), ServerHello and its `supported_versions`, `key_share` and

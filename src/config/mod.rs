@@ -16,3 +16,11 @@ pub mod rustls;
 pub mod rustls_observe;
 #[cfg(feature = "s2n-tls")]
 pub mod s2n;
+/// The s2n-tls API the s2n-tls modules are written against: the crate
+/// itself, or for s2n-tls 0.0.8 (historical-perf) its `s2n_tls::raw` API
+/// under the later names.
+#[cfg(all(feature = "s2n-tls", not(s2n_raw_api)))]
+pub(crate) use s2n_tls as s2n_api;
+#[cfg(all(feature = "s2n-tls", s2n_raw_api))]
+#[path = "s2n_raw.rs"]
+pub(crate) mod s2n_api;

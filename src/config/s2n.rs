@@ -11,20 +11,22 @@
 use std::time::SystemTime;
 
 use anyhow::anyhow;
-use s2n_tls::{
-    callbacks::VerifyHostNameCallback,
-    config::{Builder, Config},
-    enums::ClientAuthType,
-    security::Policy,
-};
+
+#[cfg(s2n_raw_api)]
+use crate::config::s2n_api::BuilderNames as _;
 #[cfg(not(s2n_no_session_tickets))]
-use s2n_tls::{
+use crate::config::s2n_api::{
     callbacks::{SessionTicket, SessionTicketCallback},
     connection::Connection,
 };
-
 use crate::{
     certs,
+    config::s2n_api::{
+        callbacks::VerifyHostNameCallback,
+        config::{Builder, Config},
+        enums::ClientAuthType,
+        security::Policy,
+    },
     harness::ConfigureError,
     params::{HandshakeKind, Params},
 };
@@ -78,7 +80,7 @@ impl SessionTicketCallback for KeepTicket {
     }
 }
 
-fn fail(e: s2n_tls::error::Error) -> ConfigureError {
+fn fail(e: crate::config::s2n_api::error::Error) -> ConfigureError {
     ConfigureError::Failed(anyhow!("s2n-tls: {e}"))
 }
 

@@ -1,5 +1,5 @@
 //! s2n-tls over the in-memory transport: send and receive callbacks whose
-//! context is the connection's [`Endpoint`]; the receive callback returns
+//! context is the connection's `Io` (its [`Endpoint`]); the receive callback returns
 //! -1 with errno EWOULDBLOCK on an empty queue (s2n-tls usage guide, "I/O").
 //!
 //! Connections use `Blinding::SelfService` (no sleeps on errors) and
@@ -16,14 +16,18 @@ use std::{
 };
 
 use anyhow::{Context, Result, anyhow, bail, ensure};
-use s2n_tls::{
-    config::Config,
-    connection::Connection,
-    enums::{Blinding, Mode, Version},
-};
 
+#[cfg(s2n_raw_api)]
+use crate::config::s2n_api::PollNames as _;
 use crate::{
-    config::s2n::{client_config, server_config},
+    config::{
+        s2n::{client_config, server_config},
+        s2n_api::{
+            config::Config,
+            connection::Connection,
+            enums::{Blinding, Mode, Version},
+        },
+    },
     harness::{ConfigureError, Configured, Negotiated, Pair, Session, SideTimes, TlsConnection, TlsLibrary},
     params::{CertChain, CipherSuite, KxGroup, Params, Protocol},
     transport::{Duplex, Endpoint, Side},
@@ -187,23 +191,22 @@ impl S2nConfigs {
     }
 
     fn connection(&self, mode: Mode, io: Endpoint) -> Result<S2nConn> {
+        // s2n-tls 0.0.8's `Mode` is neither Copy nor Clone.
+        let server = mode == Mode::Server;
         let mut conn = Connection::new(mode);
-        let config = match mode {
-            Mode::Client => self.client.clone(),
-            Mode::Server => self.server.clone(),
-        };
+        let config = if server { self.server.clone() } else { self.client.clone() };
         conn.set_config(config)?;
         conn.set_blinding(Blinding::SelfService)?;
         conn.prefer_throughput()?;
-        if mode == Mode::Client {
+        if !server {
             conn.set_server_name(crate::certs::SERVER_NAME)?;
             #[cfg(not(s2n_before_0_3))]
             conn.set_application_context(crate::config::s2n::ReceivedTicket::default());
         }
         // The endpoint is boxed so its address stays fixed while the
         // connection holds it as callback context.
-        let mut io = Box::pin(io);
-        let ctx = &mut *io as *mut Endpoint as *mut c_void;
+        let io = Box::pin(Io::new(io, server));
+        let ctx = &*io as *const Io as *mut c_void;
         conn.set_send_callback(Some(send_cb))?;
         conn.set_receive_callback(Some(recv_cb))?;
         // SAFETY: `io` lives in the same S2nConn as `conn` and is dropped
@@ -212,7 +215,7 @@ impl S2nConfigs {
             conn.set_send_context(ctx)?;
             conn.set_receive_context(ctx)?;
         }
-        Ok(S2nConn { conn, mode, _io: io })
+        Ok(S2nConn { conn, server, io })
     }
 }
 
@@ -235,32 +238,80 @@ impl Configured for S2nConfigs {
     }
 }
 
+/// A connection's transport as its send and receive callbacks see it.
+struct Io {
+    endpoint: Endpoint,
+    /// s2n-tls before 0.0.29 (historical-perf) cannot report the
+    /// negotiated group: the server's handshake bytes are kept to read it
+    /// from the wire.
+    #[cfg(s2n_no_curve_getter)]
+    flight: KeptFlight,
+}
+
+impl Io {
+    #[cfg_attr(not(s2n_no_curve_getter), allow(unused_variables))]
+    fn new(endpoint: Endpoint, server: bool) -> Io {
+        Io {
+            endpoint,
+            #[cfg(s2n_no_curve_getter)]
+            flight: KeptFlight { server, ..Default::default() },
+        }
+    }
+}
+
+/// The bytes the server sends (a server) or receives (a client) until the
+/// handshake completes.
+#[cfg(s2n_no_curve_getter)]
+#[derive(Default)]
+struct KeptFlight {
+    server: bool,
+    done: std::cell::Cell<bool>,
+    bytes: std::cell::RefCell<Vec<u8>>,
+}
+
+#[cfg(s2n_no_curve_getter)]
+impl KeptFlight {
+    fn passed(&self, sent: bool, data: &[u8]) {
+        if sent == self.server && !self.done.get() {
+            self.bytes.borrow_mut().extend_from_slice(data);
+        }
+    }
+}
+
 unsafe extern "C" fn send_cb(ctx: *mut c_void, buf: *const u8, len: u32) -> libc::c_int {
-    // SAFETY: ctx is the connection's pinned Endpoint; s2n-tls passes a
-    // valid buffer of `len` bytes.
-    let (io, data) = unsafe { (&*(ctx as *const Endpoint), slice::from_raw_parts(buf, len as usize)) };
-    io.write_all_bytes(data);
+    // SAFETY: ctx is the connection's pinned Io; s2n-tls passes a valid
+    // buffer of `len` bytes.
+    let (io, data) = unsafe { (&*(ctx as *const Io), slice::from_raw_parts(buf, len as usize)) };
+    io.endpoint.write_all_bytes(data);
+    #[cfg(s2n_no_curve_getter)]
+    io.flight.passed(true, data);
     len as libc::c_int
 }
 
 unsafe extern "C" fn recv_cb(ctx: *mut c_void, buf: *mut u8, len: u32) -> libc::c_int {
     // SAFETY: as in send_cb, with a writable buffer.
-    let (io, out) = unsafe { (&*(ctx as *const Endpoint), slice::from_raw_parts_mut(buf, len as usize)) };
-    match io.read_bytes(out) {
+    let (io, out) = unsafe { (&*(ctx as *const Io), slice::from_raw_parts_mut(buf, len as usize)) };
+    match io.endpoint.read_bytes(out) {
         0 => {
             errno::set_errno(errno::Errno(libc::EWOULDBLOCK));
             -1
         }
-        n => n as libc::c_int,
+        n => {
+            #[cfg(s2n_no_curve_getter)]
+            io.flight.passed(false, &out[..n]);
+            n as libc::c_int
+        }
     }
 }
 
 struct S2nConn {
-    // Dropped before `_io`, which it points to.
+    // Dropped before `io`, which it points to.
     conn: Connection,
-    /// Client or server (`Connection::mode` is private up to s2n-tls 0.3.38).
-    mode: Mode,
-    _io: Pin<Box<Endpoint>>,
+    /// A server, not a client (`Connection::mode` is private up to s2n-tls
+    /// 0.3.38).
+    server: bool,
+    #[cfg_attr(not(s2n_no_curve_getter), allow(dead_code))]
+    io: Pin<Box<Io>>,
 }
 
 /// Whether the handshake resumed a session (`s2n_connection_is_session_resumed`).
@@ -279,6 +330,29 @@ fn resumed(c: &Connection) -> Result<bool> {
     Ok(!kind.contains("FULL_HANDSHAKE"))
 }
 
+/// The negotiated key exchange group, `None` without one.
+#[cfg(not(s2n_no_curve_getter))]
+fn group(c: &S2nConn) -> Result<Option<KxGroup>> {
+    match selected_group(&c.conn)? {
+        Some(n) => Ok(Some(KxGroup::from_library_name(n).with_context(|| format!("unknown group {n}"))?)),
+        None => Ok(None),
+    }
+}
+
+/// Before s2n-tls 0.0.29 (no `selected_curve`): the ServerHello key share
+/// or the ServerKeyExchange curve, as the server sent it ([`crate::wire`]).
+#[cfg(s2n_no_curve_getter)]
+fn group(c: &S2nConn) -> Result<Option<KxGroup>> {
+    let seen = crate::wire::server_flight(&c.io.flight.bytes.borrow())
+        .context("reading the server's first flight")?;
+    match seen.group {
+        Some(code) => {
+            Ok(Some(KxGroup::from_iana_code(code).with_context(|| format!("unknown group {code}"))?))
+        }
+        None => Ok(None),
+    }
+}
+
 /// The negotiated key exchange group's s2n-tls name, `None` without one
 /// (`s2n_connection_get_key_exchange_group`, s2n-tls 0.3.15+).
 #[cfg(not(s2n_no_kx_group_getter))]
@@ -290,7 +364,7 @@ fn selected_group(c: &Connection) -> Result<Option<&str>> {
 /// (0.3.10+), else the ECDHE curve. `s2n_connection_get_curve` reports
 /// "NONE" for a hybrid group (its curve lives in the KEM group's
 /// parameters), so a hybrid is never taken for its curve.
-#[cfg(s2n_no_kx_group_getter)]
+#[cfg(all(s2n_no_kx_group_getter, not(s2n_no_curve_getter)))]
 fn selected_group(c: &Connection) -> Result<Option<&str>> {
     #[cfg(not(s2n_no_kem_group_getter))]
     if let Some(kem_group) = c.kem_group_name() {
@@ -302,7 +376,7 @@ fn selected_group(c: &Connection) -> Result<Option<&str>> {
     })
 }
 
-fn pending<T>(p: Poll<Result<T, s2n_tls::error::Error>>) -> Result<Option<T>> {
+fn pending<T>(p: Poll<Result<T, crate::config::s2n_api::error::Error>>) -> Result<Option<T>> {
     match p {
         Poll::Ready(Ok(v)) => Ok(Some(v)),
         Poll::Ready(Err(e)) => Err(anyhow!("s2n-tls: {e}")),
@@ -312,7 +386,10 @@ fn pending<T>(p: Poll<Result<T, s2n_tls::error::Error>>) -> Result<Option<T>> {
 
 impl TlsConnection for S2nConn {
     fn handshake(&mut self) -> Result<bool> {
-        Ok(pending(self.conn.poll_negotiate())?.is_some())
+        let done = pending(self.conn.poll_negotiate())?.is_some();
+        #[cfg(s2n_no_curve_getter)]
+        self.io.flight.done.set(done);
+        Ok(done)
     }
 
     fn send(&mut self, mut data: &[u8]) -> Result<()> {
@@ -356,13 +433,10 @@ impl TlsConnection for S2nConn {
         };
         let name = c.cipher_suite()?;
         let suite = CipherSuite::from_library_name(name).with_context(|| format!("unknown suite {name}"))?;
-        let group = match selected_group(c)? {
-            Some(n) => Some(KxGroup::from_library_name(n).with_context(|| format!("unknown group {n}"))?),
-            None => None,
-        };
+        let group = group(self)?;
         let hrr = c.handshake_type()?.contains("HELLO_RETRY_REQUEST");
         ensure!(!hrr, "s2n-tls needed a HelloRetryRequest");
-        let client_authenticated = (self.mode == Mode::Server).then(|| c.client_cert_used());
+        let client_authenticated = self.server.then(|| c.client_cert_used());
         Ok(Negotiated { protocol, suite, group, resumed: resumed(c)?, client_authenticated })
     }
 

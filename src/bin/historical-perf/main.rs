@@ -94,6 +94,12 @@ enum Cmd {
         /// shared machine then spoils one round of a release, not its figure.
         #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
         rounds: u32,
+        /// Join this run's rounds to the kept results of the same releases
+        /// (same crate version, crypto library and Criterion settings)
+        /// instead of replacing them: repeated runs keep the lowest median
+        /// of all their rounds.
+        #[arg(long)]
+        add_rounds: bool,
         /// Where results are kept [default: target/historical-perf, or
         /// target/historical-perf/quick with --quick].
         #[arg(long)]
@@ -147,7 +153,7 @@ fn run(cli: Cli) -> Result<()> {
             }
             Ok(())
         }
-        Cmd::Run { selection, quick, rounds, out, graphs } => {
+        Cmd::Run { selection, quick, rounds, add_rounds, out, graphs } => {
             let base = repo().join("target/historical-perf");
             let out =
                 out.map_or_else(|| if quick { base.join("quick") } else { base.clone() }, |o| repo().join(o));
@@ -160,7 +166,7 @@ fn run(cli: Cli) -> Result<()> {
             let target =
                 std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| repo().join("target"), PathBuf::from);
             let paths = Paths { repo: repo(), target, work: base };
-            run_releases(&paths, &releases, quick, rounds, &out)?;
+            run_releases(&paths, &releases, Rounds { rounds, add_to_kept: add_rounds }, quick, &out)?;
             let mut libs: Vec<Library> = releases.iter().map(|r| r.library).collect();
             libs.dedup();
             for lib in libs {
@@ -215,14 +221,26 @@ fn criterion_args(quick: bool) -> Vec<&'static str> {
     args
 }
 
+/// How many times a run measures each release (`--rounds`), and whether
+/// its rounds join those already kept (`--add-rounds`).
+struct Rounds {
+    rounds: u32,
+    add_to_kept: bool,
+}
+
 /// Builds, runs and keeps each release in turn, `rounds` times over, with
 /// progress; a release that fails is kept as failed, not run again, and the
 /// others go on. After each round the kept result of a release holds, per
-/// benchmark, the lowest median of its rounds so far.
-fn run_releases(paths: &Paths, releases: &[Release], quick: bool, rounds: u32, out: &Path) -> Result<()> {
+/// benchmark, the lowest median of its rounds so far (with `add_to_kept`,
+/// counting the rounds kept before the run).
+fn run_releases(paths: &Paths, releases: &[Release], rounds: Rounds, quick: bool, out: &Path) -> Result<()> {
+    let Rounds { rounds, add_to_kept } = rounds;
     let runs: Vec<(u32, &Release)> =
         (1..=rounds).flat_map(|round| releases.iter().map(move |r| (round, r))).collect();
-    let mut kept: Vec<Option<ReleaseResult>> = vec![None; releases.len()];
+    let mut kept: Vec<Option<ReleaseResult>> = releases
+        .iter()
+        .map(|r| if add_to_kept { ReleaseResult::kept(out, r).filter(|k| k.failure.is_none()) } else { None })
+        .collect();
     let bar = ProgressBar::new(runs.len() as u64);
     bar.set_style(
         ProgressStyle::with_template("[{elapsed_precise}] {bar:30} {pos}/{len} releases, ~{eta} left: {msg}")
@@ -356,11 +374,12 @@ fn report(library: Library, out: &Path, graphs: &Path) -> Result<()> {
         return Ok(());
     }
     let date = results.iter().map(|r| r.date.as_str()).max().unwrap_or("");
-    let rounds = results.iter().map(|r| r.rounds).max().unwrap_or(1);
-    let figure = if rounds > 1 {
-        format!("lowest median of {rounds} rounds and its 95% confidence interval")
-    } else {
-        "median and its 95% confidence interval".to_string()
+    let measured = || results.iter().filter(|r| r.failure.is_none()).map(|r| r.rounds);
+    let (fewest, most) = (measured().min().unwrap_or(1), measured().max().unwrap_or(1));
+    let figure = match (fewest, most) {
+        (_, 1) => "median and its 95% confidence interval".to_string(),
+        (n, m) if n == m => format!("lowest median of {m} rounds and its 95% confidence interval"),
+        (n, m) => format!("lowest median of {n}-{m} rounds and its 95% confidence interval"),
     };
     let note = format!(
         "{date} · {} · {figure}{}",

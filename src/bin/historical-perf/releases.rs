@@ -78,7 +78,7 @@ impl Release {
     /// Whether tls-bench's code for this library can build against this
     /// release: `Err` says why not. Its stacks are written for the current
     /// APIs (rustls 0.23, s2n-tls 0.3, any OpenSSL from 1.1.1), with shims
-    /// for rustls 0.20-0.22 and s2n-tls 0.0.29-0.3.14 (cfgs set by build.rs);
+    /// for rustls 0.20-0.22 and s2n-tls 0.0.8-0.3.14 (cfgs set by build.rs);
     /// older API eras need shims that do not exist yet, so they are
     /// reported without a build that is known to fail.
     pub fn supported(&self) -> Result<(), String> {
@@ -88,9 +88,8 @@ impl Release {
                 "no shim for the rustls 0.{} API (tls-bench is written for 0.23, with shims back to 0.20)",
                 v.minor
             )),
-            Library::S2nTls if *v < Version::new(0, 0, 29) => Err(format!(
-                "s2n-tls {v} cannot report the negotiated group (`Connection::selected_curve` came in 0.0.29){}",
-                if *v < Version::new(0, 0, 9) { "; its API is `s2n_tls::raw`" } else { "" }
+            Library::S2nTls if *v < Version::new(0, 0, 8) => Err(format!(
+                "no shim for s2n-tls {v} (tls-bench's shims reach back to 0.0.8's `s2n_tls::raw` API)"
             )),
             _ => Ok(()),
         }
@@ -284,9 +283,9 @@ mod tests {
         assert!(r(Library::Rustls, 0, 19).supported().unwrap_err().contains("rustls 0.19"));
         assert!(r(Library::S2nTls, 0, 3).supported().is_ok());
         let s2n = |v: &str| Release { library: Library::S2nTls, version: Version::parse(v).unwrap() };
-        assert!(s2n("0.0.8").supported().unwrap_err().contains("s2n_tls::raw"));
-        assert!(s2n("0.0.28").supported().unwrap_err().contains("selected_curve"));
-        assert!(s2n("0.0.29").supported().is_ok());
+        assert!(s2n("0.0.7").supported().unwrap_err().contains("s2n_tls::raw"));
+        assert!(s2n("0.0.8").supported().is_ok());
+        assert!(s2n("0.0.28").supported().is_ok());
         assert!(s2n("0.1.2").supported().is_ok());
         assert!(r(Library::Openssl, 111, 28).supported().is_ok());
     }

@@ -85,7 +85,7 @@ pub struct ReleaseResult {
     pub crate_version: String,
     /// The crypto library the build linked.
     pub libcrypto: String,
-    /// UTC date of the run.
+    /// UTC date of the run (of its last round).
     pub date: String,
     /// Short Criterion settings (`--quick`).
     pub quick: bool,
@@ -105,12 +105,20 @@ fn one_round() -> u32 {
 impl ReleaseResult {
     /// `self` and a later round of the same release joined: per benchmark the
     /// lower median (with its interval); a benchmark only one round has is
-    /// kept; a failed round leaves `self` as it is.
+    /// kept; a failed round leaves `self` as it is. A later round of another
+    /// build (another crate version or crypto library, other Criterion
+    /// settings), or any round after a failed `self`, replaces `self`.
     pub fn lowest_with(mut self, later: ReleaseResult) -> ReleaseResult {
+        let same_build = (&self.crate_version, &self.libcrypto, self.quick)
+            == (&later.crate_version, &later.libcrypto, later.quick);
+        if self.failure.is_some() || (later.failure.is_none() && !same_build) {
+            return later;
+        }
         if later.failure.is_some() {
             return self;
         }
         self.rounds += later.rounds;
+        self.date = later.date;
         for b in later.benchmarks {
             match self.benchmarks.iter_mut().find(|k| k.key == b.key) {
                 Some(k) if b.median_ns < k.median_ns => *k = b,
@@ -129,6 +137,12 @@ impl ReleaseResult {
     /// Where a release's results are kept.
     pub fn path(out: &Path, release: &Release) -> std::path::PathBuf {
         out.join(release.library.to_string()).join(format!("{}.json", release.label()))
+    }
+
+    /// The kept result of `release` under `out`, if there is one that parses.
+    pub fn kept(out: &Path, release: &Release) -> Option<ReleaseResult> {
+        let text = fs::read_to_string(ReleaseResult::path(out, release)).ok()?;
+        serde_json::from_str(&text).ok()
     }
 
     /// Writes to [`ReleaseResult::path`].
@@ -305,7 +319,20 @@ pub mod tests {
         assert_eq!(joined.benchmarks[1].median_ns, first.benchmarks[1].median_ns);
         assert_eq!(joined.rounds, 2);
         let failed = fixture("3.0.8", "300.0.13+3.0.8", 0.0, Some("build failed"));
-        assert_eq!(first.clone().lowest_with(failed).benchmarks.len(), first.benchmarks.len());
+        assert_eq!(first.clone().lowest_with(failed.clone()).benchmarks.len(), first.benchmarks.len());
+        assert_eq!(failed.lowest_with(first.clone()).rounds, 1);
+    }
+
+    #[test]
+    fn rounds_of_another_build_replace_the_kept_ones() {
+        let kept = fixture("3.0.8", "300.0.13+3.0.8", 900_000.0, None);
+        let mut rebuilt = fixture("3.0.8", "300.0.13+3.0.8", 1_000_000.0, None);
+        rebuilt.libcrypto = "another libcrypto".to_string();
+        let joined = kept.clone().lowest_with(rebuilt.clone());
+        assert_eq!((joined.rounds, joined.benchmarks[0].median_ns), (1, 1_000_000.0));
+        let mut quick = kept.clone();
+        quick.quick = true;
+        assert!(kept.lowest_with(quick).quick);
     }
 
     #[test]
