@@ -237,10 +237,12 @@ fn run_releases(paths: &Paths, releases: &[Release], rounds: Rounds, quick: bool
     let Rounds { rounds, add_to_kept } = rounds;
     let runs: Vec<(u32, &Release)> =
         (1..=rounds).flat_map(|round| releases.iter().map(move |r| (round, r))).collect();
-    let mut kept: Vec<Option<ReleaseResult>> = releases
-        .iter()
-        .map(|r| if add_to_kept { ReleaseResult::kept(out, r).filter(|k| k.failure.is_none()) } else { None })
-        .collect();
+    let mut kept = Vec::with_capacity(releases.len());
+    for r in releases {
+        let earlier = if add_to_kept { ReleaseResult::kept(out, r)? } else { None };
+        // A release kept as failed is tried again.
+        kept.push(earlier.filter(|k| k.failure.is_none()));
+    }
     let bar = ProgressBar::new(runs.len() as u64);
     bar.set_style(
         ProgressStyle::with_template("[{elapsed_precise}] {bar:30} {pos}/{len} releases, ~{eta} left: {msg}")

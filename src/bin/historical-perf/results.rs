@@ -139,10 +139,28 @@ impl ReleaseResult {
         out.join(release.library.to_string()).join(format!("{}.json", release.label()))
     }
 
-    /// The kept result of `release` under `out`, if there is one that parses.
-    pub fn kept(out: &Path, release: &Release) -> Option<ReleaseResult> {
-        let text = fs::read_to_string(ReleaseResult::path(out, release)).ok()?;
-        serde_json::from_str(&text).ok()
+    /// The kept result of `release` under `out`, `None` if there is none.
+    /// Errors: a kept file that cannot be read or parsed.
+    pub fn kept(out: &Path, release: &Release) -> Result<Option<ReleaseResult>> {
+        let path = ReleaseResult::path(out, release);
+        if !path.exists() {
+            return Ok(None);
+        }
+        ReleaseResult::read(&path).map(Some)
+    }
+
+    /// One kept result, its benchmark keys recomputed with [`series`]
+    /// (results kept before it named s2n-tls's crypto library in the key).
+    fn read(path: &Path) -> Result<ReleaseResult> {
+        let text = fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        let mut result = serde_json::from_str::<ReleaseResult>(&text)
+            .with_context(|| format!("parsing {}", path.display()))?;
+        for b in &mut result.benchmarks {
+            if let Some((head, _)) = b.key.rsplit_once('/') {
+                b.key = format!("{head}/{}", series(&b.library_id));
+            }
+        }
+        Ok(result)
     }
 
     /// Writes to [`ReleaseResult::path`].
@@ -166,9 +184,8 @@ pub fn series(library_id: &str) -> String {
     }
 }
 
-/// Every kept result of `library` under `out`, in version order; benchmark keys are
-/// recomputed with [`series`] (results kept before it named s2n-tls's
-/// crypto library in the key).
+/// Every kept result of `library` under `out` (see [`ReleaseResult::read`]),
+/// in version order.
 pub fn load(out: &Path, library: Library) -> Result<Vec<ReleaseResult>> {
     let dir = out.join(library.to_string());
     let mut results = Vec::new();
@@ -178,15 +195,7 @@ pub fn load(out: &Path, library: Library) -> Result<Vec<ReleaseResult>> {
     for entry in fs::read_dir(&dir)? {
         let path = entry?.path();
         if path.extension().is_some_and(|e| e == "json") {
-            let text = fs::read_to_string(&path)?;
-            let mut result = serde_json::from_str::<ReleaseResult>(&text)
-                .with_context(|| format!("parsing {}", path.display()))?;
-            for b in &mut result.benchmarks {
-                if let Some((head, _)) = b.key.rsplit_once('/') {
-                    b.key = format!("{head}/{}", series(&b.library_id));
-                }
-            }
-            results.push(result);
+            results.push(ReleaseResult::read(&path)?);
         }
     }
     results.sort_by_key(ReleaseResult::version);
@@ -321,6 +330,20 @@ pub mod tests {
         let failed = fixture("3.0.8", "300.0.13+3.0.8", 0.0, Some("build failed"));
         assert_eq!(first.clone().lowest_with(failed.clone()).benchmarks.len(), first.benchmarks.len());
         assert_eq!(failed.lowest_with(first.clone()).rounds, 1);
+    }
+
+    #[test]
+    fn kept_results_are_read_back_and_a_broken_file_is_an_error() {
+        let out = std::env::temp_dir().join(format!("tls-bench-kept-{}", std::process::id()));
+        let release = Release { library: Library::Openssl, version: Version::new(300, 0, 13) };
+        assert!(ReleaseResult::kept(&out, &release).unwrap().is_none());
+        let result = fixture("3.0.8", "300.0.13+3.0.8", 900_000.0, None);
+        result.save(&out, &release).unwrap();
+        let back = ReleaseResult::kept(&out, &release).unwrap().unwrap();
+        assert_eq!(back.benchmarks[0].median_ns, 900_000.0);
+        fs::write(ReleaseResult::path(&out, &release), "{").unwrap();
+        assert!(ReleaseResult::kept(&out, &release).is_err());
+        fs::remove_dir_all(&out).unwrap();
     }
 
     #[test]
