@@ -63,6 +63,15 @@ fn main() {
     ] {
         println!("cargo::rustc-env={var}={}", locked_version(&lock, krate));
     }
+    // The compiler, for the environment recorded beside results.
+    let rustc = env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
+    let version = std::process::Command::new(rustc)
+        .arg("--version")
+        .output()
+        .ok()
+        .and_then(|o| String::from_utf8(o.stdout).ok())
+        .map_or_else(|| "unknown".to_string(), |v| v.trim().to_string());
+    println!("cargo::rustc-env=TLS_BENCH_RUSTC_VERSION={version}");
     // Older s2n-tls releases, built by historical-perf: the negotiated-group
     // getters they lack (`Connection::selected_key_exchange_group` came in
     // 0.3.15, `kem_group_name` in 0.3.10).

@@ -1,5 +1,6 @@
-# Sourced by bench-all.sh and memory/bench-memory.sh: the build variants, one
-# cargo invocation each ("name|cargo feature flags"). OpenSSL, the system's
+# Sourced by bench-all.sh and memory/bench-memory.sh, and read by the
+# compare binary (src/bin/compare/variants.rs): the build variants, one
+# cargo invocation each ("name|cargo arguments"). OpenSSL, the system's
 # OpenSSL and BoringSSL cannot share one build (one openssl-sys per build;
 # boring-sys shadows libssl). TLS_BENCH_VARIANTS (names, space-separated)
 # picks some; default all.
@@ -11,6 +12,13 @@ all_variants=(
   "default|"
   "system-openssl|--no-default-features --features openssl"
   "boringssl|--no-default-features --features boring"
+)
+# Variants only `compare` builds, each in a target directory of its own (an
+# aws-lc-config file changes rustflags, which would rebuild every crate of
+# the default build each time):
+#   openssl-aws-lc  AWS-LC under the `openssl` crate (aws-lc-config/openssl.toml)
+compare_variants=(
+  "openssl-aws-lc|--config aws-lc-config/openssl.toml --no-default-features --features openssl --target-dir target/aws-lc-openssl"
 )
 variants=()
 for v in "${all_variants[@]}"; do

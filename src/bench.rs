@@ -1,32 +1,134 @@
-//! Pieces shared by the Criterion benchmarks (`benches/`): which parameter
-//! sets run, how an unsupported combination is reported, and the data sent.
+//! Benchmarks as data: which parameter sets run ([`Matrix`]), the
+//! [`Case`] type whose `Display` is a benchmark id, and the data sent.
+//! Shared by the Criterion benchmarks (`benches/`), the `compare` binary
+//! and the tests; the loop that times a case is [`crate::runner`].
 
-use std::env;
+use std::{collections::HashSet, env, fmt};
+
+use anyhow::{Result, bail};
 
 use crate::{
-    harness::{ConfigureError, Handshaker, TlsLibrary},
+    harness::TlsLibrary,
     params::{Aead, CertChain, HandshakeKind, Params, Protocol},
+    transport::Side,
 };
 
-/// Environment variable selecting the matrix: `full` runs the cross
-/// product; anything else (or unset) the one-dimension-at-a-time sweep.
+/// Environment variable selecting the matrix: `sweep` (default) or `full`.
 pub const MATRIX_ENV: &str = "TLS_BENCH_MATRIX";
 
-/// Whether [`MATRIX_ENV`] asks for the full cross product.
-pub fn full_matrix() -> bool {
-    env::var(MATRIX_ENV).is_ok_and(|v| v == "full")
+/// Environment variable asking the Criterion benchmarks for the per-side
+/// groups too (`handshake-client`, `handshake-server`, `throughput-send`,
+/// `throughput-recv`): `1` for yes, `0` or unset for no.
+pub const SIDES_ENV: &str = "TLS_BENCH_SIDES";
+
+/// Which parameter sets run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Matrix {
+    /// Handshakes one dimension at a time around the centre
+    /// ([`Params::handshake_sweep`]); throughput for every TLS 1.3 suite at
+    /// [`SWEEP_WRITE_SIZES`].
+    Sweep,
+    /// Handshakes over the cross product ([`Params::full_matrix`]);
+    /// throughput for every TLS 1.3 and TLS 1.2 ECDHE-ECDSA suite at
+    /// [`WRITE_SIZES`].
+    Full,
 }
 
-/// The handshake benchmark's parameter sets: [`Params::handshake_sweep`],
-/// or [`Params::full_matrix`] with `TLS_BENCH_MATRIX=full`. With the
-/// `historical-perf` feature, [`historical_handshake_params`] instead.
-pub fn handshake_params() -> Vec<Params> {
-    if cfg!(feature = "historical-perf") {
-        historical_handshake_params()
-    } else if full_matrix() {
-        Params::full_matrix()
-    } else {
-        Params::handshake_sweep()
+impl Matrix {
+    /// Every matrix, by name.
+    pub const ALL: [(&'static str, Matrix); 2] = [("sweep", Matrix::Sweep), ("full", Matrix::Full)];
+
+    /// The matrix named `name`. Errors: an unknown name (the error lists the
+    /// valid ones).
+    pub fn from_name(name: &str) -> Result<Matrix> {
+        match Matrix::ALL.iter().find(|(n, _)| *n == name) {
+            Some((_, m)) => Ok(*m),
+            None => bail!("unknown matrix {name:?}; valid: sweep, full"),
+        }
+    }
+
+    /// The matrix named by [`MATRIX_ENV`], [`Matrix::Sweep`] when unset.
+    /// Errors: a value that names no matrix.
+    pub fn from_env() -> Result<Matrix> {
+        match env::var(MATRIX_ENV) {
+            Ok(v) => Matrix::from_name(&v).map_err(|e| anyhow::anyhow!("{MATRIX_ENV}: {e}")),
+            Err(env::VarError::NotPresent) => Ok(Matrix::Sweep),
+            Err(e) => bail!("{MATRIX_ENV}: {e}"),
+        }
+    }
+
+    /// The handshake benchmark's parameter sets. With the `historical-perf`
+    /// feature, [`historical_handshake_params`] whatever the matrix.
+    pub fn handshake_params(self) -> Vec<Params> {
+        if cfg!(feature = "historical-perf") {
+            historical_handshake_params()
+        } else if self == Matrix::Full {
+            Params::full_matrix()
+        } else {
+            Params::handshake_sweep()
+        }
+    }
+
+    /// The throughput benchmark's parameter sets: server authentication,
+    /// x25519, ECDSA P-256, every TLS 1.3 suite (and with [`Matrix::Full`]
+    /// every TLS 1.2 ECDHE-ECDSA suite too). With the `historical-perf`
+    /// feature: TLS_AES_128_GCM_SHA256 only.
+    pub fn throughput_params(self) -> Vec<Params> {
+        if cfg!(feature = "historical-perf") {
+            return vec![Params::default()];
+        }
+        let protocols: &[Protocol] =
+            if self == Matrix::Full { &[Protocol::Tls13, Protocol::Tls12] } else { &[Protocol::Tls13] };
+        let base = Params::default();
+        protocols
+            .iter()
+            .flat_map(|&p| Aead::ALL.map(move |aead| base.with_protocol(p).with_aead(aead)))
+            .collect()
+    }
+
+    /// The write sizes of the throughput benchmark, in bytes.
+    pub fn write_sizes(self) -> &'static [usize] {
+        if cfg!(feature = "historical-perf") || self == Matrix::Sweep {
+            &SWEEP_WRITE_SIZES
+        } else {
+            &WRITE_SIZES
+        }
+    }
+
+    /// Every workload of this matrix, handshakes first: the rows of a
+    /// comparison.
+    pub fn workloads(self) -> Vec<(Workload, Params)> {
+        let mut out: Vec<(Workload, Params)> =
+            self.handshake_params().into_iter().map(|p| (Workload::Handshake, p)).collect();
+        for p in self.throughput_params() {
+            for &write_size in self.write_sizes() {
+                out.push((Workload::Throughput { write_size }, p));
+            }
+        }
+        out
+    }
+
+    /// Every case of this matrix for `libs`: each workload, each library,
+    /// in that order.
+    pub fn cases(self, libs: &[Box<dyn TlsLibrary>]) -> Vec<Case> {
+        self.workloads()
+            .into_iter()
+            .flat_map(|(workload, params)| {
+                libs.iter().map(move |lib| Case { workload, params, library: lib.name() })
+            })
+            .collect()
+    }
+}
+
+/// Whether [`SIDES_ENV`] asks for the per-side groups. Errors: a value
+/// other than `0` or `1`.
+pub fn sides_from_env() -> Result<bool> {
+    match env::var(SIDES_ENV) {
+        Ok(v) if v == "1" => Ok(true),
+        Ok(v) if v == "0" => Ok(false),
+        Ok(v) => bail!("{SIDES_ENV}={v:?}: valid values are 1 and 0"),
+        Err(env::VarError::NotPresent) => Ok(false),
+        Err(e) => bail!("{SIDES_ENV}: {e}"),
     }
 }
 
@@ -44,28 +146,120 @@ pub fn historical_handshake_params() -> Vec<Params> {
         .collect()
 }
 
-/// The throughput benchmark's parameter sets: server authentication,
-/// x25519, ECDSA P-256, every TLS 1.3 suite (and with
-/// `TLS_BENCH_MATRIX=full` every TLS 1.2 ECDHE-ECDSA suite too).
-///
-/// With the `historical-perf` feature: TLS_AES_128_GCM_SHA256 only.
-pub fn throughput_params() -> Vec<Params> {
-    if cfg!(feature = "historical-perf") {
-        return vec![Params::default()];
-    }
-    let protocols: &[Protocol] =
-        if full_matrix() { &[Protocol::Tls13, Protocol::Tls12] } else { &[Protocol::Tls13] };
-    let base = Params::default();
-    protocols.iter().flat_map(|&p| Aead::ALL.map(move |aead| base.with_protocol(p).with_aead(aead))).collect()
-}
-
-/// Application-data write sizes of the throughput benchmark, in bytes.
+/// Application-data write sizes of the full throughput benchmark, in bytes.
 pub const WRITE_SIZES: [usize; 4] = [256, 1024, 4096, 16384];
 
-/// The write sizes the throughput benchmark runs: [`WRITE_SIZES`], or
-/// 1 KiB and 16 KiB with the `historical-perf` feature.
-pub fn write_sizes() -> &'static [usize] {
-    if cfg!(feature = "historical-perf") { &[1024, 16384] } else { &WRITE_SIZES }
+/// Write sizes of the default (sweep) throughput benchmark, in bytes: a
+/// small write and a full record (RFC 8446 section 5.1: 2^14).
+pub const SWEEP_WRITE_SIZES: [usize; 2] = [1024, 16384];
+
+/// The side that sends in the throughput benchmark (server to client, as a
+/// server sends a response).
+pub const SENDER: Side = Side::Server;
+
+/// What one iteration of a case does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Workload {
+    /// A complete handshake, from the creation of both connections to both
+    /// sides done.
+    Handshake,
+    /// [`BLOCK_BYTES`] of application data from [`SENDER`] to its peer in
+    /// writes of `write_size` bytes, over an established connection.
+    Throughput {
+        /// Bytes per write call.
+        write_size: usize,
+    },
+}
+
+/// Which time of an iteration a figure holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Figure {
+    /// A handshake: the wall time from connection creation to both sides
+    /// done. A transfer: the time in the sender's and the receiver's calls.
+    Both,
+    /// Only the time in the client's calls (handshake) or the sender's
+    /// calls (throughput).
+    First,
+    /// Only the time in the server's calls (handshake) or the receiver's
+    /// calls (throughput).
+    Second,
+}
+
+impl Workload {
+    /// The benchmark group of `figure`: `handshake`, `handshake-client`,
+    /// `handshake-server`, `throughput`, `throughput-send`, `throughput-recv`.
+    pub fn group(self, figure: Figure) -> &'static str {
+        match (self, figure) {
+            (Workload::Handshake, Figure::Both) => "handshake",
+            (Workload::Handshake, Figure::First) => "handshake-client",
+            (Workload::Handshake, Figure::Second) => "handshake-server",
+            (Workload::Throughput { .. }, Figure::Both) => "throughput",
+            (Workload::Throughput { .. }, Figure::First) => "throughput-send",
+            (Workload::Throughput { .. }, Figure::Second) => "throughput-recv",
+        }
+    }
+
+    /// Application bytes moved per iteration (throughput), `None` for a
+    /// handshake.
+    pub fn bytes_per_iteration(self) -> Option<u64> {
+        match self {
+            Workload::Handshake => None,
+            Workload::Throughput { .. } => Some(BLOCK_BYTES as u64),
+        }
+    }
+}
+
+/// One benchmark: a workload, its parameters and the library that runs it.
+/// `Display` is its id, `group/parameters/library`, e.g.
+/// `handshake/server-auth,TLSv1.3,TLS_AES_128_GCM_SHA256,x25519,ECDSA-P256/openssl-3.6.3`
+/// or `throughput/server-auth,...,ECDSA-P256,16384B/s2n-tls-0.3.47+aws-lc`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Case {
+    /// What an iteration does.
+    pub workload: Workload,
+    /// The parameters, checked against what was negotiated every iteration.
+    pub params: Params,
+    /// The library's name ([`TlsLibrary::name`]).
+    pub library: String,
+}
+
+impl Case {
+    /// The `parameters` component of the id: the [`Params`], and for
+    /// throughput the write size, e.g. `...,ECDSA-P256,1024B`.
+    pub fn parameters(&self) -> String {
+        match self.workload {
+            Workload::Handshake => self.params.to_string(),
+            Workload::Throughput { write_size } => format!("{},{write_size}B", self.params),
+        }
+    }
+
+    /// The id of `figure`: the group of that figure, the parameters, the library.
+    pub fn id(&self, figure: Figure) -> String {
+        format!("{}/{}/{}", self.workload.group(figure), self.parameters(), self.library)
+    }
+
+    /// The row the case belongs to, `group/parameters`: the cases of one row
+    /// differ only by library.
+    pub fn row(&self) -> String {
+        format!("{}/{}", self.workload.group(Figure::Both), self.parameters())
+    }
+}
+
+impl fmt::Display for Case {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.id(Figure::Both))
+    }
+}
+
+/// Errors when two of `cases` have the same id, naming it.
+pub fn check_unique(cases: &[Case]) -> Result<()> {
+    let mut seen = HashSet::new();
+    for c in cases {
+        if !seen.insert(c.to_string()) {
+            bail!("benchmark id {c} appears twice");
+        }
+    }
+    Ok(())
 }
 
 /// A library id without its version, keeping the backend: the name a
@@ -101,26 +295,40 @@ pub fn pattern(len: usize) -> Vec<u8> {
         .collect()
 }
 
-/// Configures `lib` for `params` as both client and server. `None` when the
-/// library does not support the combination: the reason is printed to
-/// stderr as `skip <group>/<params>/<library>: <reason>`.
-///
-/// Panics when configuring fails for another reason: a benchmark must not
-/// go on with a broken library.
-pub fn handshaker_or_skip(group: &str, lib: &dyn TlsLibrary, params: Params) -> Option<Handshaker> {
-    match Handshaker::new(lib, lib, params) {
-        Ok(h) => Some(h),
-        Err(ConfigureError::Unsupported(why)) => {
-            eprintln!("skip {group}/{params}/{}: {why}", lib.name());
-            None
-        }
-        Err(e) => panic!("{group}/{params}/{}: {e}", lib.name()),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ids_are_unique_and_read_group_parameters_library() {
+        let libs = crate::stacks::all();
+        for m in [Matrix::Sweep, Matrix::Full] {
+            let cases = m.cases(&libs);
+            check_unique(&cases).unwrap();
+            assert_eq!(cases.len(), m.workloads().len() * libs.len());
+        }
+        let c = Case {
+            workload: Workload::Throughput { write_size: 1024 },
+            params: Params::default(),
+            library: "x-1".into(),
+        };
+        assert_eq!(
+            c.to_string(),
+            "throughput/server-auth,TLSv1.3,TLS_AES_128_GCM_SHA256,x25519,ECDSA-P256,1024B/x-1"
+        );
+        assert_eq!(c.id(Figure::First), c.to_string().replace("throughput/", "throughput-send/"));
+        let twice = [c.clone(), c];
+        assert!(check_unique(&twice).unwrap_err().to_string().contains("appears twice"));
+    }
+
+    #[test]
+    fn matrix_names_are_checked() {
+        assert_eq!(Matrix::from_name("full").unwrap(), Matrix::Full);
+        for bad in ["FULL", "bogus", ""] {
+            let e = Matrix::from_name(bad).unwrap_err().to_string();
+            assert!(e.contains("sweep, full"), "{e}");
+        }
+    }
 
     #[test]
     fn library_families_drop_the_version_and_keep_the_backend() {

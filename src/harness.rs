@@ -11,6 +11,8 @@ use std::{
 
 use anyhow::{Result, anyhow, bail, ensure};
 
+pub use crate::error::ConfigureError;
+
 use crate::{
     memory::{self, Scope},
     params::{CipherSuite, HandshakeKind, KxGroup, Params, Protocol},
@@ -116,33 +118,6 @@ pub trait TlsConnection {
     fn take_session(&mut self) -> Result<Session>;
 }
 
-/// Why a library does not run a parameter set.
-#[derive(Debug)]
-pub enum ConfigureError {
-    /// The library cannot do this combination; the string says why. The
-    /// benchmark skips it and prints the reason.
-    Unsupported(String),
-    /// Building the configuration failed: a bug or broken environment.
-    Failed(anyhow::Error),
-}
-
-impl fmt::Display for ConfigureError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ConfigureError::Unsupported(why) => write!(f, "unsupported: {why}"),
-            ConfigureError::Failed(e) => write!(f, "configuration failed: {e:#}"),
-        }
-    }
-}
-
-impl std::error::Error for ConfigureError {}
-
-impl From<anyhow::Error> for ConfigureError {
-    fn from(e: anyhow::Error) -> Self {
-        ConfigureError::Failed(e)
-    }
-}
-
 /// A library configured for one parameter set: its client and server
 /// configuration objects, built once, from which connections are made.
 pub trait Configured {
@@ -165,6 +140,14 @@ pub trait TlsLibrary {
     /// Errors: [`ConfigureError::Unsupported`] with a reason when the library
     /// cannot do the combination.
     fn configure(&self, params: &Params) -> Result<Box<dyn Configured>, ConfigureError>;
+
+    /// Settings this library uses for `params` that the benchmark id does
+    /// not name but that change what is measured, e.g. s2n-tls's security
+    /// policy (`security policy default_tls13`). `None` when there are none
+    /// or the library cannot do `params`.
+    fn settings(&self, _params: &Params) -> Option<String> {
+        None
+    }
 }
 
 /// Time spent inside each side's library calls.
@@ -214,16 +197,23 @@ pub struct Pair {
 
 impl Pair {
     /// A client from `client_lib` (resuming `session` if given) and a server
-    /// from `server_lib`, over a new duplex.
+    /// from `server_lib` over `duplex` (new and empty). Creating each
+    /// connection is timed into its side of `times`: some libraries make
+    /// their key share and first flight here (rustls's
+    /// `ClientConnection::new`), others in their first handshake call, so
+    /// a handshake's timed region starts with creation for every library.
     pub fn new(
         client_lib: &dyn Configured,
         server_lib: &dyn Configured,
         session: Option<&Session>,
+        duplex: Duplex,
+        times: &mut SideTimes,
     ) -> Result<Pair> {
-        let duplex = Duplex::new();
-        let client =
-            memory::in_scope(Scope::Client, || client_lib.client(duplex.endpoint(Side::Client), session))?;
-        let server = memory::in_scope(Scope::Server, || server_lib.server(duplex.endpoint(Side::Server)))?;
+        let client = timed(Side::Client, &mut times.client, || {
+            client_lib.client(duplex.endpoint(Side::Client), session)
+        })?;
+        let server =
+            timed(Side::Server, &mut times.server, || server_lib.server(duplex.endpoint(Side::Server)))?;
         Ok(Pair { client, server, duplex })
     }
 
@@ -307,6 +297,12 @@ impl Pair {
     /// Moves `data` from `from` to the peer in writes of `write_size`, checks
     /// it arrived intact into `scratch` (resized to `data.len()`), and
     /// returns the times of the send phase and the receive phase.
+    ///
+    /// Before the receive (untimed), every byte of `scratch` is set to the
+    /// complement of the byte expected there, so a receiver that reports
+    /// bytes without writing them fails the check. After it, both
+    /// directions' queues must be empty: bytes left queued were not counted.
+    /// Errors: a library error, corrupted or missing data, bytes left queued.
     pub fn transfer(
         &mut self,
         from: Side,
@@ -315,10 +311,15 @@ impl Pair {
         scratch: &mut Vec<u8>,
     ) -> Result<SideTimes> {
         let mut times = SideTimes::default();
-        scratch.resize(data.len(), 0);
+        scratch.clear();
+        scratch.extend(data.iter().map(|b| !b));
         self.send(from, data, write_size, &mut times)?;
         self.recv_exact(from.peer(), scratch, &mut times)?;
         ensure!(scratch.as_slice() == data, "application data arrived corrupted");
+        for side in [Side::Client, Side::Server] {
+            let left = self.duplex.pending_for(side);
+            ensure!(left == 0, "{left} bytes left queued for the {side:?} after a transfer");
+        }
         Ok(times)
     }
 
@@ -385,42 +386,74 @@ impl Handshaker {
         };
         let mut h = Handshaker { params, client, server, session: None };
         if params.kind == HandshakeKind::Resumption {
-            let mut pair = Pair::new(h.client.as_ref(), h.server.as_ref(), None)?;
             let mut times = SideTimes::default();
+            let mut pair = h.pair(Duplex::new(), &mut times)?;
             pair.handshake(&mut times)?;
             h.session = Some(pair.take_session(&mut times)?);
         }
         Ok(h)
     }
 
-    /// A new connection pair, resuming the last session for resumption.
-    /// Not timed by the benchmarks.
-    pub fn pair(&self) -> Result<Pair> {
-        Pair::new(self.client.as_ref(), self.server.as_ref(), self.session.as_ref())
+    /// The parameters this handshaker runs.
+    pub fn params(&self) -> &Params {
+        &self.params
+    }
+
+    /// A new connection pair over `duplex`, resuming the last session for
+    /// resumption; each side's connection creation is timed into `times`
+    /// ([`Pair::new`]).
+    pub fn pair(&self, duplex: Duplex, times: &mut SideTimes) -> Result<Pair> {
+        Pair::new(self.client.as_ref(), self.server.as_ref(), self.session.as_ref(), duplex, times)
     }
 
     /// Runs `pair`'s handshake (timed into `times`); for resumption also
     /// takes the fresh ticket the server issued (timed: it is the cost of
-    /// being able to resume again). Does not check what was negotiated.
-    pub fn run(&mut self, pair: &mut Pair, times: &mut SideTimes) -> Result<()> {
+    /// being able to resume again) and returns the session it replaces, for
+    /// the caller to drop outside the timed region. Does not check what was
+    /// negotiated.
+    pub fn complete(&mut self, pair: &mut Pair, times: &mut SideTimes) -> Result<Option<Session>> {
         pair.handshake(times)?;
         if self.params.kind == HandshakeKind::Resumption {
             let next = pair.take_session(times)?;
-            // The client's memory: free the previous session in its scope.
-            let previous = self.session.replace(next);
-            memory::in_scope(Scope::Client, || drop(previous));
+            return Ok(self.session.replace(next));
         }
-        Ok(())
+        Ok(None)
     }
 
-    /// One checked handshake: a new pair, the handshake, the check of both
+    /// One handshake as the benchmarks time it, from the creation of both
+    /// connections over `duplex` to both sides done (and, for resumption,
+    /// the client holding its fresh ticket). Each side's calls are timed
+    /// into its side of `times`. Does not check what was negotiated.
+    pub fn run_on(&mut self, duplex: Duplex, times: &mut SideTimes) -> Result<Handshake> {
+        let mut pair = self.pair(duplex, times)?;
+        let retired = self.complete(&mut pair, times)?;
+        Ok(Handshake { pair, retired })
+    }
+
+    /// [`Handshaker::run_on`] over a new duplex.
+    pub fn run(&mut self, times: &mut SideTimes) -> Result<Handshake> {
+        self.run_on(Duplex::new(), times)
+    }
+
+    /// One checked handshake: [`Handshaker::run`] and the check of both
     /// sides' negotiated values. Returns the pair (for a transfer) and the
     /// side times.
     pub fn handshake_checked(&mut self) -> Result<(Pair, SideTimes)> {
-        let mut pair = self.pair()?;
         let mut times = SideTimes::default();
-        self.run(&mut pair, &mut times)?;
-        pair.check(&self.params)?;
-        Ok((pair, times))
+        let done = self.run(&mut times)?;
+        done.pair.check(&self.params)?;
+        // The client's memory: the replaced session is freed in its scope.
+        memory::in_scope(Scope::Client, || drop(done.retired));
+        Ok((done.pair, times))
     }
+}
+
+/// A completed handshake: the connected pair and, for resumption, the
+/// session it resumed from (replaced in the [`Handshaker`] by the fresh
+/// one). Dropping it frees both; the benchmarks drop it after the clock.
+pub struct Handshake {
+    /// The connected pair.
+    pub pair: Pair,
+    /// The session this handshake resumed from (resumption only).
+    pub retired: Option<Session>,
 }

@@ -1,31 +1,45 @@
-//! tls-bench: Criterion benchmarks comparing TLS libraries on the same work
-//! over an in-memory transport.
+//! tls-bench: benchmarks comparing TLS libraries on the same work over an
+//! in-memory transport.
 //!
+//! What belongs in each module, and which way the arrows go (a module uses
+//! only those listed before it, `stacks` and `config` aside):
+//!
+//! - [`side`]: which end of a connection; used by everything below.
+//! - [`error`]: [`error::ConfigureError`], unsupported (a named skip) vs
+//!   failed.
 //! - [`params`]: the benchmark dimensions (IANA names) and sweeps.
 //! - [`certs`]: the committed certificate chains.
+//! - [`memory`]: heap accounting by side, fed by the `memory` binary's
+//!   allocator interposer.
 //! - [`transport`]: the in-memory duplex that counts bytes, records, writes.
+//! - [`wire`]: the negotiated group and resumption read from the server's
+//!   plaintext first flight, for libraries that cannot report them.
 //! - [`harness`]: the traits each library implements, what was negotiated,
 //!   and the client/server [`harness::Pair`] driver.
 //! - [`config`]: per-library configuration objects from parameters,
-//!   independent of the transport.
+//!   independent of the transport (shared by every runner).
 //! - [`stacks`]: each library over the in-memory transport, and the list of
 //!   built libraries.
-//! - [`bench`]: shared pieces of the Criterion benchmarks.
+//! - [`bench`]: benchmarks as data: the [`bench::Case`] whose `Display` is
+//!   its id, the matrices, the data sent.
+//! - [`runner`]: the measurement core: what one iteration of a case does
+//!   and what is timed, for every runner (Criterion, `compare`, tests).
+//! - [`stats`]: medians and bootstrap confidence intervals of paired ratios.
 //! - [`criterion_json`]: Criterion's results read back from disk.
 //! - [`host`]: the machine a measurement ran on.
-//! - [`memory`]: heap accounting by side, fed by the `memory` binary's
-//!   allocator interposer.
-//! - [`wire`]: the negotiated group and resumption read from the server's
-//!   plaintext first flight, for libraries that cannot report them.
 
 pub mod bench;
 pub mod certs;
 pub mod config;
 pub mod criterion_json;
+pub mod error;
 pub mod harness;
 pub mod host;
 pub mod memory;
 pub mod params;
+pub mod runner;
+pub mod side;
 pub mod stacks;
+pub mod stats;
 pub mod transport;
 pub mod wire;

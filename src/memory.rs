@@ -19,7 +19,7 @@
 
 use std::sync::atomic::{AtomicI64, AtomicU8, AtomicU64, Ordering::Relaxed};
 
-use crate::transport::Side;
+use crate::side::Side;
 
 /// Who an allocation is charged to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

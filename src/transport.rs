@@ -21,24 +21,7 @@ use std::{
     rc::Rc,
 };
 
-/// Which end of the connection.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Side {
-    /// The TLS client.
-    Client,
-    /// The TLS server.
-    Server,
-}
-
-impl Side {
-    /// The other side.
-    pub fn peer(self) -> Side {
-        match self {
-            Side::Client => Side::Server,
-            Side::Server => Side::Client,
-        }
-    }
-}
+pub use crate::side::Side;
 
 /// Size of a TLS record header in bytes (RFC 8446 section 5.1).
 pub const RECORD_HEADER_LEN: usize = 5;

@@ -44,7 +44,10 @@ fn interop(protocol: Protocol, group: KxGroup) {
             }
         }
     }
-    assert_eq!(ran + skipped, 3 * libs.len() * libs.len());
+    // Only a FIPS build may skip (the match above allows nothing else).
+    if !libs.iter().any(|l| l.name().contains("fips")) {
+        assert_eq!(skipped, 0);
+    }
     assert!(ran > 0);
 }
 

@@ -8,7 +8,7 @@ use tls_bench::{
     harness::{ConfigureError, Handshaker, SideTimes},
     params::{HandshakeKind, Params, Protocol},
     stacks,
-    transport::Side,
+    transport::{Duplex, Side},
     wire,
 };
 
@@ -35,10 +35,12 @@ fn the_server_flight_says_what_the_server_negotiated() {
             // A resumption twice: it also resumes from a ticket of a resumed handshake.
             let runs = if p.kind == HandshakeKind::Resumption { 2 } else { 1 };
             for _ in 0..runs {
-                let mut pair = h.pair().unwrap();
-                pair.duplex.start_capture();
-                h.run(&mut pair, &mut SideTimes::default())
-                    .unwrap_or_else(|e| panic!("{p}/{}: {e:#}", lib.name()));
+                let duplex = Duplex::new();
+                duplex.start_capture();
+                let pair = h
+                    .run_on(duplex, &mut SideTimes::default())
+                    .unwrap_or_else(|e| panic!("{p}/{}: {e:#}", lib.name()))
+                    .pair;
                 let from_server: Vec<u8> = pair
                     .duplex
                     .take_capture()

@@ -36,6 +36,33 @@ pub fn tls_libraries() -> Vec<Box<dyn TlsLibrary>> {
     libs
 }
 
+/// s2n-tls under each security policy that negotiates exactly one of
+/// `params` but is not the one the benchmarks choose for it
+/// ([`s2n::policies_for`]): what choosing another policy costs. Empty
+/// without the `s2n-tls` feature. Errors: probing failed (a broken chain).
+#[cfg_attr(not(feature = "s2n-tls"), allow(unused_variables))]
+pub fn s2n_policy_alternatives(
+    params: &[crate::params::Params],
+) -> Result<Vec<Box<dyn TlsLibrary>>, crate::error::ConfigureError> {
+    #[allow(unused_mut)]
+    let mut policies: Vec<&'static str> = Vec::new();
+    #[cfg(feature = "s2n-tls")]
+    for p in params {
+        for policy in s2n::policies_for(p)?.into_iter().skip(1) {
+            if !policies.contains(&policy) {
+                policies.push(policy);
+            }
+        }
+    }
+    #[cfg(feature = "s2n-tls")]
+    return Ok(policies
+        .into_iter()
+        .map(|policy| Box::new(s2n::S2nTlsPolicy { policy }) as Box<dyn TlsLibrary>)
+        .collect());
+    #[cfg(not(feature = "s2n-tls"))]
+    Ok(Vec::new())
+}
+
 /// The plaintext floor (feature `plaintext`), replaying the handshake of the first TLS library
 /// (of [`tls_libraries`]) that supports the parameters.
 #[cfg(feature = "plaintext")]

@@ -17,7 +17,7 @@ use crate::{
         ConfigureError, Configured, Handshaker, Negotiated, Session, SideTimes, TlsConnection, TlsLibrary,
     },
     params::Params,
-    transport::{CONTENT_APPLICATION_DATA, CapturedWrite, Endpoint, RECORD_HEADER_LEN, Side},
+    transport::{CONTENT_APPLICATION_DATA, CapturedWrite, Duplex, Endpoint, RECORD_HEADER_LEN, Side},
 };
 
 /// Largest record body, in bytes (RFC 8446 section 5.1: 2^14).
@@ -44,9 +44,9 @@ impl Plaintext {
     /// client's reading of its new session ticket.
     fn record(reference: &dyn TlsLibrary, params: &Params) -> Result<Script, ConfigureError> {
         let mut h = Handshaker::new(reference, reference, *params)?;
-        let mut pair = h.pair()?;
-        pair.duplex.start_capture();
-        h.run(&mut pair, &mut SideTimes::default())?;
+        let duplex = Duplex::new();
+        duplex.start_capture();
+        let pair = h.run_on(duplex, &mut SideTimes::default())?.pair;
         let writes = pair.duplex.take_capture();
         pair.check(params)?;
         Ok(Script {
@@ -81,6 +81,10 @@ impl Plaintext {
 impl TlsLibrary for Plaintext {
     fn name(&self) -> String {
         "plaintext".to_string()
+    }
+
+    fn settings(&self, params: &Params) -> Option<String> {
+        self.source_for(params).ok().map(|s| format!("replays the handshake of {s}"))
     }
 
     fn configure(&self, params: &Params) -> Result<Box<dyn Configured>, ConfigureError> {

@@ -120,6 +120,54 @@ pub fn policy_for(params: &Params) -> Result<&'static str, ConfigureError> {
     })
 }
 
+/// Every policy of [`CANDIDATE_POLICIES`] under which two s2n-tls peers
+/// negotiate exactly `params`' protocol, suite and group with no
+/// HelloRetryRequest (server authentication with `params`' chain), in
+/// candidate order: the first is [`policy_for`]'s choice, the others what a
+/// user could choose instead. Errors: a missing or broken chain.
+pub fn policies_for(params: &Params) -> Result<Vec<&'static str>, ConfigureError> {
+    crate::certs::load(params.cert)?;
+    let probe = Params { kind: crate::params::HandshakeKind::ServerAuth, ..*params };
+    let mut found = Vec::new();
+    for policy in CANDIDATE_POLICIES {
+        if probe_policy(&probe, policy)? {
+            found.push(*policy);
+        }
+    }
+    Ok(found)
+}
+
+/// s2n-tls under one named security policy, to show what choosing another
+/// policy that negotiates the same parameters costs; named
+/// `s2n-tls-<version>+<backend>[<policy>]`. Parameter sets the policy does
+/// not negotiate exactly are unsupported (a named skip).
+pub struct S2nTlsPolicy {
+    /// The security policy (a name from [`CANDIDATE_POLICIES`]).
+    pub policy: &'static str,
+}
+
+impl TlsLibrary for S2nTlsPolicy {
+    fn name(&self) -> String {
+        format!("{}[{}]", S2nTls.name(), self.policy)
+    }
+
+    fn settings(&self, _params: &Params) -> Option<String> {
+        Some(format!("security policy {}", self.policy))
+    }
+
+    fn configure(&self, params: &Params) -> Result<Box<dyn Configured>, ConfigureError> {
+        crate::certs::load(params.cert)?;
+        let probe = Params { kind: crate::params::HandshakeKind::ServerAuth, ..*params };
+        if !probe_policy(&probe, self.policy)? {
+            return Err(ConfigureError::Unsupported(format!(
+                "security policy {} does not negotiate exactly {} with {} for a {} chain",
+                self.policy, params.suite, params.group, params.cert
+            )));
+        }
+        Ok(Box::new(S2nConfigs::new(params, self.policy)?))
+    }
+}
+
 /// Whether s2n-tls runs in FIPS mode (`s2n_get_fips_mode`): it does when
 /// linked to a FIPS libcrypto (s2n-tls feature `fips`).
 ///
@@ -167,6 +215,10 @@ impl TlsLibrary for S2nTls {
             "aws-lc"
         };
         format!("s2n-tls-{}+{backend}", env!("TLS_BENCH_S2N_TLS_VERSION"))
+    }
+
+    fn settings(&self, params: &Params) -> Option<String> {
+        policy_for(params).ok().map(|p| format!("security policy {p}"))
     }
 
     fn configure(&self, params: &Params) -> Result<Box<dyn Configured>, ConfigureError> {

@@ -8,7 +8,7 @@ use tls_bench::{
     harness::{ConfigureError, Handshaker, Pair, SideTimes, TlsLibrary},
     memory::{self, Scope, Snapshot},
     params::Params,
-    transport::Side,
+    transport::{Duplex, Side},
 };
 
 use crate::{
@@ -166,9 +166,11 @@ fn run(hs: &mut Handshaker, params: Params, n: usize, data: &[u8], opts: &Option
     let mut buffer_release = String::new();
     for _ in 0..n {
         let before = Snapshot::take();
-        let mut pair = hs.pair()?;
+        let mut times = SideTimes::default();
+        let mut pair = hs.pair(Duplex::new(), &mut times)?;
         buffer_release = pair.release_buffers()?.to_string();
-        hs.run(&mut pair, &mut SideTimes::default())?;
+        let retired = hs.complete(&mut pair, &mut times)?;
+        memory::in_scope(Scope::Client, || drop(retired));
         pair.check(&params)?;
         for &size in &opts.write_sizes {
             for _ in 0..WARM_WRITES {

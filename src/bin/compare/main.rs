@@ -1,0 +1,371 @@
+//! `compare`: the comparison tables users act on, from one interleaved run.
+//!
+//! Every selected case of every build variant runs in interleaved rounds:
+//! each round visits every row (a parameter set) in a fresh random order,
+//! and within a row every library in a fresh random order, for a slice of
+//! about `--slice-ms`. A slow spell of the machine then hits every library
+//! of a row alike, and the per-round paired ratios cancel it
+//! ([`tls_bench::stats`]). Variants that cannot share a process (system
+//! OpenSSL, BoringSSL, AWS-LC builds) each run in a worker process of their
+//! own build, and take part in the same rounds; only one slice runs at a
+//! time.
+//!
+//! Output: Markdown tables on stdout; `results.json`, `results.csv`,
+//! `environment.json` and one SVG chart per group under `--out`
+//! (default `target/compare/`).
+//!
+//! Usage: `cargo run --release --bin compare -- [--filter REGEX] [--quick]
+//! [--variants default,boringssl,...|all] [--libraries NAME,...]`.
+
+mod chart;
+mod diff;
+mod env;
+mod model;
+mod report;
+mod variants;
+mod worker;
+
+use std::{
+    collections::BTreeMap,
+    fs,
+    path::{Path, PathBuf},
+    process::ExitCode,
+    time::{Duration, Instant},
+};
+
+use anyhow::{Context, Result, bail, ensure};
+use clap::{Args, Parser, Subcommand};
+use indicatif::{ProgressBar, ProgressStyle};
+use tls_bench::bench::{Matrix, library_family};
+
+use crate::{
+    env::{EnvProbe, LibraryInfo},
+    model::{CaseInfo, CaseResult, FLOOR},
+    worker::{WorkerHandle, WorkerOptions},
+};
+
+#[derive(Parser)]
+#[command(about = "Interleaved comparison of TLS libraries, with confidence intervals")]
+struct Cli {
+    #[command(subcommand)]
+    worker: Option<Sub>,
+    #[command(flatten)]
+    run: RunArgs,
+}
+
+#[derive(Subcommand)]
+enum Sub {
+    /// Internal: serve one build's cases to the parent process.
+    #[command(hide = true)]
+    Worker {
+        #[arg(long)]
+        variant: String,
+        #[arg(long, default_value = "sweep")]
+        matrix: String,
+        #[arg(long)]
+        filter: Option<String>,
+        #[arg(long)]
+        s2n_policies: bool,
+    },
+    /// Compares the ratios of two runs' results.json, row by row; exits
+    /// non-zero when a ratio at the centre of the sweep moved more than
+    /// `--max-percent`.
+    Diff {
+        /// The first run's results.json.
+        a: PathBuf,
+        /// The second run's results.json.
+        b: PathBuf,
+        /// Largest accepted difference at the sweep centre, in percent.
+        #[arg(long, default_value_t = 3.0)]
+        max_percent: f64,
+    },
+}
+
+#[derive(Args)]
+struct RunArgs {
+    /// Run only the benchmark ids (`group/parameters/library`) this regular
+    /// expression matches.
+    #[arg(long)]
+    filter: Option<String>,
+    /// Build variants taking part, comma-separated, or `all` (names from
+    /// variants.sh: default, system-openssl, boringssl, openssl-aws-lc).
+    #[arg(long, default_value = "default", value_delimiter = ',')]
+    variants: Vec<String>,
+    /// Libraries taking part, comma-separated: a full name
+    /// (`rustls-0.23.46+ring`) or a name without version (`rustls+ring`,
+    /// `openssl`, `s2n-tls+aws-lc`, `plaintext`). Default: all built.
+    #[arg(long, value_delimiter = ',')]
+    libraries: Vec<String>,
+    /// Parameter sets: `sweep` (the handshake sweep, throughput at 1 KiB and
+    /// 16 KiB) or `full`.
+    #[arg(long, default_value = "sweep")]
+    matrix: String,
+    /// Rounds (each library of each row runs once per round).
+    #[arg(long)]
+    rounds: Option<u32>,
+    /// Target length of one slice, in ms.
+    #[arg(long)]
+    slice_ms: Option<u64>,
+    /// A short run: 8 rounds of 5 ms slices (a smoke test; intervals wide).
+    #[arg(long)]
+    quick: bool,
+    /// Also run s2n-tls under every other security policy that negotiates
+    /// exactly a row's parameters (named `s2n-tls-...[policy]`).
+    #[arg(long)]
+    s2n_policies: bool,
+    /// Where JSON, CSV, SVG and the environment go.
+    #[arg(long, default_value = concat!(env!("CARGO_MANIFEST_DIR"), "/target/compare"))]
+    out: PathBuf,
+    /// Use the worker binaries already built under `<out>/workers/` instead
+    /// of building them with cargo.
+    #[arg(long)]
+    no_build: bool,
+}
+
+fn main() -> ExitCode {
+    match run(Cli::parse()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("compare: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(cli: Cli) -> Result<()> {
+    match cli.worker {
+        Some(Sub::Worker { variant, matrix, filter, s2n_policies }) => {
+            let opts = WorkerOptions { matrix: Matrix::from_name(&matrix)?, filter, s2n_policies };
+            worker::serve(&variant, &opts)
+        }
+        Some(Sub::Diff { a, b, max_percent }) => {
+            let diffs = diff::differences(&diff::read_rows(&a)?, &diff::read_rows(&b)?);
+            ensure!(!diffs.is_empty(), "{} and {} share no row with ratios", a.display(), b.display());
+            print!("{}", diff::markdown(&diffs));
+            let worst = diffs.iter().filter(|d| d.centre).map(diff::Difference::percent).fold(0.0, f64::max);
+            ensure!(
+                worst <= max_percent,
+                "a sweep-centre ratio moved {worst:.2}% (more than {max_percent}%)"
+            );
+            Ok(())
+        }
+        None => compare(cli.run),
+    }
+}
+
+/// Rounds and slice length of a default and a `--quick` run.
+const DEFAULT_ROUNDS: u32 = 40;
+const DEFAULT_SLICE_MS: u64 = 20;
+const QUICK_ROUNDS: u32 = 8;
+const QUICK_SLICE_MS: u64 = 5;
+
+fn compare(args: RunArgs) -> Result<()> {
+    let command = std::env::args().collect::<Vec<_>>().join(" ");
+    let matrix = Matrix::from_name(&args.matrix).context("--matrix")?;
+    if let Some(f) = &args.filter {
+        regex::Regex::new(f).context("--filter")?;
+    }
+    let rounds = args.rounds.unwrap_or(if args.quick { QUICK_ROUNDS } else { DEFAULT_ROUNDS });
+    let slice = Duration::from_millis(args.slice_ms.unwrap_or(if args.quick {
+        QUICK_SLICE_MS
+    } else {
+        DEFAULT_SLICE_MS
+    }));
+    ensure!(rounds >= 2, "--rounds must be at least 2 (ratios are paired across rounds)");
+    ensure!(!slice.is_zero(), "--slice-ms must be positive");
+    let known = variants::read()?;
+    let chosen = variants::select(&known, &args.variants)?;
+    let opts = WorkerOptions { matrix, filter: args.filter.clone(), s2n_policies: args.s2n_policies };
+
+    // Build every worker first: nothing is timed while a compiler runs.
+    let workers_dir = args.out.join("workers");
+    let mut exes = Vec::new();
+    for v in &chosen {
+        let exe = workers_dir.join(&v.name).join("compare");
+        if !args.no_build {
+            variants::build_worker(v, &exe)?;
+        }
+        ensure!(
+            exe.exists(),
+            "no worker for variant {} at {} (run without --no-build)",
+            v.name,
+            exe.display()
+        );
+        exes.push((v.name.clone(), exe));
+    }
+
+    let mut workers = Vec::new();
+    let mut infos: Vec<(usize, CaseInfo)> = Vec::new();
+    for (name, exe) in &exes {
+        eprintln!("compare: starting the {name} worker (configuring its cases)");
+        let (w, cases) = WorkerHandle::start(exe, name, &opts)?;
+        infos.extend(cases.into_iter().map(|c| (workers.len(), c)));
+        workers.push(w);
+    }
+    let infos = select_libraries(infos, &args.libraries)?;
+    check_one_worker_per_library(&infos)?;
+    let runnable: Vec<&(usize, CaseInfo)> = infos.iter().filter(|(_, c)| c.skip.is_none()).collect();
+    if runnable.is_empty() {
+        let rows: Vec<&str> = infos.iter().map(|(_, c)| c.row.as_str()).collect();
+        bail!("no runnable benchmark matches (filter {:?}); rows: {}", args.filter, rows.join(", "));
+    }
+    for (_, c) in infos.iter().filter(|(_, c)| c.skip.is_some()) {
+        eprintln!("skip {}: {}", c.id, c.skip.as_deref().unwrap_or_default());
+    }
+
+    let probe = EnvProbe::start();
+    // Calibration (also the warm-up: one-time library initialisation).
+    let mut iters: BTreeMap<&str, u64> = BTreeMap::new();
+    for (w, c) in &runnable {
+        iters.insert(&c.id, calibrate(&mut workers[*w], &c.id, slice)?);
+    }
+    let mut results: BTreeMap<&str, CaseResult> = infos
+        .iter()
+        .map(|(_, c)| (c.id.as_str(), CaseResult { info: c.clone(), slices: Vec::new() }))
+        .collect();
+    let mut rows: BTreeMap<&str, Vec<&(usize, CaseInfo)>> = BTreeMap::new();
+    for r in &runnable {
+        rows.entry(r.1.row.as_str()).or_default().push(r);
+    }
+    let bar = ProgressBar::new(u64::from(rounds) * runnable.len() as u64);
+    bar.set_style(
+        ProgressStyle::with_template("{elapsed_precise} [{bar:40}] {pos}/{len} slices, {eta} left  {msg}")
+            .context("progress template")?,
+    );
+    let mut rng = oorandom::Rand64::new(seed());
+    let mut row_order: Vec<&str> = rows.keys().copied().collect();
+    for round in 0..rounds {
+        bar.set_message(format!("round {}/{rounds}", round + 1));
+        shuffle(&mut row_order, &mut rng);
+        for row in &row_order {
+            let mut cases = rows[row].clone();
+            shuffle(&mut cases, &mut rng);
+            for (w, c) in cases {
+                let mut s = workers[*w].run(&c.id, iters[c.id.as_str()])?;
+                s.round = round;
+                results.get_mut(c.id.as_str()).expect("every case has a result").slices.push(s);
+                bar.inc(1);
+            }
+        }
+    }
+    bar.finish_and_clear();
+    let libraries = library_list(&infos);
+    let environment = probe.finish(libraries, command);
+    for w in workers {
+        w.finish()?;
+    }
+
+    // Rows in the workers' order (handshakes first), not the map's.
+    let ordered: Vec<CaseResult> = infos.iter().map(|(_, c)| results[c.id.as_str()].clone()).collect();
+    let summary = model::summarise(&ordered);
+    write_outputs(&args.out, &summary, &ordered, &environment, rounds)?;
+    print!("{}", report::markdown(&summary, &environment, rounds as usize));
+    eprintln!("compare: JSON, CSV, SVG and the environment are in {}", args.out.display());
+    Ok(())
+}
+
+/// Iterations per slice for case `id`: one untimed-by-the-report warm-up
+/// iteration, then doubling runs until one takes a quarter of the slice.
+fn calibrate(w: &mut WorkerHandle, id: &str, slice: Duration) -> Result<u64> {
+    w.run(id, 1)?;
+    let mut n = 1u64;
+    loop {
+        let started = Instant::now();
+        let s = w.run(id, n)?;
+        let took = started.elapsed();
+        if took >= slice / 4 || n >= 1 << 20 {
+            let per_iter = (s.both_ns.max(1.0)).max(took.as_nanos() as f64 / n as f64);
+            return Ok(((slice.as_nanos() as f64 / per_iter).ceil() as u64).max(1));
+        }
+        n *= 2;
+    }
+}
+
+fn seed() -> u128 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_nanos())
+}
+
+/// Fisher-Yates with `rng`.
+fn shuffle<T>(v: &mut [T], rng: &mut oorandom::Rand64) {
+    for i in (1..v.len()).rev() {
+        let j = rng.rand_range(0..(i as u64 + 1)) as usize;
+        v.swap(i, j);
+    }
+}
+
+/// Keeps the cases of the libraries `selectors` name (all when empty).
+/// Errors: a selector that names no library, listing the valid names.
+fn select_libraries(infos: Vec<(usize, CaseInfo)>, selectors: &[String]) -> Result<Vec<(usize, CaseInfo)>> {
+    if selectors.is_empty() {
+        return Ok(infos);
+    }
+    let matches = |lib: &str, sel: &str| lib == sel || library_family(lib) == sel;
+    for sel in selectors {
+        if !infos.iter().any(|(_, c)| matches(&c.library, sel)) {
+            let mut names: Vec<String> =
+                infos.iter().flat_map(|(_, c)| [c.library.clone(), library_family(&c.library)]).collect();
+            names.sort();
+            names.dedup();
+            bail!("--libraries: no library {sel:?} in the chosen variants; valid: {}", names.join(", "));
+        }
+    }
+    Ok(infos.into_iter().filter(|(_, c)| selectors.iter().any(|s| matches(&c.library, s))).collect())
+}
+
+/// Errors when two workers offer the same library name: their figures
+/// would be mixed in one column.
+fn check_one_worker_per_library(infos: &[(usize, CaseInfo)]) -> Result<()> {
+    let mut owner: BTreeMap<&str, &str> = BTreeMap::new();
+    for (_, c) in infos {
+        if let Some(other) = owner.insert(&c.library, &c.variant)
+            && other != c.variant
+        {
+            bail!("library {} is built in variants {other} and {}: pick one", c.library, c.variant);
+        }
+    }
+    Ok(())
+}
+
+fn library_list(infos: &[(usize, CaseInfo)]) -> Vec<LibraryInfo> {
+    let mut seen: Vec<LibraryInfo> = Vec::new();
+    for (_, c) in infos {
+        if !seen.iter().any(|l| l.library == c.library) {
+            seen.push(LibraryInfo { library: c.library.clone(), variant: c.variant.clone() });
+        }
+    }
+    seen
+}
+
+fn write_outputs(
+    out: &Path,
+    summary: &[model::RowSummary],
+    results: &[CaseResult],
+    environment: &env::Environment,
+    rounds: u32,
+) -> Result<()> {
+    fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
+    let json = serde_json::json!({
+        "environment": environment,
+        "rounds": rounds,
+        "method": "interleaved rounds; ratio = median of per-round paired time ratios to the row's best \
+                   TLS library (lowest median), 95% percentile bootstrap interval, 10000 resamples",
+        "rows": summary,
+        "cases": results,
+    });
+    let write = |name: &str, text: String| -> Result<()> {
+        let path = out.join(name);
+        fs::write(&path, text).with_context(|| format!("writing {}", path.display()))
+    };
+    write("results.json", serde_json::to_string_pretty(&json)?)?;
+    write("environment.json", serde_json::to_string_pretty(environment)?)?;
+    report::write_csv(&out.join("results.csv"), summary)?;
+    let mut groups: Vec<&str> = summary.iter().map(|r| r.group.as_str()).collect();
+    groups.dedup();
+    for g in groups {
+        let rows: Vec<model::RowSummary> = summary.iter().filter(|r| r.group == g).cloned().collect();
+        if rows.iter().any(|r| r.libraries.len() > 1 || r.libraries.iter().any(|l| l.library != FLOOR)) {
+            chart::draw(&out.join(format!("{g}.svg")), g, &rows)?;
+        }
+    }
+    Ok(())
+}

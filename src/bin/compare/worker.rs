@@ -1,0 +1,209 @@
+//! The worker: one process per build variant, holding that build's
+//! libraries configured for every selected case, timing slices on request.
+//! It speaks JSON lines on stdin/stdout ([`Request`], [`Reply`]); the
+//! parent ([`WorkerHandle`]) sends one request at a time, so no two slices
+//! ever run at once.
+
+use std::{
+    collections::HashMap,
+    io::{BufRead, BufReader, BufWriter, Write},
+    path::Path,
+    process::{Child, ChildStdin, ChildStdout, Command, Stdio},
+};
+
+use anyhow::{Context, Result, bail};
+use regex::Regex;
+use serde::{Deserialize, Serialize};
+use tls_bench::{
+    bench::{Case, Figure, Matrix},
+    error::ConfigureError,
+    harness::TlsLibrary,
+    runner::{Runner, library_of},
+    stacks,
+};
+
+use crate::model::{CaseInfo, Slice};
+
+/// What the worker prints first: every case the filter selects, with its
+/// skip reason when the library cannot run it.
+#[derive(Serialize, Deserialize)]
+pub struct Hello {
+    /// The cases.
+    pub cases: Vec<CaseInfo>,
+}
+
+/// A request: time `iters` iterations of case `id`.
+#[derive(Serialize, Deserialize)]
+pub struct Request {
+    /// The case id.
+    pub id: String,
+    /// Iterations.
+    pub iters: u64,
+}
+
+/// The answer to a [`Request`].
+#[derive(Serialize, Deserialize)]
+pub enum Reply {
+    /// The slice (its `round` is set by the parent).
+    Ok(Slice),
+    /// The iteration failed: the error chain.
+    Err(String),
+}
+
+/// Options the parent passes to every worker.
+#[derive(Clone, Debug)]
+pub struct WorkerOptions {
+    /// The matrix.
+    pub matrix: Matrix,
+    /// The id filter.
+    pub filter: Option<String>,
+    /// Add s2n-tls under the alternative security policies.
+    pub s2n_policies: bool,
+}
+
+impl WorkerOptions {
+    /// The worker's command-line arguments.
+    pub fn args(&self, variant: &str) -> Vec<String> {
+        let matrix = Matrix::ALL.iter().find(|(_, m)| *m == self.matrix).map_or("sweep", |(n, _)| n);
+        let mut args =
+            vec!["worker".into(), "--variant".into(), variant.into(), "--matrix".into(), matrix.into()];
+        if let Some(f) = &self.filter {
+            args.extend(["--filter".into(), f.clone()]);
+        }
+        if self.s2n_policies {
+            args.push("--s2n-policies".into());
+        }
+        args
+    }
+}
+
+/// Runs the worker loop of this process: configures every selected case,
+/// prints the [`Hello`], then answers requests until stdin closes.
+/// Errors: a configuration failure (not an unsupported case), a bad filter,
+/// a broken pipe.
+pub fn serve(variant: &str, opts: &WorkerOptions) -> Result<()> {
+    let filter = opts.filter.as_deref().map(Regex::new).transpose().context("--filter")?;
+    let mut libs = stacks::all();
+    if opts.s2n_policies {
+        let params: Vec<_> = opts.matrix.workloads().into_iter().map(|(_, p)| p).collect();
+        libs.extend(stacks::s2n_policy_alternatives(&params).map_err(|e| anyhow::anyhow!("{e}"))?);
+    }
+    let cases: Vec<Case> = opts
+        .matrix
+        .cases(&libs)
+        .into_iter()
+        .filter(|c| filter.as_ref().is_none_or(|f| f.is_match(&c.to_string())))
+        .collect();
+    tls_bench::bench::check_unique(&cases)?;
+    let mut runners: HashMap<String, Runner> = HashMap::new();
+    let mut infos = Vec::new();
+    for case in &cases {
+        let lib: &dyn TlsLibrary = library_of(&libs, case)?;
+        let skip = match Runner::new(case, lib) {
+            Ok(r) => {
+                runners.insert(case.to_string(), r);
+                None
+            }
+            Err(ConfigureError::Unsupported(why)) => Some(why),
+            Err(e) => bail!("{case}: {e}"),
+        };
+        infos.push(CaseInfo {
+            id: case.to_string(),
+            row: case.row(),
+            group: case.workload.group(Figure::Both).to_string(),
+            parameters: case.parameters(),
+            library: case.library.clone(),
+            variant: variant.to_string(),
+            bytes_per_iteration: case.workload.bytes_per_iteration(),
+            settings: if skip.is_none() { lib.settings(&case.params) } else { None },
+            skip,
+        });
+    }
+    let workloads: HashMap<String, _> = cases.iter().map(|c| (c.to_string(), c.workload)).collect();
+    let mut out = BufWriter::new(std::io::stdout().lock());
+    writeln!(out, "{}", serde_json::to_string(&Hello { cases: infos })?)?;
+    out.flush()?;
+    for line in std::io::stdin().lock().lines() {
+        let req: Request = serde_json::from_str(&line?).context("worker request")?;
+        let reply = match runners.get_mut(&req.id) {
+            None => Reply::Err(format!("no runnable case {}", req.id)),
+            Some(r) => match r.run(req.iters) {
+                Ok(m) => {
+                    let w = workloads[&req.id];
+                    let per = |f| m.of(w, f).as_nanos() as f64 / m.iters as f64;
+                    Reply::Ok(Slice {
+                        round: 0,
+                        iters: m.iters,
+                        both_ns: per(Figure::Both),
+                        first_ns: per(Figure::First),
+                        second_ns: per(Figure::Second),
+                    })
+                }
+                Err(e) => Reply::Err(format!("{}: {e:#}", req.id)),
+            },
+        };
+        writeln!(out, "{}", serde_json::to_string(&reply)?)?;
+        out.flush()?;
+    }
+    Ok(())
+}
+
+/// A running worker process, seen from the parent.
+pub struct WorkerHandle {
+    /// The build variant.
+    pub variant: String,
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+}
+
+impl WorkerHandle {
+    /// Starts `exe` as the worker of `variant` and reads its cases.
+    /// Errors: the process cannot start, or exits before saying hello (its
+    /// stderr, inherited, says why).
+    pub fn start(exe: &Path, variant: &str, opts: &WorkerOptions) -> Result<(WorkerHandle, Vec<CaseInfo>)> {
+        let mut child = Command::new(exe)
+            .args(opts.args(variant))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .with_context(|| format!("starting the {variant} worker {}", exe.display()))?;
+        let stdin = child.stdin.take().context("worker stdin")?;
+        let stdout = BufReader::new(child.stdout.take().context("worker stdout")?);
+        let mut w = WorkerHandle { variant: variant.to_string(), child, stdin, stdout };
+        let hello: Hello = serde_json::from_str(&w.read_line()?).context("worker hello")?;
+        Ok((w, hello.cases))
+    }
+
+    /// Times `iters` iterations of case `id`. Errors: the iteration failed
+    /// (the worker's message), or the worker died.
+    pub fn run(&mut self, id: &str, iters: u64) -> Result<Slice> {
+        let req = serde_json::to_string(&Request { id: id.to_string(), iters })?;
+        writeln!(self.stdin, "{req}").and_then(|_| self.stdin.flush()).context("writing to a worker")?;
+        match serde_json::from_str(&self.read_line()?).context("worker reply")? {
+            Reply::Ok(s) => Ok(s),
+            Reply::Err(e) => bail!("{} worker: {e}", self.variant),
+        }
+    }
+
+    fn read_line(&mut self) -> Result<String> {
+        let mut line = String::new();
+        if self.stdout.read_line(&mut line)? == 0 {
+            let status = self.child.wait()?;
+            bail!("the {} worker exited ({status})", self.variant);
+        }
+        Ok(line)
+    }
+
+    /// Closes stdin and waits for the worker. Errors: it failed.
+    pub fn finish(self) -> Result<()> {
+        let WorkerHandle { variant, mut child, stdin, .. } = self;
+        drop(stdin);
+        let status = child.wait()?;
+        if !status.success() {
+            bail!("the {variant} worker exited with {status}");
+        }
+        Ok(())
+    }
+}

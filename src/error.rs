@@ -1,0 +1,32 @@
+//! Why a library does not run a parameter set: unsupported (a named skip)
+//! or failed (an error). Shared by the configuration layer, the stacks and
+//! every runner.
+
+use std::fmt;
+
+/// Why a library does not run a parameter set.
+#[derive(Debug)]
+pub enum ConfigureError {
+    /// The library cannot do this combination; the string says why. The
+    /// benchmark skips it and prints the reason.
+    Unsupported(String),
+    /// Building the configuration failed: a bug or broken environment.
+    Failed(anyhow::Error),
+}
+
+impl fmt::Display for ConfigureError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ConfigureError::Unsupported(why) => write!(f, "unsupported: {why}"),
+            ConfigureError::Failed(e) => write!(f, "configuration failed: {e:#}"),
+        }
+    }
+}
+
+impl std::error::Error for ConfigureError {}
+
+impl From<anyhow::Error> for ConfigureError {
+    fn from(e: anyhow::Error) -> Self {
+        ConfigureError::Failed(e)
+    }
+}

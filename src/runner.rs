@@ -1,0 +1,133 @@
+//! The measurement core: what one iteration of a [`Case`] does and which
+//! part of it is timed, the same for every library and every runner (the
+//! Criterion benchmarks, `compare`'s workers, the tests).
+//!
+//! - Handshake: the clock starts before either connection is created and
+//!   stops when both sides are done (for resumption: when the client holds
+//!   its fresh ticket). Each side's figure holds only its own calls,
+//!   creation included. The negotiated values are checked every iteration
+//!   and the pair and the session it resumed from are dropped, all after
+//!   the clock.
+//! - Throughput: on a checked connection, one untimed warm-up transfer
+//!   (queues and library buffers grow there), then per iteration
+//!   [`BLOCK_BYTES`] from [`SENDER`] to its peer, checked byte for byte
+//!   into a buffer poisoned beforehand, the queues checked empty after
+//!   ([`crate::harness::Pair::transfer`]).
+
+use std::time::{Duration, Instant};
+
+use anyhow::Result;
+
+use crate::{
+    bench::{BLOCK_BYTES, Case, Figure, SENDER, Workload, pattern},
+    error::ConfigureError,
+    harness::{Handshaker, SideTimes, TlsLibrary},
+    transport::Duplex,
+};
+
+/// Totals over the iterations of one [`Runner::run`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Measured {
+    /// Iterations run.
+    pub iters: u64,
+    /// The [`Figure::Both`] time summed over the iterations: a handshake's
+    /// wall time, a transfer's sender plus receiver time.
+    pub both: Duration,
+    /// Time in each side's calls, summed over the iterations.
+    pub sides: SideTimes,
+}
+
+impl Measured {
+    /// The time of `figure`, summed over the iterations: for a transfer
+    /// [`Figure::First`] is the sender ([`SENDER`]), [`Figure::Second`] the
+    /// receiver; for a handshake the client and the server.
+    pub fn of(&self, workload: Workload, figure: Figure) -> Duration {
+        let first = match workload {
+            Workload::Handshake => crate::transport::Side::Client,
+            Workload::Throughput { .. } => SENDER,
+        };
+        match figure {
+            Figure::Both => self.both,
+            Figure::First => self.sides.of(first),
+            Figure::Second => self.sides.of(first.peer()),
+        }
+    }
+}
+
+/// A case configured and ready to time.
+pub struct Runner {
+    workload: Workload,
+    handshaker: Handshaker,
+    /// Throughput: the data sent and the receive buffer.
+    data: Vec<u8>,
+    scratch: Vec<u8>,
+}
+
+impl Runner {
+    /// Configures `lib` (client and server) for `case`. For resumption it
+    /// runs one untimed handshake for the first ticket.
+    ///
+    /// Errors: [`ConfigureError::Unsupported`] when the library cannot do
+    /// the case's parameters (a named skip), [`ConfigureError::Failed`] for
+    /// any other failure, or when `lib` is not the case's library.
+    pub fn new(case: &Case, lib: &dyn TlsLibrary) -> Result<Runner, ConfigureError> {
+        if lib.name() != case.library {
+            return Err(anyhow::anyhow!("{case}: runner given library {}", lib.name()).into());
+        }
+        let handshaker = Handshaker::new(lib, lib, case.params)?;
+        let data = match case.workload {
+            Workload::Handshake => Vec::new(),
+            Workload::Throughput { .. } => pattern(BLOCK_BYTES),
+        };
+        Ok(Runner { workload: case.workload, handshaker, data, scratch: Vec::with_capacity(BLOCK_BYTES) })
+    }
+
+    /// Runs `iters` checked iterations (see the module doc for what is
+    /// timed). Errors: a library error, a negotiated value that differs from
+    /// the case, data that arrived corrupted or incomplete.
+    pub fn run(&mut self, iters: u64) -> Result<Measured> {
+        match self.workload {
+            Workload::Handshake => self.handshakes(iters),
+            Workload::Throughput { write_size } => self.transfers(iters, write_size),
+        }
+    }
+
+    fn handshakes(&mut self, iters: u64) -> Result<Measured> {
+        let mut m = Measured { iters, ..Measured::default() };
+        for _ in 0..iters {
+            let duplex = Duplex::new();
+            let mut times = SideTimes::default();
+            let start = Instant::now();
+            let done = self.handshaker.run_on(duplex, &mut times)?;
+            m.both += start.elapsed();
+            done.pair.check(self.handshaker.params())?;
+            m.sides.client += times.client;
+            m.sides.server += times.server;
+            // The pair and the session it resumed from are freed here, after the clock.
+            drop(done);
+        }
+        Ok(m)
+    }
+
+    fn transfers(&mut self, iters: u64, write_size: usize) -> Result<Measured> {
+        let (mut pair, _) = self.handshaker.handshake_checked()?;
+        // Warm-up: the first transfer grows the queues and library buffers.
+        pair.transfer(SENDER, &self.data, write_size, &mut self.scratch)?;
+        let mut m = Measured { iters, ..Measured::default() };
+        for _ in 0..iters {
+            let t = pair.transfer(SENDER, &self.data, write_size, &mut self.scratch)?;
+            m.both += t.client + t.server;
+            m.sides.client += t.client;
+            m.sides.server += t.server;
+        }
+        Ok(m)
+    }
+}
+
+/// The library of `libs` named `case.library`. Errors: none has that name.
+pub fn library_of<'a>(libs: &'a [Box<dyn TlsLibrary>], case: &Case) -> Result<&'a dyn TlsLibrary> {
+    libs.iter()
+        .find(|l| l.name() == case.library)
+        .map(|l| l.as_ref())
+        .ok_or_else(|| anyhow::anyhow!("{case}: library {} is not in this build", case.library))
+}
