@@ -69,13 +69,19 @@ pub fn build_worker(v: &Variant, exe: &Path) -> Result<()> {
         v.name,
         v.cargo_args.join(" ")
     );
-    let status = Command::new(&cargo)
-        .current_dir(manifest_dir)
-        .args(["build", "--release", "--bin", "compare"])
-        .args(&v.cargo_args)
-        // RUSTFLAGS would override the aws-lc-config files' build.rustflags.
-        .env_remove("RUSTFLAGS")
-        .status()
+    let mut cmd = Command::new(&cargo);
+    cmd.current_dir(manifest_dir).args(["build", "--release", "--bin", "compare"]).args(&v.cargo_args);
+    // RUSTFLAGS would override the aws-lc-config files' build.rustflags.
+    cmd.env_remove("RUSTFLAGS");
+    // What `cargo run` set for this process: some build scripts watch
+    // these (ring's watches CARGO_MANIFEST_DIR), so passing them on would
+    // rebuild those crates here and again in the user's next build.
+    for (key, _) in std::env::vars_os() {
+        if key.to_str().is_some_and(set_by_cargo_run) {
+            cmd.env_remove(key);
+        }
+    }
+    let status = cmd.status()
         .with_context(|| format!("running {cargo}"))?;
     ensure!(status.success(), "building the {} worker failed ({status})", v.name);
     let target_dir = v
@@ -95,6 +101,26 @@ pub fn build_worker(v: &Variant, exe: &Path) -> Result<()> {
     Ok(())
 }
 
+/// Whether `cargo run` sets environment variable `key` for the program it
+/// runs (the package's and crate's own variables and `OUT_DIR`), rather
+/// than the user having set it for cargo (`CARGO_HOME`, `CARGO_TARGET_DIR`,
+/// `CARGO_BUILD_*`, ...).
+fn set_by_cargo_run(key: &str) -> bool {
+    const USERS: [&str; 10] = [
+        "CARGO_HOME",
+        "CARGO_TARGET_DIR",
+        "CARGO_BUILD_",
+        "CARGO_REGISTR",
+        "CARGO_NET_",
+        "CARGO_TERM_",
+        "CARGO_PROFILE_",
+        "CARGO_HTTP_",
+        "CARGO_INCREMENTAL",
+        "CARGO_CACHE_",
+    ];
+    key == "OUT_DIR" || (key.starts_with("CARGO_") && !USERS.iter().any(|u| key.starts_with(u)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -108,5 +134,15 @@ mod tests {
         let e = select(&known, &["boringsl".to_string()]).unwrap_err().to_string();
         assert!(e.contains("boringsl") && e.contains("boringssl"), "{e}");
         assert_eq!(select(&known, &["all".to_string()]).unwrap(), known);
+    }
+
+    #[test]
+    fn only_what_cargo_run_sets_is_dropped() {
+        for k in ["CARGO_MANIFEST_DIR", "CARGO_PKG_NAME", "CARGO_BIN_NAME", "OUT_DIR", "CARGO_PRIMARY_PACKAGE"] {
+            assert!(set_by_cargo_run(k), "{k}");
+        }
+        for k in ["CARGO", "CARGO_HOME", "CARGO_TARGET_DIR", "CARGO_BUILD_JOBS", "PATH", "RUSTUP_HOME"] {
+            assert!(!set_by_cargo_run(k), "{k}");
+        }
     }
 }
