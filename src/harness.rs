@@ -296,13 +296,8 @@ impl Pair {
 
     /// Moves `data` from `from` to the peer in writes of `write_size`, checks
     /// it arrived intact into `scratch` (resized to `data.len()`), and
-    /// returns the times of the send phase and the receive phase.
-    ///
-    /// Before the receive (untimed), every byte of `scratch` is set to the
-    /// complement of the byte expected there, so a receiver that reports
-    /// bytes without writing them fails the check. After it, both
-    /// directions' queues must be empty: bytes left queued were not counted.
-    /// Errors: a library error, corrupted or missing data, bytes left queued.
+    /// returns the times of the send phase and the receive phase. See
+    /// [`Pair::transfer_into`].
     pub fn transfer(
         &mut self,
         from: Side,
@@ -310,12 +305,33 @@ impl Pair {
         write_size: usize,
         scratch: &mut Vec<u8>,
     ) -> Result<SideTimes> {
+        scratch.resize(data.len(), 0);
+        self.transfer_into(from, data, write_size, scratch)
+    }
+
+    /// Moves `data` from `from` to the peer in writes of `write_size`, checks
+    /// it arrived intact into `scratch` (exactly `data.len()` bytes), and
+    /// returns the times of the send phase and the receive phase.
+    ///
+    /// Before the receive (untimed), every byte of `scratch` is set to the
+    /// complement of the byte expected there, so a receiver that reports
+    /// bytes without writing them fails the check. After it, both
+    /// directions' queues must be empty: bytes left queued were not counted.
+    /// Errors: a library error, corrupted or missing data, bytes left queued,
+    /// a `scratch` of another length.
+    pub fn transfer_into(
+        &mut self,
+        from: Side,
+        data: &[u8],
+        write_size: usize,
+        scratch: &mut [u8],
+    ) -> Result<SideTimes> {
+        ensure!(scratch.len() == data.len(), "receive buffer of {} bytes for {}", scratch.len(), data.len());
         let mut times = SideTimes::default();
-        scratch.clear();
-        scratch.extend(data.iter().map(|b| !b));
+        scratch.iter_mut().zip(data).for_each(|(s, d)| *s = !d);
         self.send(from, data, write_size, &mut times)?;
         self.recv_exact(from.peer(), scratch, &mut times)?;
-        ensure!(scratch.as_slice() == data, "application data arrived corrupted");
+        ensure!(*scratch == *data, "application data arrived corrupted");
         for side in [Side::Client, Side::Server] {
             let left = self.duplex.pending_for(side);
             ensure!(left == 0, "{left} bytes left queued for the {side:?} after a transfer");

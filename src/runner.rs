@@ -12,7 +12,11 @@
 //!   (queues and library buffers grow there), then per iteration
 //!   [`BLOCK_BYTES`] from [`SENDER`] to its peer, checked byte for byte
 //!   into a buffer poisoned beforehand, the queues checked empty after
-//!   ([`crate::harness::Pair::transfer`]).
+//!   ([`crate::harness::Pair::transfer_into`]). Each run places the sent
+//!   and the receive buffer at another offset within a page
+//!   ([`buffer_offsets`]): where one process's allocator happened to put
+//!   them moved throughput by up to 3% between otherwise equal runs, so a
+//!   run averages over offsets instead.
 
 use std::time::{Duration, Instant};
 
@@ -54,13 +58,28 @@ impl Measured {
     }
 }
 
+/// The span over which [`buffer_offsets`] moves the buffers: a page.
+pub const OFFSET_SPAN: usize = 4096;
+
+/// Where run number `run` places the sent data and the receive buffer in
+/// their allocations, in bytes: both cycle through the 64 cache-line
+/// offsets of a page, in different orders, so that over 64 runs every
+/// offset of each is taken once.
+pub fn buffer_offsets(run: u64) -> (usize, usize) {
+    let step = (run % 64) as usize;
+    (step * 64, (step * 29 % 64) * 64)
+}
+
 /// A case configured and ready to time.
 pub struct Runner {
     workload: Workload,
     handshaker: Handshaker,
-    /// Throughput: the data sent and the receive buffer.
+    /// Throughput: the allocations holding the data sent and the receive
+    /// buffer, [`OFFSET_SPAN`] longer than a block.
     data: Vec<u8>,
     scratch: Vec<u8>,
+    /// Runs so far.
+    runs: u64,
 }
 
 impl Runner {
@@ -75,17 +94,18 @@ impl Runner {
             return Err(anyhow::anyhow!("{case}: runner given library {}", lib.name()).into());
         }
         let handshaker = Handshaker::new(lib, lib, case.params)?;
-        let data = match case.workload {
-            Workload::Handshake => Vec::new(),
-            Workload::Throughput { .. } => pattern(BLOCK_BYTES),
+        let len = match case.workload {
+            Workload::Handshake => 0,
+            Workload::Throughput { .. } => BLOCK_BYTES + OFFSET_SPAN,
         };
-        Ok(Runner { workload: case.workload, handshaker, data, scratch: Vec::with_capacity(BLOCK_BYTES) })
+        Ok(Runner { workload: case.workload, handshaker, data: vec![0; len], scratch: vec![0; len], runs: 0 })
     }
 
     /// Runs `iters` checked iterations (see the module doc for what is
     /// timed). Errors: a library error, a negotiated value that differs from
     /// the case, data that arrived corrupted or incomplete.
     pub fn run(&mut self, iters: u64) -> Result<Measured> {
+        self.runs += 1;
         match self.workload {
             Workload::Handshake => self.handshakes(iters),
             Workload::Throughput { write_size } => self.transfers(iters, write_size),
@@ -110,12 +130,17 @@ impl Runner {
     }
 
     fn transfers(&mut self, iters: u64, write_size: usize) -> Result<Measured> {
+        let (d, r) = buffer_offsets(self.runs);
+        let data = &mut self.data[d..d + BLOCK_BYTES];
+        data.copy_from_slice(&pattern(BLOCK_BYTES));
+        let data = &*data;
+        let scratch = &mut self.scratch[r..r + BLOCK_BYTES];
         let (mut pair, _) = self.handshaker.handshake_checked()?;
         // Warm-up: the first transfer grows the queues and library buffers.
-        pair.transfer(SENDER, &self.data, write_size, &mut self.scratch)?;
+        pair.transfer_into(SENDER, data, write_size, scratch)?;
         let mut m = Measured { iters, ..Measured::default() };
         for _ in 0..iters {
-            let t = pair.transfer(SENDER, &self.data, write_size, &mut self.scratch)?;
+            let t = pair.transfer_into(SENDER, data, write_size, scratch)?;
             m.both += t.client + t.server;
             m.sides.client += t.client;
             m.sides.server += t.server;
@@ -130,4 +155,20 @@ pub fn library_of<'a>(libs: &'a [Box<dyn TlsLibrary>], case: &Case) -> Result<&'
         .find(|l| l.name() == case.library)
         .map(|l| l.as_ref())
         .ok_or_else(|| anyhow::anyhow!("{case}: library {} is not in this build", case.library))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn offsets_cover_every_cache_line_of_a_page_once_per_64_runs() {
+        let (mut d, mut r): (Vec<usize>, Vec<usize>) = (0..64).map(buffer_offsets).unzip();
+        assert!(d.iter().chain(&r).all(|&o| o % 64 == 0 && o < OFFSET_SPAN));
+        d.sort();
+        r.sort();
+        let all: Vec<usize> = (0..64).map(|i| i * 64).collect();
+        assert_eq!((d, r), (all.clone(), all));
+        assert_ne!(buffer_offsets(1).0, buffer_offsets(1).1);
+    }
 }

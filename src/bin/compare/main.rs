@@ -106,7 +106,13 @@ struct RunArgs {
     /// Target length of one slice, in ms.
     #[arg(long)]
     slice_ms: Option<u64>,
-    /// A short run: 8 rounds of 5 ms slices (a smoke test; intervals wide).
+    /// Worker processes per variant over the run, one after the other (the
+    /// rounds are split between them): a process's own layout (code and
+    /// heap addresses) moves a library's figures by a few percent, and
+    /// several processes average that out.
+    #[arg(long)]
+    epochs: Option<u32>,
+    /// A short run: 8 rounds of 5 ms slices, 2 epochs (a smoke test).
     #[arg(long)]
     quick: bool,
     /// Also run s2n-tls under every other security policy that negotiates
@@ -116,8 +122,8 @@ struct RunArgs {
     /// Where JSON, CSV, SVG and the environment go.
     #[arg(long, default_value = concat!(env!("CARGO_MANIFEST_DIR"), "/target/compare"))]
     out: PathBuf,
-    /// Use the worker binaries already built under `<out>/workers/` instead
-    /// of building them with cargo.
+    /// Use the worker binaries already built under `target/compare/workers/`
+    /// instead of building them with cargo.
     #[arg(long)]
     no_build: bool,
 }
@@ -154,10 +160,12 @@ fn run(cli: Cli) -> Result<()> {
 }
 
 /// Rounds and slice length of a default and a `--quick` run.
-const DEFAULT_ROUNDS: u32 = 40;
+const DEFAULT_ROUNDS: u32 = 80;
 const DEFAULT_SLICE_MS: u64 = 20;
 const QUICK_ROUNDS: u32 = 8;
 const QUICK_SLICE_MS: u64 = 5;
+const DEFAULT_EPOCHS: u32 = 8;
+const QUICK_EPOCHS: u32 = 2;
 
 fn compare(args: RunArgs) -> Result<()> {
     let command = std::env::args().collect::<Vec<_>>().join(" ");
@@ -178,7 +186,7 @@ fn compare(args: RunArgs) -> Result<()> {
     let opts = WorkerOptions { matrix, filter: args.filter.clone(), s2n_policies: args.s2n_policies };
 
     // Build every worker first: nothing is timed while a compiler runs.
-    let workers_dir = args.out.join("workers");
+    let workers_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/compare/workers");
     let mut exes = Vec::new();
     for v in &chosen {
         let exe = workers_dir.join(&v.name).join("compare");
@@ -213,6 +221,9 @@ fn compare(args: RunArgs) -> Result<()> {
         eprintln!("skip {}: {}", c.id, c.skip.as_deref().unwrap_or_default());
     }
 
+    let epochs = args.epochs.unwrap_or(if args.quick { QUICK_EPOCHS } else { DEFAULT_EPOCHS });
+    ensure!((1..=rounds).contains(&epochs), "--epochs must be between 1 and --rounds ({rounds})");
+    let rounds_per_epoch = rounds.div_ceil(epochs);
     let probe = EnvProbe::start();
     // Calibration (also the warm-up: one-time library initialisation).
     let mut iters: BTreeMap<&str, u64> = BTreeMap::new();
@@ -236,6 +247,20 @@ fn compare(args: RunArgs) -> Result<()> {
     let mut row_order: Vec<&str> = rows.keys().copied().collect();
     for round in 0..rounds {
         bar.set_message(format!("round {}/{rounds}", round + 1));
+        if round > 0 && round % rounds_per_epoch == 0 {
+            // A new epoch: new worker processes, each case warmed up once.
+            bar.suspend(|| eprintln!("compare: new worker processes (epoch {})", round / rounds_per_epoch + 1));
+            let old = std::mem::take(&mut workers);
+            for w in old {
+                w.finish()?;
+            }
+            for (name, exe) in &exes {
+                workers.push(WorkerHandle::start(exe, name, &opts)?.0);
+            }
+            for (w, c) in &runnable {
+                workers[*w].run(&c.id, 1)?;
+            }
+        }
         shuffle(&mut row_order, &mut rng);
         for row in &row_order {
             let mut cases = rows[row].clone();
