@@ -249,7 +249,9 @@ fn compare(args: RunArgs) -> Result<()> {
         bar.set_message(format!("round {}/{rounds}", round + 1));
         if round > 0 && round % rounds_per_epoch == 0 {
             // A new epoch: new worker processes, each case warmed up once.
-            bar.suspend(|| eprintln!("compare: new worker processes (epoch {})", round / rounds_per_epoch + 1));
+            bar.suspend(|| {
+                eprintln!("compare: new worker processes (epoch {})", round / rounds_per_epoch + 1)
+            });
             let old = std::mem::take(&mut workers);
             for w in old {
                 w.finish()?;

@@ -81,8 +81,7 @@ pub fn build_worker(v: &Variant, exe: &Path) -> Result<()> {
             cmd.env_remove(key);
         }
     }
-    let status = cmd.status()
-        .with_context(|| format!("running {cargo}"))?;
+    let status = cmd.status().with_context(|| format!("running {cargo}"))?;
     ensure!(status.success(), "building the {} worker failed ({status})", v.name);
     let target_dir = v
         .cargo_args
@@ -138,7 +137,9 @@ mod tests {
 
     #[test]
     fn only_what_cargo_run_sets_is_dropped() {
-        for k in ["CARGO_MANIFEST_DIR", "CARGO_PKG_NAME", "CARGO_BIN_NAME", "OUT_DIR", "CARGO_PRIMARY_PACKAGE"] {
+        for k in
+            ["CARGO_MANIFEST_DIR", "CARGO_PKG_NAME", "CARGO_BIN_NAME", "OUT_DIR", "CARGO_PRIMARY_PACKAGE"]
+        {
             assert!(set_by_cargo_run(k), "{k}");
         }
         for k in ["CARGO", "CARGO_HOME", "CARGO_TARGET_DIR", "CARGO_BUILD_JOBS", "PATH", "RUSTUP_HOME"] {
