@@ -14,9 +14,8 @@
 //!   into a buffer poisoned beforehand, the queues checked empty after
 //!   ([`crate::harness::Pair::transfer_into`]). Each run places the sent
 //!   and the receive buffer at another offset within a page
-//!   ([`buffer_offsets`]): where one process's allocator happened to put
-//!   them moved throughput by up to 3% between otherwise equal runs, so a
-//!   run averages over offsets instead.
+//!   ([`buffer_offsets`]), so a figure averages over buffer alignments
+//!   instead of resting on where one process's allocator put them.
 
 use std::time::{Duration, Instant};
 
