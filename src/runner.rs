@@ -148,12 +148,34 @@ impl Runner {
     }
 }
 
-/// The library of `libs` named `case.library`. Errors: none has that name.
-pub fn library_of<'a>(libs: &'a [Box<dyn TlsLibrary>], case: &Case) -> Result<&'a dyn TlsLibrary> {
-    libs.iter()
+/// A case ready to time, or why its library skips it.
+pub enum Prepared {
+    /// Configured, with the library's settings that the id does not name
+    /// ([`TlsLibrary::settings`]).
+    Ready {
+        /// The runner.
+        runner: Runner,
+        /// E.g. `security policy AWS-CRT-SDK-TLSv1.3` for s2n-tls.
+        settings: Option<String>,
+    },
+    /// The library cannot do the case's parameters: the reason (a named
+    /// skip, never run with other parameters).
+    Skipped(String),
+}
+
+/// Prepares `case` with the library of `libs` it names. Errors: no library
+/// of `libs` has that name, or configuring failed for another reason than
+/// an unsupported combination (a broken library or environment).
+pub fn prepare(case: &Case, libs: &[Box<dyn TlsLibrary>]) -> Result<Prepared> {
+    let lib = libs
+        .iter()
         .find(|l| l.name() == case.library)
-        .map(|l| l.as_ref())
-        .ok_or_else(|| anyhow::anyhow!("{case}: library {} is not in this build", case.library))
+        .ok_or_else(|| anyhow::anyhow!("{case}: library {} is not in this build", case.library))?;
+    match Runner::new(case, lib.as_ref()) {
+        Ok(runner) => Ok(Prepared::Ready { runner, settings: lib.settings(&case.params) }),
+        Err(ConfigureError::Unsupported(why)) => Ok(Prepared::Skipped(why)),
+        Err(e) => anyhow::bail!("{case}: {e}"),
+    }
 }
 
 #[cfg(test)]

@@ -7,8 +7,7 @@ use std::{env, time::Duration};
 use criterion::{BenchmarkId, Criterion, SamplingMode, Throughput};
 use tls_bench::{
     bench::{Case, Figure, Matrix, Workload, sides_from_env},
-    error::ConfigureError,
-    runner::{Runner, library_of},
+    runner::{Prepared, prepare},
     stacks,
 };
 
@@ -50,16 +49,14 @@ pub fn bench(c: &mut Criterion, wanted: fn(Workload) -> bool) {
     let cases: Vec<Case> = matrix.cases(&libs).into_iter().filter(|c| wanted(c.workload)).collect();
     let mut runners = Vec::new();
     for case in cases {
-        let lib = library_of(&libs, &case).unwrap_or_else(|e| panic!("{e}"));
-        match Runner::new(&case, lib) {
-            Ok(r) => {
-                if let Some(s) = lib.settings(&case.params) {
+        match prepare(&case, &libs).unwrap_or_else(|e| panic!("{e:#}")) {
+            Prepared::Ready { runner, settings } => {
+                if let Some(s) = settings {
                     eprintln!("note {case}: {s}");
                 }
-                runners.push((case, r));
+                runners.push((case, runner));
             }
-            Err(ConfigureError::Unsupported(why)) => eprintln!("skip {case}: {why}"),
-            Err(e) => panic!("{case}: {e}"),
+            Prepared::Skipped(why) => eprintln!("skip {case}: {why}"),
         }
     }
     for &figure in figures {

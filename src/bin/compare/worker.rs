@@ -16,9 +16,7 @@ use regex::Regex;
 use serde::{Deserialize, Serialize};
 use tls_bench::{
     bench::{Case, Figure, Matrix},
-    error::ConfigureError,
-    harness::TlsLibrary,
-    runner::{Runner, library_of},
+    runner::{Prepared, Runner, prepare},
     stacks,
 };
 
@@ -98,14 +96,12 @@ pub fn serve(variant: &str, opts: &WorkerOptions) -> Result<()> {
     let mut runners: HashMap<String, Runner> = HashMap::new();
     let mut infos = Vec::new();
     for case in &cases {
-        let lib: &dyn TlsLibrary = library_of(&libs, case)?;
-        let skip = match Runner::new(case, lib) {
-            Ok(r) => {
-                runners.insert(case.to_string(), r);
-                None
+        let (skip, settings) = match prepare(case, &libs)? {
+            Prepared::Ready { runner, settings } => {
+                runners.insert(case.to_string(), runner);
+                (None, settings)
             }
-            Err(ConfigureError::Unsupported(why)) => Some(why),
-            Err(e) => bail!("{case}: {e}"),
+            Prepared::Skipped(why) => (Some(why), None),
         };
         infos.push(CaseInfo {
             id: case.to_string(),
@@ -115,7 +111,7 @@ pub fn serve(variant: &str, opts: &WorkerOptions) -> Result<()> {
             library: case.library.clone(),
             variant: variant.to_string(),
             bytes_per_iteration: case.workload.bytes_per_iteration(),
-            settings: if skip.is_none() { lib.settings(&case.params) } else { None },
+            settings,
             skip,
         });
     }
