@@ -36,7 +36,7 @@ use std::{
 use anyhow::{Context, Result, bail, ensure};
 use clap::{Args, Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
-use tls_bench::bench::{Matrix, library_family};
+use tls_bench::bench::{Case, Matrix, library_family};
 
 use crate::{
     env::{EnvProbe, LibraryInfo},
@@ -214,8 +214,17 @@ fn compare(args: RunArgs) -> Result<()> {
     check_one_worker_per_library(&infos)?;
     let runnable: Vec<&(usize, CaseInfo)> = infos.iter().filter(|(_, c)| c.skip.is_none()).collect();
     if runnable.is_empty() {
-        let rows: Vec<&str> = infos.iter().map(|(_, c)| c.row.as_str()).collect();
-        bail!("no runnable benchmark matches (filter {:?}); rows: {}", args.filter, rows.join(", "));
+        // The rows of the matrix, whatever the filter: what a filter can match.
+        let rows: Vec<String> = matrix
+            .workloads()
+            .into_iter()
+            .map(|(workload, params)| Case { workload, params, library: String::new() }.row())
+            .collect();
+        bail!(
+            "no runnable benchmark matches --filter {:?} (ids read group/parameters/library); rows:\n  {}",
+            args.filter.as_deref().unwrap_or(""),
+            rows.join("\n  ")
+        );
     }
     for (_, c) in infos.iter().filter(|(_, c)| c.skip.is_some()) {
         eprintln!("skip {}: {}", c.id, c.skip.as_deref().unwrap_or_default());

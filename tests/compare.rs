@@ -1,0 +1,63 @@
+//! The `compare` binary as a user meets it: bad names are errors that list
+//! the valid ones (before anything is built or measured), and `diff` fails
+//! when a sweep-centre ratio moved more than it accepts. (CI runs a whole
+//! `compare --quick` across three build variants.)
+
+use std::{fs, path::PathBuf, process::Command};
+
+use tls_bench::params::Params;
+
+fn compare(args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_compare")).args(args).output().expect("running compare");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into(),
+        String::from_utf8_lossy(&out.stderr).into(),
+    )
+}
+
+#[test]
+fn unknown_names_are_errors_listing_the_valid_ones() {
+    for (args, bad, listed) in [
+        (&["--variants", "boringsl"][..], "boringsl", "boringssl"),
+        (&["--matrix", "FULL"][..], "FULL", "sweep, full"),
+        (&["--filter", "(unclosed"][..], "--filter", "unclosed"),
+    ] {
+        let (ok, _, err) = compare(args);
+        assert!(!ok, "{args:?} accepted");
+        assert!(err.contains(bad) && err.contains(listed), "{args:?}: {err}");
+    }
+}
+
+/// A results.json with one row at the sweep centre: library `b` at `ratio`.
+fn results(dir: &PathBuf, name: &str, ratio: f64) -> PathBuf {
+    let row = |lib: &str, r: f64, best: bool| {
+        serde_json::json!({
+            "library": lib, "variant": "default", "settings": null, "rounds": 10,
+            "median_ns": 1000.0 * r, "first_median_ns": 500.0 * r, "second_median_ns": 500.0 * r,
+            "mb_per_s": null, "ratio": {"estimate": r, "low": r, "high": r}, "best": best,
+        })
+    };
+    let centre = Params::default().to_string();
+    let json = serde_json::json!({ "rows": [{
+        "row": format!("handshake/{centre}"), "group": "handshake", "parameters": centre,
+        "libraries": [row("a", 1.0, true), row("b", ratio, false)], "floor": null, "skipped": [],
+    }]});
+    let path = dir.join(name);
+    fs::write(&path, json.to_string()).unwrap();
+    path
+}
+
+#[test]
+fn diff_fails_when_a_sweep_centre_ratio_moves_too_far() {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("compare-diff");
+    fs::create_dir_all(&dir).unwrap();
+    let (a, near, far) =
+        (results(&dir, "a.json", 1.50), results(&dir, "b.json", 1.53), results(&dir, "c.json", 1.60));
+    let (ok, out, _) = compare(&["diff", a.to_str().unwrap(), near.to_str().unwrap()]);
+    assert!(ok && out.contains("2.00% at the sweep centre"), "{out}");
+    let (ok, _, err) = compare(&["diff", a.to_str().unwrap(), far.to_str().unwrap()]);
+    assert!(!ok && err.contains("6.67%"), "{err}");
+    let (ok, _, err) = compare(&["diff", a.to_str().unwrap(), dir.join("missing.json").to_str().unwrap()]);
+    assert!(!ok && err.contains("missing.json"), "{err}");
+}
