@@ -3,7 +3,11 @@
 //! when a sweep-centre ratio moved more than it accepts. (CI runs a whole
 //! `compare --quick` across three build variants.)
 
-use std::{fs, path::PathBuf, process::Command};
+use std::{
+    fs,
+    path::{Path, PathBuf},
+    process::Command,
+};
 
 use tls_bench::params::Params;
 
@@ -30,7 +34,7 @@ fn unknown_names_are_errors_listing_the_valid_ones() {
 }
 
 /// A results.json with one row at the sweep centre: library `b` at `ratio`.
-fn results(dir: &PathBuf, name: &str, ratio: f64) -> PathBuf {
+fn results(dir: &Path, name: &str, ratio: f64) -> PathBuf {
     let row = |lib: &str, r: f64, best: bool| {
         serde_json::json!({
             "library": lib, "variant": "default", "settings": null, "rounds": 10,
