@@ -73,6 +73,8 @@ pub fn buffer_offsets(run: u64) -> (usize, usize) {
 pub struct Runner {
     workload: Workload,
     handshaker: Handshaker,
+    /// Throughput: the block sent ([`pattern`]), made once.
+    block: Vec<u8>,
     /// Throughput: the allocations holding the data sent and the receive
     /// buffer, [`OFFSET_SPAN`] longer than a block.
     data: Vec<u8>,
@@ -93,11 +95,18 @@ impl Runner {
             return Err(anyhow::anyhow!("{case}: runner given library {}", lib.name()).into());
         }
         let handshaker = Handshaker::new(lib, lib, case.params)?;
-        let len = match case.workload {
-            Workload::Handshake => 0,
-            Workload::Throughput { .. } => BLOCK_BYTES + OFFSET_SPAN,
+        let (block, len) = match case.workload {
+            Workload::Handshake => (Vec::new(), 0),
+            Workload::Throughput { .. } => (pattern(BLOCK_BYTES), BLOCK_BYTES + OFFSET_SPAN),
         };
-        Ok(Runner { workload: case.workload, handshaker, data: vec![0; len], scratch: vec![0; len], runs: 0 })
+        Ok(Runner {
+            workload: case.workload,
+            handshaker,
+            block,
+            data: vec![0; len],
+            scratch: vec![0; len],
+            runs: 0,
+        })
     }
 
     /// Runs `iters` checked iterations (see the module doc for what is
@@ -131,7 +140,7 @@ impl Runner {
     fn transfers(&mut self, iters: u64, write_size: usize) -> Result<Measured> {
         let (d, r) = buffer_offsets(self.runs);
         let data = &mut self.data[d..d + BLOCK_BYTES];
-        data.copy_from_slice(&pattern(BLOCK_BYTES));
+        data.copy_from_slice(&self.block);
         let data = &*data;
         let scratch = &mut self.scratch[r..r + BLOCK_BYTES];
         let (mut pair, _) = self.handshaker.handshake_checked()?;
