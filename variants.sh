@@ -21,10 +21,19 @@ compare_variants=(
   "openssl-aws-lc|--config aws-lc-config/openssl.toml --no-default-features --features openssl --target-dir target/aws-lc-openssl"
 )
 variants=()
+known=()
+for v in "${all_variants[@]}"; do known+=("${v%%|*}"); done
+read -ra wanted <<< "${TLS_BENCH_VARIANTS:-}"
+for name in "${wanted[@]}"; do
+  if [[ " ${known[*]} " != *" $name "* ]]; then
+    echo "TLS_BENCH_VARIANTS: unknown variant \"$name\"; valid: ${known[*]}" >&2
+    exit 1
+  fi
+done
 for v in "${all_variants[@]}"; do
   if [ -z "${TLS_BENCH_VARIANTS:-}" ] || [[ " $TLS_BENCH_VARIANTS " == *" ${v%%|*} "* ]]; then variants+=("$v"); fi
 done
 if [ ${#variants[@]} -eq 0 ]; then
-  echo "TLS_BENCH_VARIANTS=$TLS_BENCH_VARIANTS names no variant; known: default system-openssl boringssl" >&2
+  echo "TLS_BENCH_VARIANTS=\"$TLS_BENCH_VARIANTS\" names no variant; valid: ${known[*]}" >&2
   exit 1
 fi

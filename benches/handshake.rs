@@ -16,7 +16,7 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use tls_bench::bench::Workload;
 
 fn handshake(c: &mut Criterion) {
-    common::bench(c, |w| w == Workload::Handshake);
+    common::bench(c, "handshake", |w| w == Workload::Handshake);
 }
 
 criterion_group! {

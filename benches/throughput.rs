@@ -17,7 +17,7 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use tls_bench::bench::Workload;
 
 fn throughput(c: &mut Criterion) {
-    common::bench(c, |w| matches!(w, Workload::Throughput { .. }));
+    common::bench(c, "throughput", |w| matches!(w, Workload::Throughput { .. }));
 }
 
 criterion_group! {

@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
 # tls-bench's handshake and throughput benchmarks across past releases:
 #
-#   historical-perf/bench-past.sh [s2n-tls|openssl|rustls|all] [--quick] [--versions v1,v2] [--all-releases] [--newest N]
+#   historical-perf/bench-past.sh [run] [s2n-tls|openssl|rustls|all] [--quick] [--versions v1,v2] ...
+#   historical-perf/bench-past.sh plot [library] [--kept] [--update-committed] ...
+#   historical-perf/bench-past.sh list [library] ...
+#   historical-perf/bench-past.sh --help     every subcommand and option
 #
-# Each release is built on its own, its Criterion medians kept in
-# target/historical-perf/<library>/<release>.json, and one graph per
-# benchmark drawn into historical-perf/graphs/<library>/ (with --quick:
-# target/historical-perf/quick/). `... plot [library]` redraws them from
-# the kept results. All logic is in src/bin/historical-perf/.
+# Without a subcommand the arguments go to `run`. Runs keep their results in
+# target/historical-perf/<library>/<release>.json (--quick:
+# target/historical-perf/quick/) and draw graphs beside them; the committed
+# results and graphs (historical-perf/results/, historical-perf/graphs/)
+# change only with --update-committed. All logic is in src/bin/historical-perf/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 case "${1:-}" in
-  plot|list) exec cargo run --release --quiet --bin historical-perf -- "$@" ;;
+  run|plot|list|help|-h|--help) exec cargo run --release --quiet --bin historical-perf -- "$@" ;;
   *) exec cargo run --release --quiet --bin historical-perf -- run "$@" ;;
 esac

@@ -7,17 +7,22 @@
 
 use std::{
     collections::HashMap,
-    fs,
-    path::PathBuf,
+    env, fs,
+    path::{Path, PathBuf},
     sync::{Arc, Mutex, OnceLock},
 };
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
+use rustls_pki_types::{CertificateDer, PrivatePkcs8KeyDer, pem::PemObject};
 
 use crate::params::CertChain;
 
 /// Where `generate-certs` writes and the harness reads: `certs/` in the crate root.
 pub const CERTS_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/certs");
+/// Environment variable naming another directory to read the chains from
+/// instead of [`CERTS_DIR`] (same layout: one directory per chain, e.g.
+/// `ecdsa-p256/`, each with the files named below).
+pub const CERTS_DIR_ENV: &str = "TLS_BENCH_CERTS_DIR";
 /// Root CA certificate file name.
 pub const CA_CERT: &str = "ca-cert.pem";
 /// Intermediate CA certificate file name.
@@ -42,6 +47,8 @@ pub const NOT_AFTER: (i32, u8, u8) = (2100, 1, 1);
 /// The PEM bytes of one chain directory.
 #[derive(Debug)]
 pub struct CertFiles {
+    /// The directory they were read from.
+    pub dir: PathBuf,
     /// Root CA certificate (PEM): the clients' and servers' only trust anchor.
     pub ca_cert: Vec<u8>,
     /// Server leaf then intermediate (PEM).
@@ -59,16 +66,35 @@ impl CertFiles {
     pub fn identity(&self, server: bool) -> (&[u8], &[u8]) {
         if server { (&self.server_chain, &self.server_key) } else { (&self.client_chain, &self.client_key) }
     }
+
+    /// The paths of the files [`CertFiles::identity`] returns, for error
+    /// messages: `<dir>/server-chain.pem and <dir>/server-key.pem`.
+    pub fn identity_files(&self, server: bool) -> String {
+        let (chain, key) = if server { (SERVER_CHAIN, SERVER_KEY) } else { (CLIENT_CHAIN, CLIENT_KEY) };
+        format!("{} and {}", self.dir.join(chain).display(), self.dir.join(key).display())
+    }
+
+    /// The path of the root CA certificate, for error messages.
+    pub fn ca_file(&self) -> PathBuf {
+        self.dir.join(CA_CERT)
+    }
 }
 
-/// Directory of `chain` under [`CERTS_DIR`].
+/// The directory holding the chain directories: [`CERTS_DIR_ENV`]'s value
+/// when set, else [`CERTS_DIR`].
+pub fn root() -> PathBuf {
+    env::var_os(CERTS_DIR_ENV).map(PathBuf::from).unwrap_or_else(|| PathBuf::from(CERTS_DIR))
+}
+
+/// Directory of `chain` under [`root`].
 pub fn dir(chain: CertChain) -> PathBuf {
-    PathBuf::from(CERTS_DIR).join(chain.dir_name())
+    root().join(chain.dir_name())
 }
 
-/// Reads `chain`'s PEM files once per process and returns them.
+/// Reads and checks `chain`'s files ([`read`]) once per process and returns
+/// them.
 ///
-/// Errors: a missing or unreadable file (run `cargo run --bin generate-certs`).
+/// Errors: as [`read`].
 pub fn load(chain: CertChain) -> Result<Arc<CertFiles>> {
     static CACHE: OnceLock<Mutex<HashMap<CertChain, Arc<CertFiles>>>> = OnceLock::new();
     let cache = CACHE.get_or_init(Default::default);
@@ -76,20 +102,78 @@ pub fn load(chain: CertChain) -> Result<Arc<CertFiles>> {
     if let Some(files) = cache.get(&chain) {
         return Ok(files.clone());
     }
-    let d = dir(chain);
-    let read = |name: &str| {
-        let path = d.join(name);
-        fs::read(&path).with_context(|| {
-            format!("reading {} (regenerate with `cargo run --bin generate-certs`)", path.display())
-        })
-    };
-    let files = Arc::new(CertFiles {
-        ca_cert: read(CA_CERT)?,
-        server_chain: read(SERVER_CHAIN)?,
-        server_key: read(SERVER_KEY)?,
-        client_chain: read(CLIENT_CHAIN)?,
-        client_key: read(CLIENT_KEY)?,
-    });
+    let files = Arc::new(read(&dir(chain))?);
     cache.insert(chain, files.clone());
     Ok(files)
+}
+
+/// Reads the PEM files of one chain directory and checks what every
+/// library would otherwise report in its own words, or not at all: the root
+/// file holds one certificate, each chain file two (leaf then
+/// intermediate), each key file one PKCS#8 private key that parses, and
+/// each key belongs to its chain's leaf (the leaf holds the key's public
+/// key).
+///
+/// Errors: a missing or unreadable file, or a failed check; each names the
+/// file and the cause.
+pub fn read(dir: &Path) -> Result<CertFiles> {
+    let file = |name: &str| -> Result<(PathBuf, Vec<u8>)> {
+        let path = dir.join(name);
+        let hint = if dir.starts_with(CERTS_DIR) {
+            "; restore the committed certificates with `git checkout -- certs`".to_string()
+        } else {
+            format!(" (from {CERTS_DIR_ENV})")
+        };
+        let bytes = fs::read(&path).with_context(|| format!("reading {}{hint}", path.display()))?;
+        Ok((path, bytes))
+    };
+    let (ca_path, ca_cert) = file(CA_CERT)?;
+    certificates(&ca_path, &ca_cert, 1, "the root CA")?;
+    let identity = |chain_name: &str, key_name: &str| -> Result<(Vec<u8>, Vec<u8>)> {
+        let (chain_path, chain) = file(chain_name)?;
+        let (key_path, key) = file(key_name)?;
+        let certs = certificates(&chain_path, &chain, 2, "leaf then intermediate")?;
+        key_matches(&key_path, &key, &chain_path, &certs[0])?;
+        Ok((chain, key))
+    };
+    let (server_chain, server_key) = identity(SERVER_CHAIN, SERVER_KEY)?;
+    let (client_chain, client_key) = identity(CLIENT_CHAIN, CLIENT_KEY)?;
+    Ok(CertFiles { dir: dir.to_path_buf(), ca_cert, server_chain, server_key, client_chain, client_key })
+}
+
+/// The `CERTIFICATE` blocks of the PEM file at `path` (bytes `pem`).
+/// Errors: a block that does not decode, or not exactly `expected` blocks.
+fn certificates(
+    path: &Path,
+    pem: &[u8],
+    expected: usize,
+    what: &str,
+) -> Result<Vec<CertificateDer<'static>>> {
+    let certs: Vec<CertificateDer<'static>> =
+        CertificateDer::pem_slice_iter(pem)
+            .collect::<Result<_, _>>()
+            .with_context(|| format!("{}: a PEM certificate does not decode", path.display()))?;
+    if certs.len() != expected {
+        bail!("{}: holds {} PEM certificate(s); expected {expected} ({what})", path.display(), certs.len());
+    }
+    Ok(certs)
+}
+
+/// Checks that the PEM file at `key_path` (bytes `pem`) holds a PKCS#8
+/// private key that parses and whose public key `leaf` (from `chain_path`)
+/// carries. Errors: no key, a key that does not parse, or another key.
+fn key_matches(key_path: &Path, pem: &[u8], chain_path: &Path, leaf: &CertificateDer<'_>) -> Result<()> {
+    let der = PrivatePkcs8KeyDer::from_pem_slice(pem)
+        .with_context(|| format!("{}: no PKCS#8 private key (PEM `PRIVATE KEY`)", key_path.display()))?;
+    let key = rcgen::KeyPair::try_from(der.secret_pkcs8_der())
+        .with_context(|| format!("{}: the private key does not parse", key_path.display()))?;
+    let public = key.public_key_raw();
+    if !leaf.as_ref().windows(public.len()).any(|w| w == public) {
+        bail!(
+            "{}: the private key does not belong to the leaf certificate of {}",
+            key_path.display(),
+            chain_path.display()
+        );
+    }
+    Ok(())
 }

@@ -4,7 +4,7 @@
 //! writes under its output directory (`target/criterion`, or
 //! `$CRITERION_HOME`).
 
-use std::{fs, path::Path};
+use std::{fs, path::Path, time::SystemTime};
 
 use anyhow::{Context, Result};
 use serde::Deserialize;
@@ -27,6 +27,9 @@ pub struct Measurement {
     pub upper_ns: f64,
     /// Bytes per iteration when the benchmark declared a byte throughput.
     pub bytes: Option<u64>,
+    /// When Criterion wrote the result (`new/estimates.json`'s modification
+    /// time).
+    pub written: SystemTime,
 }
 
 #[derive(Deserialize)]
@@ -89,6 +92,9 @@ fn collect(dir: &Path, out: &mut Vec<Measurement>) -> Result<()> {
         let estimates = path.join("new/estimates.json");
         let e: Estimates = serde_json::from_slice(&parse(&estimates)?)
             .with_context(|| format!("parsing {}", estimates.display()))?;
+        let written = fs::metadata(&estimates)
+            .and_then(|m| m.modified())
+            .with_context(|| format!("reading the modification time of {}", estimates.display()))?;
         let (Some(params), Some(library)) = (b.function_id, b.value_str) else { continue };
         let bytes = match b.throughput {
             Some(ThroughputJson::Bytes(n) | ThroughputJson::BytesDecimal(n)) => Some(n),
@@ -102,6 +108,7 @@ fn collect(dir: &Path, out: &mut Vec<Measurement>) -> Result<()> {
             lower_ns: e.median.confidence_interval.lower_bound,
             upper_ns: e.median.confidence_interval.upper_bound,
             bytes,
+            written,
         });
     }
     Ok(())

@@ -1,8 +1,8 @@
 //! Why a library does not run a parameter set: unsupported (a named skip)
-//! or failed (an error). Shared by the configuration layer, the stacks and
-//! every runner.
+//! or failed (an error), shared by the configuration layer, the stacks and
+//! every runner; and how the binaries end on an error.
 
-use std::fmt;
+use std::{fmt, process::ExitCode};
 
 /// Why a library does not run a parameter set.
 #[derive(Debug)]
@@ -28,5 +28,19 @@ impl std::error::Error for ConfigureError {}
 impl From<anyhow::Error> for ConfigureError {
     fn from(e: anyhow::Error) -> Self {
         ConfigureError::Failed(e)
+    }
+}
+
+/// How a binary ends: `Ok` exits with status 0; an error prints
+/// `error: <its cause chain>` on stderr and exits with status 1. No
+/// backtrace, whatever `RUST_BACKTRACE` says: these are a user's errors (a
+/// bad option, a missing file), to be read, not debugged.
+pub fn exit_code(result: anyhow::Result<()>) -> ExitCode {
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
     }
 }

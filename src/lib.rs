@@ -22,6 +22,7 @@
 //!   built libraries.
 //! - [`bench`]: benchmarks as data: the [`bench::Case`] whose `Display` is
 //!   its id, the matrices, the data sent.
+//! - [`filter`]: which benchmark ids a Criterion command line selects.
 //! - [`runner`]: the measurement core: what one iteration of a case does
 //!   and what is timed, for every runner (Criterion, `compare`, tests).
 //! - [`stats`]: medians and bootstrap confidence intervals of paired ratios.
@@ -33,6 +34,7 @@ pub mod certs;
 pub mod config;
 pub mod criterion_json;
 pub mod error;
+pub mod filter;
 pub mod harness;
 pub mod host;
 pub mod memory;

@@ -6,7 +6,9 @@ use std::{env, time::Duration};
 
 use criterion::{BenchmarkId, Criterion, SamplingMode, Throughput};
 use tls_bench::{
-    bench::{Case, Figure, Matrix, Workload, sides_from_env},
+    bench::{Case, Figure, Matrix, SIDES_ENV, Workload, sides_from_env},
+    filter::IdFilter,
+    harness::TlsLibrary,
     runner::{Prepared, prepare},
     stacks,
 };
@@ -25,30 +27,48 @@ pub fn config() -> Criterion {
     match env::var(PLOTS_ENV).as_deref() {
         Ok("1") => c,
         Ok("0") | Err(_) => c.without_plots(),
-        Ok(other) => panic!("{PLOTS_ENV}={other:?}: valid values are 1 and 0"),
+        Ok(other) => fail(&format!("{PLOTS_ENV}={other:?}: valid values are 1 and 0")),
     }
 }
 
+/// Prints `error: <msg>` and exits with status 1: a bad setting or a filter
+/// that leaves nothing to measure ends the run before any work.
+fn fail(msg: &str) -> ! {
+    eprintln!("error: {msg}");
+    std::process::exit(1)
+}
+
 /// Benchmarks every case of the matrix ([`Matrix::from_env`]) whose
-/// workload `wanted` accepts, for every built library: the `Both` figure,
-/// and with `TLS_BENCH_SIDES=1` the per-side figures too (measured in
-/// groups of their own). Unsupported cases are skipped with their reason
-/// printed; library settings not in the id (s2n-tls's security policy) are
-/// printed as `note` lines.
+/// workload `wanted` accepts and whose id the command line's filter selects
+/// ([`IdFilter`]), for every built library: the `Both` figure, and with
+/// `TLS_BENCH_SIDES=1` the per-side figures too (measured in groups of
+/// their own). Only selected cases are configured. Unsupported cases are
+/// skipped with their reason printed; library settings not in the id
+/// (s2n-tls's security policy) are printed as `note` lines. `bench` names
+/// this benchmark in messages.
 ///
-/// Panics on a bad environment value, a configuration failure or any error
-/// in an iteration: a benchmark must not go on with a broken library.
-pub fn bench(c: &mut Criterion, wanted: fn(Workload) -> bool) {
-    let matrix = Matrix::from_env().unwrap_or_else(|e| panic!("{e}"));
-    let figures: &[Figure] = if sides_from_env().unwrap_or_else(|e| panic!("{e}")) {
+/// Exits with an error on a bad environment value or filter, and when the
+/// filter selects no case of any benchmark, or every selected case of every
+/// benchmark is skipped (nothing would be measured). Panics on a
+/// configuration failure or any error in an iteration: a benchmark must not
+/// go on with a broken library.
+pub fn bench(c: &mut Criterion, bench: &str, wanted: fn(Workload) -> bool) {
+    let matrix = Matrix::from_env().unwrap_or_else(|e| fail(&format!("{e:#}")));
+    let figures: &[Figure] = if sides_from_env().unwrap_or_else(|e| fail(&format!("{e:#}"))) {
         &[Figure::Both, Figure::First, Figure::Second]
     } else {
         &[Figure::Both]
     };
+    let filter = IdFilter::from_args(env::args().skip(1)).unwrap_or_else(|e| fail(&format!("{e:#}")));
     let libs = stacks::all();
-    let cases: Vec<Case> = matrix.cases(&libs).into_iter().filter(|c| wanted(c.workload)).collect();
+    let selected = |case: &Case| figures.iter().any(|&f| filter.matches(&case.id(f)));
+    let cases = matrix.cases(&libs);
+    let example = cases.first().map(Case::to_string).unwrap_or_default();
+    let (here, elsewhere): (Vec<Case>, Vec<Case>) =
+        cases.into_iter().filter(selected).partition(|c| wanted(c.workload));
     let mut runners = Vec::new();
-    for case in cases {
+    let selected_here = here.len();
+    for case in here {
         match prepare(&case, &libs).unwrap_or_else(|e| panic!("{e:#}")) {
             Prepared::Ready { runner, settings } => {
                 if let Some(s) = settings {
@@ -58,6 +78,15 @@ pub fn bench(c: &mut Criterion, wanted: fn(Workload) -> bool) {
             }
             Prepared::Skipped(why) => eprintln!("skip {case}: {why}"),
         }
+    }
+    if runners.is_empty() {
+        let per_side = figures.len() == 1
+            && matrix
+                .cases(&libs)
+                .iter()
+                .any(|c| [Figure::First, Figure::Second].iter().any(|&f| filter.matches(&c.id(f))));
+        nothing_here(bench, &filter, selected_here, per_side, &elsewhere, &libs, &example);
+        return;
     }
     for &figure in figures {
         let mut names: Vec<&'static str> = runners.iter().map(|(c, _)| c.workload.group(figure)).collect();
@@ -83,4 +112,38 @@ pub fn bench(c: &mut Criterion, wanted: fn(Workload) -> bool) {
             group.finish();
         }
     }
+}
+
+/// This benchmark measures nothing (`selected_here` cases selected, all
+/// skipped): says why, and exits with an error unless another benchmark has
+/// a selected case that runs (`elsewhere`: the selected cases of the other
+/// benchmarks, configured here only to know). `per_side`: the filter would
+/// select per-side ids, which this run does not have.
+fn nothing_here(
+    bench: &str,
+    filter: &IdFilter,
+    selected_here: usize,
+    per_side: bool,
+    elsewhere: &[Case],
+    libs: &[Box<dyn TlsLibrary>],
+    example: &str,
+) {
+    if matches!(filter, IdFilter::None) {
+        return;
+    }
+    let runs_elsewhere = elsewhere.iter().any(|case| {
+        matches!(prepare(case, libs).unwrap_or_else(|e| panic!("{e:#}")), Prepared::Ready { .. })
+    });
+    if runs_elsewhere {
+        eprintln!("{bench}: no benchmark here matches the {filter}; other benchmarks have some");
+        return;
+    }
+    if selected_here > 0 || !elsewhere.is_empty() {
+        fail(&format!("every benchmark the {filter} selects is skipped (reasons above): nothing to measure"));
+    }
+    let sides =
+        if per_side { format!(" (the per-side groups run only with {SIDES_ENV}=1)") } else { String::new() };
+    fail(&format!(
+        "no benchmark id matches the {filter}{sides}; ids read group/parameters/library, e.g. {example}"
+    ));
 }

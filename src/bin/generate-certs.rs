@@ -3,21 +3,27 @@
 //! `localhost`, EKU serverAuth) and a client leaf (EKU clientAuth), every key
 //! of the chain's type, valid from 2026-01-01 to 2100-01-01.
 //!
-//! Run as `cargo run --bin generate-certs` (optionally with an output
-//! directory as its only argument; default `certs/` in the crate root).
+//! Run as `cargo run --bin generate-certs -- DIR` (a new directory for
+//! chains of one's own, readable with `TLS_BENCH_CERTS_DIR=DIR`). Without
+//! `DIR` it writes `certs/` in the crate root, which holds the committed
+//! chains: it refuses unless `--force` is given (new keys change what is
+//! measured; `git checkout -- certs` restores the committed ones).
 
 use std::{
     fs,
     path::{Path, PathBuf},
+    process::ExitCode,
 };
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
+use clap::Parser;
 use rcgen::{
     BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer, KeyPair,
     KeyUsagePurpose, RsaKeySize,
 };
 use tls_bench::{
     certs::{self, CLIENT_NAME, SERVER_NAME},
+    error::exit_code,
     params::CertChain,
 };
 
@@ -91,8 +97,34 @@ fn write_chain(dir: &Path, chain: CertChain) -> Result<()> {
     Ok(())
 }
 
-fn main() -> Result<()> {
-    let dir = std::env::args().nth(1).map(PathBuf::from).unwrap_or_else(|| PathBuf::from(certs::CERTS_DIR));
+#[derive(Parser)]
+#[command(
+    about = "Writes a root, an intermediate, a server and a client certificate and key for every chain"
+)]
+struct Args {
+    /// Output directory (one subdirectory per chain). Default: the committed `certs/`.
+    dir: Option<PathBuf>,
+    /// Overwrite chains that already exist (the committed ones included).
+    #[arg(long)]
+    force: bool,
+}
+
+fn main() -> ExitCode {
+    exit_code(run(Args::parse()))
+}
+
+fn run(args: Args) -> Result<()> {
+    let dir = args.dir.unwrap_or_else(|| PathBuf::from(certs::CERTS_DIR));
+    for chain in CertChain::ALL {
+        let existing = dir.join(chain.dir_name()).join(certs::CA_CERT);
+        if existing.exists() && !args.force {
+            bail!(
+                "{} exists: these chains would be replaced by new keys (pass --force to do so; \
+                 `git checkout -- certs` restores the committed ones)",
+                existing.display()
+            );
+        }
+    }
     for chain in CertChain::ALL {
         write_chain(&dir, chain)?;
     }

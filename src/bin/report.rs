@@ -3,19 +3,28 @@
 //! column per library, each TLS figure with its ratio to the row's fastest
 //! TLS library, and the plaintext floor beside them.
 //!
-//! Handshake groups are reported in µs per handshake (and handshakes/s);
-//! throughput groups in MB/s (10^6 bytes per second of application data).
+//! Handshake groups are reported in µs per handshake; throughput groups in
+//! MB/s (10^6 bytes per second of application data). Each table says when
+//! its results were written; a result from an earlier run than the group's
+//! last one (Criterion keeps every benchmark's newest result, so a filtered
+//! run leaves older ones beside it) is marked `*` with its date.
 //!
 //! Usage: `cargo run --release --bin report [-- --criterion-dir DIR]`.
 
 use std::{
     collections::{BTreeMap, BTreeSet},
     path::PathBuf,
+    process::ExitCode,
+    time::{Duration, SystemTime},
 };
 
 use anyhow::{Result, bail};
+use chrono::{DateTime, Utc};
 use clap::Parser;
-use tls_bench::criterion_json::{self, Measurement};
+use tls_bench::{
+    criterion_json::{self, Measurement},
+    error::exit_code,
+};
 
 #[derive(Parser)]
 #[command(about = "Markdown tables of tls-bench Criterion medians")]
@@ -25,14 +34,28 @@ struct Args {
     criterion_dir: PathBuf,
 }
 
-fn main() -> Result<()> {
-    let args = Args::parse();
-    let results = criterion_json::read_all(&args.criterion_dir)?;
-    if results.is_empty() {
-        bail!("no Criterion results under {}: run `cargo bench` first", args.criterion_dir.display());
+/// Results written further apart than this belong to different runs: one
+/// benchmark takes seconds (0.5 s warm-up, 2 s measurement, analysis), so a
+/// run never goes this long without writing one.
+const RUN_GAP: Duration = Duration::from_secs(30 * 60);
+
+/// One table's rows: parameters -> library -> result.
+type Rows = BTreeMap<String, BTreeMap<String, Measurement>>;
+
+fn main() -> ExitCode {
+    exit_code(run(Args::parse()))
+}
+
+fn run(args: Args) -> Result<()> {
+    let dir = &args.criterion_dir;
+    if !dir.is_dir() {
+        bail!("no results under {}: run `cargo bench` first", dir.display());
     }
-    // group -> params -> library -> result
-    let mut groups: BTreeMap<String, BTreeMap<String, BTreeMap<String, Measurement>>> = BTreeMap::new();
+    let results = criterion_json::read_all(dir)?;
+    if results.is_empty() {
+        bail!("no tls-bench results under {}: run `cargo bench` first", dir.display());
+    }
+    let mut groups: BTreeMap<String, Rows> = BTreeMap::new();
     for m in results {
         groups
             .entry(m.group.clone())
@@ -42,50 +65,95 @@ fn main() -> Result<()> {
             .insert(m.library.clone(), m);
     }
     for (group, rows) in &groups {
-        let libs: BTreeSet<&String> =
-            rows.values().flat_map(|r| r.keys()).filter(|l| *l != "plaintext").collect();
-        let throughput = rows.values().flat_map(|r| r.values()).any(|r| r.bytes.is_some());
-        let unit = if throughput { "MB/s" } else { "µs" };
-        println!("\n### {group} (median, {unit}; ratio to the row's best TLS library)\n");
-        let header: Vec<String> = libs.iter().map(|l| l.to_string()).collect();
-        println!("| parameters | {} | plaintext floor |", header.join(" | "));
-        println!("|---|{}---|", "---|".repeat(libs.len()));
-        for (params, cells) in rows {
-            // Higher is better for MB/s, lower for µs.
-            let value = |r: &Measurement| match r.bytes {
-                Some(b) => b as f64 / r.median_ns * 1e3, // bytes/ns * 1e3 = MB/s
-                None => r.median_ns / 1e3,
-            };
-            let tls: Vec<f64> = libs.iter().filter_map(|l| cells.get(*l)).map(value).collect();
-            let best = if throughput {
-                tls.iter().cloned().fold(f64::MIN, f64::max)
-            } else {
-                tls.iter().cloned().fold(f64::MAX, f64::min)
-            };
-            let row: Vec<String> = libs
-                .iter()
-                .map(|l| match cells.get(*l) {
-                    Some(r) => {
-                        let v = value(r);
-                        let ratio = if throughput { best / v } else { v / best };
-                        format!("{v:.1} ({ratio:.2}x)")
-                    }
-                    None => "skipped".to_string(),
-                })
-                .collect();
-            let floor = match cells.get("plaintext") {
-                Some(r) => {
-                    let v = value(r);
-                    if throughput {
-                        format!("{v:.0} ({:.1}x the best TLS)", v / best)
-                    } else {
-                        format!("{v:.2} ({:.2}% of the best TLS)", v / best * 100.0)
-                    }
-                }
-                None => "-".to_string(),
-            };
-            println!("| {params} | {} | {floor} |", row.join(" | "));
-        }
+        print!("{}", table(group, rows));
     }
     Ok(())
+}
+
+/// A UTC date and minute, e.g. `2026-11-22 10:41 UTC`.
+fn date(t: SystemTime) -> String {
+    DateTime::<Utc>::from(t).format("%Y-%m-%d %H:%M UTC").to_string()
+}
+
+/// The start of the group's last run: the earliest time of the newest
+/// cluster of results, clusters split where no result was written for
+/// [`RUN_GAP`].
+fn last_run_start(rows: &Rows) -> SystemTime {
+    let mut times: Vec<SystemTime> = rows.values().flat_map(|r| r.values()).map(|m| m.written).collect();
+    times.sort();
+    let mut start = times[0];
+    for pair in times.windows(2) {
+        if pair[1].duration_since(pair[0]).unwrap_or_default() > RUN_GAP {
+            start = pair[1];
+        }
+    }
+    start
+}
+
+/// One group's Markdown table, with its heading and the dates of its
+/// results.
+fn table(group: &str, rows: &Rows) -> String {
+    let mut out = String::new();
+    let libs: BTreeSet<&String> =
+        rows.values().flat_map(|r| r.keys()).filter(|l| *l != "plaintext").collect();
+    let throughput = rows.values().flat_map(|r| r.values()).any(|r| r.bytes.is_some());
+    let unit = if throughput { "MB/s" } else { "µs" };
+    let start = last_run_start(rows);
+    let newest = rows.values().flat_map(|r| r.values()).map(|m| m.written).max().unwrap_or(start);
+    let heading = if libs.is_empty() {
+        format!("{group} (median, {unit}; no TLS library)")
+    } else {
+        format!("{group} (median, {unit}; ratio to the row's best TLS library)")
+    };
+    out.push_str(&format!("\n### {heading}\n\nResults written {} to {}", date(start), date(newest)));
+    let older: Vec<&Measurement> =
+        rows.values().flat_map(|r| r.values()).filter(|m| m.written < start).collect();
+    if !older.is_empty() {
+        out.push_str(&format!("; `*`: {} from earlier runs, dated in the cell", older.len()));
+    }
+    out.push_str(".\n\n");
+    let mut header: Vec<String> = vec!["parameters".into()];
+    header.extend(libs.iter().map(|l| l.to_string()));
+    header.push("plaintext floor".into());
+    out.push_str(&format!("| {} |\n", header.join(" | ")));
+    out.push_str(&format!("|{}\n", "---|".repeat(header.len())));
+    for (params, cells) in rows {
+        // Higher is better for MB/s, lower for µs.
+        let value = |r: &Measurement| match r.bytes {
+            Some(b) => b as f64 / r.median_ns * 1e3, // bytes/ns * 1e3 = MB/s
+            None => r.median_ns / 1e3,
+        };
+        let mark = |r: &Measurement| {
+            if r.written < start { format!(" *{}", date(r.written)) } else { String::new() }
+        };
+        let tls: Vec<f64> = libs.iter().filter_map(|l| cells.get(*l)).map(value).collect();
+        let best = if throughput {
+            tls.iter().cloned().reduce(f64::max)
+        } else {
+            tls.iter().cloned().reduce(f64::min)
+        };
+        let mut row = vec![params.clone()];
+        for l in &libs {
+            row.push(match (cells.get(*l), best) {
+                (Some(r), Some(best)) => {
+                    let v = value(r);
+                    let ratio = if throughput { best / v } else { v / best };
+                    format!("{v:.1} ({ratio:.2}x){}", mark(r))
+                }
+                _ => "skipped".to_string(),
+            });
+        }
+        row.push(match (cells.get("plaintext"), best) {
+            (Some(r), Some(best)) if throughput => {
+                format!("{:.0} ({:.1}x the best TLS){}", value(r), value(r) / best, mark(r))
+            }
+            (Some(r), Some(best)) => {
+                format!("{:.2} ({:.2}% of the best TLS){}", value(r), value(r) / best * 100.0, mark(r))
+            }
+            (Some(r), None) => format!("{:.2}{}", value(r), mark(r)),
+            (None, _) => "-".to_string(),
+        });
+        out.push_str(&format!("| {} |\n", row.join(" | ")));
+    }
+    out
 }

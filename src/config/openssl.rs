@@ -186,13 +186,20 @@ fn common(builder: &mut SslContextBuilder, params: &Params) -> Result<(), Config
 
 fn trust(builder: &mut SslContextBuilder, files: &CertFiles) -> Result<()> {
     let mut store = X509StoreBuilder::new()?;
-    store.add_cert(X509::from_pem(&files.ca_cert).context("parsing the root CA")?)?;
+    let ca =
+        X509::from_pem(&files.ca_cert).with_context(|| format!("parsing {}", files.ca_file().display()))?;
+    store.add_cert(ca)?;
     builder.set_cert_store(store.build());
     Ok(())
 }
 
+/// Loads a side's chain and key. Errors name both files.
 fn identity(builder: &mut SslContextBuilder, files: &CertFiles, server: bool) -> Result<()> {
-    let (chain, key) = files.identity(server);
+    load_identity(builder, files.identity(server))
+        .with_context(|| format!("loading {}", files.identity_files(server)))
+}
+
+fn load_identity(builder: &mut SslContextBuilder, (chain, key): (&[u8], &[u8])) -> Result<()> {
     let mut certs = X509::stack_from_pem(chain).context("parsing a certificate chain")?.into_iter();
     let leaf = certs.next().ok_or_else(|| anyhow!("empty certificate chain"))?;
     builder.set_certificate(&leaf)?;

@@ -150,18 +150,27 @@ fn versions(params: &Params) -> &'static [&'static SupportedProtocolVersion] {
     }
 }
 
-fn chain_and_key(pem: (&[u8], &[u8])) -> Result<(Vec<CertificateDer<'static>>, PrivateKeyDer<'static>)> {
-    let chain = CertificateDer::pem_slice_iter(pem.0)
-        .collect::<Result<Vec<_>, _>>()
-        .context("parsing a PEM certificate chain")?;
-    let key = PrivateKeyDer::from_pem_slice(pem.1).context("parsing a PEM private key")?;
-    Ok((chain, key))
+/// A side's chain and key, parsed. Errors name the files.
+fn chain_and_key(
+    files: &CertFiles,
+    server: bool,
+) -> Result<(Vec<CertificateDer<'static>>, PrivateKeyDer<'static>)> {
+    let (chain, key) = files.identity(server);
+    let parsed = (|| -> Result<_> {
+        let chain = CertificateDer::pem_slice_iter(chain)
+            .collect::<Result<Vec<_>, _>>()
+            .context("parsing a PEM certificate chain")?;
+        Ok((chain, PrivateKeyDer::from_pem_slice(key).context("parsing a PEM private key")?))
+    })();
+    parsed.with_context(|| format!("loading {}", files.identity_files(server)))
 }
 
 fn roots(files: &CertFiles) -> Result<Arc<RootCertStore>> {
     let mut roots = RootCertStore::empty();
     for cert in CertificateDer::pem_slice_iter(&files.ca_cert) {
-        roots.add(cert.context("parsing the root CA")?).context("adding the root CA")?;
+        roots
+            .add(cert.with_context(|| format!("parsing {}", files.ca_file().display()))?)
+            .context("adding the root CA")?;
     }
     Ok(Arc::new(roots))
 }
@@ -183,8 +192,10 @@ pub fn client_config(provider: Provider, params: &Params) -> Result<ClientConfig
         .dangerous()
         .with_custom_certificate_verifier(observe::server_verifier(roots(&files)?, crypto)?);
     let mut config = if params.kind == HandshakeKind::MutualAuth {
-        let (chain, key) = chain_and_key(files.identity(false))?;
-        builder.with_client_auth_cert(chain, key).map_err(|e| anyhow!("{e}"))?
+        let (chain, key) = chain_and_key(&files, false)?;
+        builder
+            .with_client_auth_cert(chain, key)
+            .map_err(|e| anyhow!("{}: {e}", files.identity_files(false)))?
     } else {
         builder.with_no_client_auth()
     };
@@ -213,8 +224,9 @@ pub fn server_config(provider: Provider, params: &Params) -> Result<ServerConfig
     } else {
         builder.with_no_client_auth()
     };
-    let (chain, key) = chain_and_key(files.identity(true))?;
-    let mut config = builder.with_single_cert(chain, key).map_err(|e| anyhow!("{e}"))?;
+    let (chain, key) = chain_and_key(&files, true)?;
+    let mut config =
+        builder.with_single_cert(chain, key).map_err(|e| anyhow!("{}: {e}", files.identity_files(true)))?;
     config.session_storage = Arc::new(NoServerSessionStorage {});
     if params.kind == HandshakeKind::Resumption {
         config.ticketer = provider.ticketer()?;

@@ -81,19 +81,24 @@ fn versions(params: &Params) -> &'static [&'static SupportedProtocolVersion] {
     }
 }
 
-fn chain_and_key(pem: (&[u8], &[u8])) -> Result<(Vec<Certificate>, PrivateKey)> {
-    let chain = CertificateDer::pem_slice_iter(pem.0)
-        .map(|c| c.map(|c| Certificate(c.to_vec())))
-        .collect::<Result<Vec<_>, _>>()
-        .context("parsing a PEM certificate chain")?;
-    let key = PrivateKeyDer::from_pem_slice(pem.1).context("parsing a PEM private key")?;
-    Ok((chain, PrivateKey(key.secret_der().to_vec())))
+/// A side's chain and key, parsed. Errors name the files.
+fn chain_and_key(files: &CertFiles, server: bool) -> Result<(Vec<Certificate>, PrivateKey)> {
+    let (chain, key) = files.identity(server);
+    let parsed = (|| -> Result<_> {
+        let chain = CertificateDer::pem_slice_iter(chain)
+            .map(|c| c.map(|c| Certificate(c.to_vec())))
+            .collect::<Result<Vec<_>, _>>()
+            .context("parsing a PEM certificate chain")?;
+        let key = PrivateKeyDer::from_pem_slice(key).context("parsing a PEM private key")?;
+        Ok((chain, PrivateKey(key.secret_der().to_vec())))
+    })();
+    parsed.with_context(|| format!("loading {}", files.identity_files(server)))
 }
 
 fn roots(files: &CertFiles) -> Result<RootCertStore> {
     let mut roots = RootCertStore::empty();
     for cert in CertificateDer::pem_slice_iter(&files.ca_cert) {
-        let cert = cert.context("parsing the root CA")?;
+        let cert = cert.with_context(|| format!("parsing {}", files.ca_file().display()))?;
         roots.add(&Certificate(cert.to_vec())).context("adding the root CA")?;
     }
     Ok(roots)
@@ -112,12 +117,12 @@ pub fn client_config(_provider: Provider, params: &Params) -> Result<ClientConfi
         .map_err(|e| anyhow!("{e}"))?
         .with_root_certificates(roots(&files)?);
     let mut config = if params.kind == HandshakeKind::MutualAuth {
-        let (chain, key) = chain_and_key(files.identity(false))?;
+        let (chain, key) = chain_and_key(&files, false)?;
         #[cfg(not(rustls_0_20))]
         let config = builder.with_client_auth_cert(chain, key);
         #[cfg(rustls_0_20)]
         let config = builder.with_single_cert(chain, key);
-        config.map_err(|e| anyhow!("{e}"))?
+        config.map_err(|e| anyhow!("{}: {e}", files.identity_files(false)))?
     } else {
         builder.with_no_client_auth()
     };
@@ -152,8 +157,9 @@ pub fn server_config(_provider: Provider, params: &Params) -> Result<ServerConfi
     } else {
         builder.with_no_client_auth()
     };
-    let (chain, key) = chain_and_key(files.identity(true))?;
-    let mut config = builder.with_single_cert(chain, key).map_err(|e| anyhow!("{e}"))?;
+    let (chain, key) = chain_and_key(&files, true)?;
+    let mut config =
+        builder.with_single_cert(chain, key).map_err(|e| anyhow!("{}: {e}", files.identity_files(true)))?;
     config.session_storage = Arc::new(NoServerSessionStorage {});
     // rustls 0.20 sends one TLS 1.3 ticket per handshake when it has a
     // ticketer (it has none by default); 0.21 says how many.

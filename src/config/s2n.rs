@@ -20,7 +20,7 @@ use crate::config::s2n_api::{
     connection::Connection,
 };
 use crate::{
-    certs,
+    certs::{self, CertFiles},
     config::s2n_api::{
         callbacks::VerifyHostNameCallback,
         config::{Builder, Config},
@@ -92,6 +92,23 @@ fn builder(policy: &str) -> Result<Builder, ConfigureError> {
     Ok(b)
 }
 
+/// Loads a side's chain and key (`load_pem`). Errors name both files.
+fn identity(b: &mut Builder, files: &CertFiles, server: bool) -> Result<(), ConfigureError> {
+    let (chain, key) = files.identity(server);
+    b.load_pem(chain, key).map_err(|e| {
+        ConfigureError::Failed(anyhow!("s2n-tls: loading {}: {e}", files.identity_files(server)))
+    })?;
+    Ok(())
+}
+
+/// Trusts the chain's root CA (`trust_pem`). Errors name the file.
+fn trust(b: &mut Builder, files: &CertFiles) -> Result<(), ConfigureError> {
+    b.trust_pem(&files.ca_cert).map_err(|e| {
+        ConfigureError::Failed(anyhow!("s2n-tls: loading {}: {e}", files.ca_file().display()))
+    })?;
+    Ok(())
+}
+
 /// Trust only what `trust_pem` adds (`with_system_certs(false)`). s2n-tls
 /// before 0.0.32 (historical-perf) has no such switch and also loads the
 /// system's trust store, which adds no trust anchor the test chains use.
@@ -123,11 +140,10 @@ pub fn client_config(params: &Params, policy: &str) -> Result<Config, ConfigureE
     let files = certs::load(params.cert)?;
     let mut b = builder(policy)?;
     without_system_certs(&mut b)?;
-    b.trust_pem(&files.ca_cert).map_err(fail)?;
+    trust(&mut b, &files)?;
     if params.kind == HandshakeKind::MutualAuth {
-        let (chain, key) = files.identity(false);
         b.set_client_auth_type(ClientAuthType::Required).map_err(fail)?;
-        b.load_pem(chain, key).map_err(fail)?;
+        identity(&mut b, &files, false)?;
     }
     if params.kind == HandshakeKind::Resumption {
         tickets(&mut b)?;
@@ -148,12 +164,11 @@ pub fn client_config(params: &Params, policy: &str) -> Result<Config, ConfigureE
 pub fn server_config(params: &Params, policy: &str, ticket_key: &[u8; 32]) -> Result<Config, ConfigureError> {
     let files = certs::load(params.cert)?;
     let mut b = builder(policy)?;
-    let (chain, key) = files.identity(true);
-    b.load_pem(chain, key).map_err(fail)?;
+    identity(&mut b, &files, true)?;
     if params.kind == HandshakeKind::MutualAuth {
         without_system_certs(&mut b)?;
         b.set_client_auth_type(ClientAuthType::Required).map_err(fail)?;
-        b.trust_pem(&files.ca_cert).map_err(fail)?;
+        trust(&mut b, &files)?;
         b.set_verify_host_callback(AnyClientName).map_err(fail)?;
     }
     if params.kind == HandshakeKind::Resumption {

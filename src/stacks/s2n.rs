@@ -85,7 +85,8 @@ pub const CANDIDATE_POLICIES: &[&str] = &[
 /// chain) per process.
 ///
 /// Errors: [`ConfigureError::Unsupported`] naming the combination when no
-/// candidate does.
+/// candidate does; [`ConfigureError::Failed`] when the chain itself does not
+/// work ([`check_chain`]).
 pub fn policy_for(params: &Params) -> Result<&'static str, ConfigureError> {
     type Key = (CipherSuite, KxGroup, CertChain);
     static FOUND: OnceLock<Mutex<HashMap<Key, Option<&'static str>>>> = OnceLock::new();
@@ -96,7 +97,7 @@ pub fn policy_for(params: &Params) -> Result<&'static str, ConfigureError> {
         Some(found) => found,
         None => {
             // A missing or broken chain is an error, not a "no" from every policy.
-            crate::certs::load(params.cert)?;
+            check_chain(params)?;
             let probe = Params { kind: crate::params::HandshakeKind::ServerAuth, ..*params };
             let mut found = None;
             for policy in CANDIDATE_POLICIES {
@@ -124,9 +125,10 @@ pub fn policy_for(params: &Params) -> Result<&'static str, ConfigureError> {
 /// negotiate exactly `params`' protocol, suite and group with no
 /// HelloRetryRequest (server authentication with `params`' chain), in
 /// candidate order: the first is [`policy_for`]'s choice, the others what a
-/// user could choose instead. Errors: a missing or broken chain.
+/// user could choose instead. Errors: a missing or broken chain
+/// ([`check_chain`]).
 pub fn policies_for(params: &Params) -> Result<Vec<&'static str>, ConfigureError> {
-    crate::certs::load(params.cert)?;
+    check_chain(params)?;
     let probe = Params { kind: crate::params::HandshakeKind::ServerAuth, ..*params };
     let mut found = Vec::new();
     for policy in CANDIDATE_POLICIES {
@@ -156,7 +158,7 @@ impl TlsLibrary for S2nTlsPolicy {
     }
 
     fn configure(&self, params: &Params) -> Result<Box<dyn Configured>, ConfigureError> {
-        crate::certs::load(params.cert)?;
+        check_chain(params)?;
         let probe = Params { kind: crate::params::HandshakeKind::ServerAuth, ..*params };
         if !probe_policy(&probe, self.policy)? {
             return Err(ConfigureError::Unsupported(format!(
@@ -187,21 +189,76 @@ pub fn fips() -> bool {
 }
 
 /// Whether `policy` negotiates exactly `params` between two s2n-tls peers
-/// without a HelloRetryRequest. A policy that rejects the chain's keys or
-/// signatures when loading it, or a handshake failure, counts as "no".
+/// without a HelloRetryRequest. Call [`check_chain`] first: once the chain
+/// is known to work, a policy that rejects the chain's keys or signatures
+/// when loading it, or a handshake that fails, means the policy cannot do
+/// it ("no").
+///
+/// Errors: creating a connection failed.
 fn probe_policy(params: &Params, policy: &'static str) -> Result<bool, ConfigureError> {
-    let Ok(configs) = S2nConfigs::new(params, policy) else {
-        return Ok(false);
+    Ok(match handshake_under(params, policy)? {
+        Ok(pair) => pair.check(params).is_ok(),
+        Err(_) => false,
+    })
+}
+
+/// One server-auth handshake between two s2n-tls peers with `params`' chain
+/// under `policy`: the pair after it, or (inner `Err`) why the
+/// configuration or the handshake failed.
+///
+/// Errors (outer): creating a connection failed.
+fn handshake_under(
+    params: &Params,
+    policy: &'static str,
+) -> Result<Result<Pair, anyhow::Error>, ConfigureError> {
+    let probe = Params { kind: crate::params::HandshakeKind::ServerAuth, ..*params };
+    let configs = match S2nConfigs::new(&probe, policy) {
+        Ok(configs) => configs,
+        Err(e) => return Ok(Err(anyhow!("{e}"))),
     };
     let duplex = Duplex::new();
     let client = configs.connection(Mode::Client, duplex.endpoint(Side::Client))?;
     let server = configs.connection(Mode::Server, duplex.endpoint(Side::Server))?;
     let mut pair = Pair { client: Box::new(client), server: Box::new(server), duplex };
     let mut times = SideTimes::default();
-    if pair.handshake(&mut times).is_err() {
-        return Ok(false);
+    Ok(pair.handshake(&mut times).map(|()| pair))
+}
+
+/// Checks, once per chain per process, that two s2n-tls peers complete a
+/// server-auth handshake with `params`' chain under at least one of
+/// [`CANDIDATE_POLICIES`] (whatever they negotiate), so that a policy probe
+/// that fails is the policy's doing, not the chain's.
+///
+/// Errors: [`ConfigureError::Failed`] naming the chain's files and the
+/// first policy's error, when no policy completes a handshake (a broken,
+/// truncated or mismatched chain or key).
+fn check_chain(params: &Params) -> Result<(), ConfigureError> {
+    static WORKS: OnceLock<Mutex<Vec<CertChain>>> = OnceLock::new();
+    let works = WORKS.get_or_init(Default::default);
+    if works.lock().map_err(|_| anyhow!("chain cache poisoned"))?.contains(&params.cert) {
+        return Ok(());
     }
-    Ok(pair.check(params).is_ok())
+    let files = crate::certs::load(params.cert)?;
+    let mut first_error = None;
+    for policy in CANDIDATE_POLICIES {
+        match handshake_under(params, policy)? {
+            Ok(_) => {
+                works.lock().map_err(|_| anyhow!("chain cache poisoned"))?.push(params.cert);
+                return Ok(());
+            }
+            Err(e) => {
+                first_error.get_or_insert((*policy, e));
+            }
+        }
+    }
+    let (policy, e) = first_error.ok_or_else(|| anyhow!("no candidate security policy"))?;
+    Err(ConfigureError::Failed(anyhow!(
+        "s2n-tls completes no handshake with the {} chain ({}, {}) under any candidate security policy; \
+         under {policy}: {e:#}",
+        params.cert,
+        files.ca_file().display(),
+        files.identity_files(true)
+    )))
 }
 
 impl TlsLibrary for S2nTls {

@@ -4,16 +4,24 @@
 //!
 //! ```text
 //! historical-perf run [s2n-tls|openssl|rustls|all] [--quick] [--versions ..] [--all-releases] [--newest N]
-//! historical-perf plot [s2n-tls|openssl|rustls|all]     redraw graphs and the table from kept results
-//! historical-perf list [s2n-tls|openssl|rustls|all]     the releases a run would take
+//!                     [--rounds N] [--add-rounds] [--out DIR] [--graphs DIR] [--update-committed]
+//! historical-perf plot [library] [--kept [--out DIR]] [--graphs DIR] [--update-committed]
+//! historical-perf list [library] [--versions ..] [--all-releases] [--newest N]
 //! ```
 //!
 //! Each release is its own build (one s2n-tls-sys / openssl-sys per build):
 //! a manifest generated under `target/historical-perf/build/` with only the
 //! library under test and the `historical-perf` feature; its Criterion
-//! estimates are kept in `<out>/<library>/<release>.json`.
+//! estimates are kept in `<out>/<library>/<release>.json` and its graphs
+//! drawn into `<out>/graphs/<library>/`, all under `target/`. The committed
+//! results and graphs (`historical-perf/results/`, `historical-perf/graphs/`)
+//! change only with `--update-committed`, from a complete set
+//! ([`committed`]). A run exits non-zero when it measured nothing or a
+//! release named with `--versions` failed ([`outcome`]).
 
 mod build;
+mod committed;
+mod outcome;
 mod plot;
 mod releases;
 mod results;
@@ -24,19 +32,27 @@ use std::{
     time::{Duration, Instant},
 };
 
-use anyhow::{Context, Result, ensure};
-use clap::{Parser, Subcommand, ValueEnum};
+use anyhow::{Context, Result, bail, ensure};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 use tls_bench::criterion_json;
 
 use crate::{
     build::Paths,
+    outcome::Outcome,
     releases::{Library, Release},
     results::{Bench, ReleaseResult},
 };
 
 #[derive(Parser)]
-#[command(about = "tls-bench's benchmarks across past releases of s2n-tls, OpenSSL and rustls")]
+#[command(
+    about = "tls-bench's benchmarks across past releases of s2n-tls, OpenSSL and rustls",
+    long_about = "tls-bench's benchmarks across past releases of s2n-tls, OpenSSL and rustls.\n\n\
+        historical-perf/bench-past.sh passes its arguments here; without a subcommand it means \
+        `run` (`bench-past.sh openssl --quick` is `historical-perf run openssl --quick`). Release \
+        lists come from the crates.io index, or from a directory laid out as the sparse index when \
+        HISTORICAL_PERF_INDEX names one."
+)]
 struct Cli {
     #[command(subcommand)]
     command: Cmd,
@@ -68,56 +84,44 @@ struct Selection {
     library: Which,
     /// Releases to take instead of the default ones (names such as 3.0.8,
     /// 1.1.1w, 0.23.46, or crate versions); with `all`, each name is looked
-    /// up in every library and must exist in one.
-    #[arg(long, value_delimiter = ',')]
+    /// up in every library and must exist in one. A run fails if any of
+    /// them fails.
+    #[arg(long, value_delimiter = ',', value_name = "V1,V2")]
     versions: Vec<String>,
     /// s2n-tls: every release from 0.0.8 instead of a spread of 12.
     #[arg(long)]
     all_releases: bool,
     /// Only the N newest of the selected releases (CI's smoke run).
-    #[arg(long)]
+    #[arg(long, value_name = "N")]
     newest: Option<usize>,
+}
+
+/// Where the committed results and graphs are, and whether to replace them.
+#[derive(clap::Args)]
+struct Committed {
+    /// Replace the committed results and graphs
+    /// (<committed>/results/<library>/*.json, <committed>/graphs/<library>/*.svg)
+    /// with the results read: those kept by runs (`run`, `plot --kept`), or
+    /// the committed ones themselves (`plot`: a redraw). Only a complete set
+    /// is taken (a kept, measured, non-quick result of every release in the
+    /// library's default selection); otherwise an error naming what is
+    /// missing, before any committed file is touched.
+    #[arg(long)]
+    update_committed: bool,
+    /// The directory of the committed results and graphs.
+    #[arg(long, value_name = "DIR", default_value = "historical-perf")]
+    committed: PathBuf,
 }
 
 #[derive(Subcommand)]
 enum Cmd {
     /// Builds and runs the benchmarks for each selected release, then draws
-    /// the graphs and prints the table.
-    Run {
-        #[command(flatten)]
-        selection: Selection,
-        /// Short Criterion runs (for checking that it works, not for figures).
-        #[arg(long)]
-        quick: bool,
-        /// Run every release this many times, round-robin, and keep for each
-        /// benchmark the round with the lowest median: a noisy spell on a
-        /// shared machine then spoils one round of a release, not its figure.
-        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
-        rounds: u32,
-        /// Join this run's rounds to the kept results of the same releases
-        /// (same crate version, crypto library and Criterion settings)
-        /// instead of replacing them: repeated runs keep the lowest median
-        /// of all their rounds.
-        #[arg(long)]
-        add_rounds: bool,
-        /// Where results are kept [default: target/historical-perf, or
-        /// target/historical-perf/quick with --quick].
-        #[arg(long)]
-        out: Option<PathBuf>,
-        /// Where graphs go [default: historical-perf/graphs, or <out>/graphs
-        /// with --quick].
-        #[arg(long)]
-        graphs: Option<PathBuf>,
-    },
-    /// Redraws the graphs and prints the table from kept results.
-    Plot {
-        #[arg(value_enum, default_value = "all")]
-        library: Which,
-        #[arg(long, default_value = "target/historical-perf")]
-        out: PathBuf,
-        #[arg(long, default_value = "historical-perf/graphs")]
-        graphs: PathBuf,
-    },
+    /// the graphs and prints the table; exits non-zero when nothing was
+    /// measured or a release named with --versions failed.
+    Run(RunArgs),
+    /// Redraws the graphs and prints the table: from the committed results
+    /// (a fresh clone's), or with --kept from the results runs kept.
+    Plot(PlotArgs),
     /// Lists the releases a run would take.
     List {
         #[command(flatten)]
@@ -125,8 +129,75 @@ enum Cmd {
     },
 }
 
+#[derive(clap::Args)]
+struct RunArgs {
+    #[command(flatten)]
+    selection: Selection,
+    /// Short Criterion runs (for checking that it works, not for figures;
+    /// never committed).
+    #[arg(long, conflicts_with = "update_committed")]
+    quick: bool,
+    /// Run every release this many times, round-robin, and keep for each
+    /// benchmark the round with the lowest median: a noisy spell on a
+    /// shared machine then spoils one round of a release, not its figure.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    rounds: u32,
+    /// Join this run's rounds to the kept results of the same releases
+    /// (same crate version, crypto library and Criterion settings)
+    /// instead of replacing them: repeated runs keep the lowest median
+    /// of all their rounds.
+    #[arg(long)]
+    add_rounds: bool,
+    /// Where results are kept [default: target/historical-perf, or
+    /// target/historical-perf/quick with --quick].
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// Where graphs go [default: <out>/graphs].
+    #[arg(long, value_name = "DIR")]
+    graphs: Option<PathBuf>,
+    #[command(flatten)]
+    committed: Committed,
+}
+
+#[derive(clap::Args)]
+struct PlotArgs {
+    /// Library to draw.
+    #[arg(value_enum, default_value = "all")]
+    library: Which,
+    /// Plot the results kept by runs (under --out) instead of the
+    /// committed ones.
+    #[arg(long)]
+    kept: bool,
+    /// Where the kept results are [default: target/historical-perf;
+    /// target/historical-perf/quick for --quick runs].
+    #[arg(long, value_name = "DIR", requires = "kept")]
+    out: Option<PathBuf>,
+    /// Where graphs go [default: target/historical-perf/committed-graphs
+    /// (the committed graphs, redrawn), or <out>/graphs with --kept].
+    #[arg(long, value_name = "DIR", conflicts_with = "update_committed")]
+    graphs: Option<PathBuf>,
+    #[command(flatten)]
+    committed: Committed,
+}
+
+/// The command line: [`Cli`] with every subcommand's usage and options after
+/// the top-level help, so `-h` (one line per option) and `--help` (in full)
+/// list them all.
+fn command() -> clap::Command {
+    let cli = Cli::command();
+    let (mut short, mut long) = (String::new(), String::new());
+    for sub in cli.get_subcommands() {
+        let mut sub = sub.clone().bin_name(format!("historical-perf {}", sub.get_name()));
+        short.push_str(&format!("\n{}", sub.render_help()));
+        long.push_str(&format!("\n{}", sub.render_long_help()));
+    }
+    let head = "Subcommands and their options:\n";
+    cli.after_help(format!("{head}{short}")).after_long_help(format!("{head}{long}"))
+}
+
 fn main() -> ExitCode {
-    match run(Cli::parse()) {
+    let cli = Cli::from_arg_matches(&command().get_matches()).unwrap_or_else(|e| e.exit());
+    match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("historical-perf: error: {e:#}");
@@ -143,38 +214,109 @@ fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Cmd::List { selection } => {
             for r in select(&selection)? {
-                println!("{} {} (crate {})", r.library, r.label(), r.version);
+                let unsupported =
+                    r.supported().err().map_or(String::new(), |why| format!(" [unsupported: {why}]"));
+                println!("{} {} (crate {}){unsupported}", r.library, r.label(), r.version);
             }
             Ok(())
         }
-        Cmd::Plot { library, out, graphs } => {
-            for lib in library.libraries() {
-                report(lib, &repo().join(&out), &repo().join(&graphs))?;
-            }
-            Ok(())
-        }
-        Cmd::Run { selection, quick, rounds, add_rounds, out, graphs } => {
-            let base = repo().join("target/historical-perf");
-            let out =
-                out.map_or_else(|| if quick { base.join("quick") } else { base.clone() }, |o| repo().join(o));
-            let graphs = graphs.map_or_else(
-                || if quick { out.join("graphs") } else { repo().join("historical-perf/graphs") },
-                |g| repo().join(g),
-            );
-            let releases = select(&selection)?;
-            ensure!(!releases.is_empty(), "no releases selected");
-            let target =
-                std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| repo().join("target"), PathBuf::from);
-            let paths = Paths { repo: repo(), target, work: base };
-            run_releases(&paths, &releases, Rounds { rounds, add_to_kept: add_rounds }, quick, &out)?;
-            let mut libs: Vec<Library> = releases.iter().map(|r| r.library).collect();
-            libs.dedup();
-            for lib in libs {
-                report(lib, &out, &graphs)?;
-            }
-            Ok(())
+        Cmd::Plot(args) => plot(args),
+        Cmd::Run(args) => run_and_report(args),
+    }
+}
+
+/// `plot`: draws each library's graphs (committed results, or kept ones
+/// with `--kept`) and prints its table, or with `--update-committed`
+/// replaces the committed set. Errors: a library without results (the
+/// others are drawn), or an incomplete set.
+fn plot(args: PlotArgs) -> Result<()> {
+    let PlotArgs { library, kept, out, graphs, committed } = args;
+    let root = repo().join(&committed.committed);
+    let libraries = library.libraries();
+    let source = if kept {
+        repo().join(out.unwrap_or_else(|| PathBuf::from("target/historical-perf")))
+    } else {
+        committed::results_dir(&root)
+    };
+    if committed.update_committed {
+        return committed::update(&libraries, &source, &root);
+    }
+    let graphs = match (graphs, kept) {
+        (Some(g), _) => repo().join(g),
+        (None, true) => source.join("graphs"),
+        (None, false) => repo().join("target/historical-perf/committed-graphs"),
+    };
+    for_each(&libraries, |lib| {
+        let results = if kept { kept_results(lib, &source)? } else { committed::load(lib, &root)? };
+        plot::report(lib, &results, &graphs.join(lib.to_string())).map(drop)
+    })
+}
+
+/// `run`: measures the selected releases, draws each library's graphs from
+/// its kept results, prints the summary, then (with `--update-committed`)
+/// replaces the committed set. Errors: an unsupported release or an
+/// incomplete committed set (both before anything runs), nothing measured,
+/// a release named with `--versions` failed ([`outcome::verdict`]).
+fn run_and_report(args: RunArgs) -> Result<()> {
+    let RunArgs { selection, quick, rounds, add_rounds, out, graphs, committed } = args;
+    let base = repo().join("target/historical-perf");
+    let out = out.map_or_else(|| if quick { base.join("quick") } else { base.clone() }, |o| repo().join(o));
+    let graphs = graphs.map_or_else(|| out.join("graphs"), |g| repo().join(g));
+    let releases = select(&selection)?;
+    ensure!(!releases.is_empty(), "no releases selected");
+    refuse_unsupported(&releases)?;
+    let mut libraries: Vec<Library> = releases.iter().map(|r| r.library).collect();
+    libraries.dedup();
+    let root = repo().join(&committed.committed);
+    if committed.update_committed {
+        committed::precheck(&libraries, &out, &releases)?;
+    }
+    let target = std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| repo().join("target"), PathBuf::from);
+    let paths = Paths { repo: repo(), target, work: base };
+    let outcomes = run_releases(&paths, &releases, Rounds { rounds, add_to_kept: add_rounds }, quick, &out)?;
+    let drawn = for_each(&libraries, |lib| {
+        plot::report(lib, &kept_results(lib, &out)?, &graphs.join(lib.to_string())).map(drop)
+    });
+    eprint!("{}", outcome::summary(&outcomes)?);
+    outcome::verdict(&outcomes, !selection.versions.is_empty())?;
+    drawn?;
+    if committed.update_committed {
+        committed::update(&libraries, &out, &root)?;
+    }
+    Ok(())
+}
+
+/// Runs `f` for each of `libraries`, all of them even after an error; the
+/// errors are printed as they come. Errors: which libraries failed.
+fn for_each(libraries: &[Library], f: impl Fn(Library) -> Result<()>) -> Result<()> {
+    let mut failed = Vec::new();
+    for &lib in libraries {
+        if let Err(e) = f(lib) {
+            eprintln!("historical-perf: error: {e:#}");
+            failed.push(lib.to_string());
         }
     }
+    if !failed.is_empty() {
+        bail!("nothing drawn for {}", failed.join(", "));
+    }
+    Ok(())
+}
+
+/// `library`'s kept results under `out`, in version order. Errors: there
+/// are none, or one cannot be read.
+fn kept_results(library: Library, out: &Path) -> Result<Vec<ReleaseResult>> {
+    let results = results::load(out, library)?;
+    ensure!(!results.is_empty(), "no kept results for {library} under {}", out.display());
+    Ok(results)
+}
+
+/// Refuses, before anything is built, releases tls-bench cannot build
+/// against ([`Release::supported`]). Errors: each such release and why.
+fn refuse_unsupported(releases: &[Release]) -> Result<()> {
+    let refused: Vec<String> =
+        releases.iter().filter_map(|r| r.supported().err().map(|why| format!("{r}: {why}"))).collect();
+    ensure!(refused.is_empty(), "unsupported release(s), nothing was run: {}", refused.join("; "));
+    Ok(())
 }
 
 /// The releases `selection` names.
@@ -232,11 +374,20 @@ struct Rounds {
 /// progress; a release that fails is kept as failed, not run again, and the
 /// others go on. After each round the kept result of a release holds, per
 /// benchmark, the lowest median of its rounds so far (with `add_to_kept`,
-/// counting the rounds kept before the run).
-fn run_releases(paths: &Paths, releases: &[Release], rounds: Rounds, quick: bool, out: &Path) -> Result<()> {
+/// counting the rounds kept before the run). Returns what this run did to
+/// each release, in `releases`' order. Errors: a kept result cannot be
+/// read or written (a release's own failure is an outcome, not an error).
+fn run_releases(
+    paths: &Paths,
+    releases: &[Release],
+    rounds: Rounds,
+    quick: bool,
+    out: &Path,
+) -> Result<Vec<Outcome>> {
     let Rounds { rounds, add_to_kept } = rounds;
     let runs: Vec<(u32, &Release)> =
         (1..=rounds).flat_map(|round| releases.iter().map(move |r| (round, r))).collect();
+    let mut outcomes: Vec<Outcome> = releases.iter().map(Outcome::new).collect();
     let mut kept = Vec::with_capacity(releases.len());
     for r in releases {
         let earlier = if add_to_kept { ReleaseResult::kept(out, r)? } else { None };
@@ -252,6 +403,7 @@ fn run_releases(paths: &Paths, releases: &[Release], rounds: Rounds, quick: bool
     let say =
         |line: String| if bar.is_hidden() { eprintln!("historical-perf: {line}") } else { bar.println(line) };
     let date = chrono::Utc::now().format("%Y-%m-%d").to_string();
+    let cpu = tls_bench::host::cpu_model();
     let begun = Instant::now();
     for (i, (round, release)) in runs.iter().copied().enumerate() {
         let slot = i % releases.len();
@@ -279,12 +431,17 @@ fn run_releases(paths: &Paths, releases: &[Release], rounds: Rounds, quick: bool
             Ok((b, l)) => (b, l, None),
             Err(e) => (Vec::new(), String::new(), Some(format!("{e:#}"))),
         };
+        match &failure {
+            Some(why) => outcomes[slot].failures.push(why.clone()),
+            None => outcomes[slot].measured += 1,
+        }
         let result = ReleaseResult {
             library: release.library,
             release: release.label(),
             crate_version: release.version.to_string(),
             libcrypto,
             date: date.clone(),
+            cpu: cpu.clone(),
             quick,
             rounds: 1,
             benchmarks,
@@ -304,7 +461,7 @@ fn run_releases(paths: &Paths, releases: &[Release], rounds: Rounds, quick: bool
         bar.inc(1);
     }
     bar.finish_with_message("all releases done");
-    Ok(())
+    Ok(outcomes)
 }
 
 fn fmt_duration(d: Duration) -> String {
@@ -366,30 +523,4 @@ fn run_release(
         );
     }
     Ok((benchmarks, build::libcrypto_of(paths, &prepared, release.library)?))
-}
-
-/// Draws `library`'s graphs from the kept results and prints its table.
-fn report(library: Library, out: &Path, graphs: &Path) -> Result<()> {
-    let results = results::load(out, library)?;
-    if results.is_empty() {
-        eprintln!("historical-perf: no kept results for {library} under {}", out.display());
-        return Ok(());
-    }
-    let date = results.iter().map(|r| r.date.as_str()).max().unwrap_or("");
-    let measured = || results.iter().filter(|r| r.failure.is_none()).map(|r| r.rounds);
-    let (fewest, most) = (measured().min().unwrap_or(1), measured().max().unwrap_or(1));
-    let figure = match (fewest, most) {
-        (_, 1) => "median and its 95% confidence interval".to_string(),
-        (n, m) if n == m => format!("lowest median of {m} rounds and its 95% confidence interval"),
-        (n, m) => format!("lowest median of {n}-{m} rounds and its 95% confidence interval"),
-    };
-    let note = format!(
-        "{date} · {} · {figure}{}",
-        tls_bench::host::cpu_model(),
-        if results.iter().any(|r| r.quick) { " · --quick run" } else { "" }
-    );
-    let files = plot::draw_all(&results, &graphs.join(library.to_string()), &note)?;
-    println!("{}", results::table(library, &results));
-    eprintln!("historical-perf: {} graphs in {}", files.len(), graphs.join(library.to_string()).display());
-    Ok(())
 }

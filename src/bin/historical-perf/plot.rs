@@ -3,10 +3,13 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{Result, anyhow};
+use anyhow::{Result, anyhow, ensure};
 use plotters::{element::ErrorBar, prelude::*};
 
-use crate::results::{ReleaseResult, Shown, keys};
+use crate::{
+    releases::Library,
+    results::{ReleaseResult, Shown, keys, table},
+};
 
 fn plot_err(e: impl std::fmt::Display) -> anyhow::Error {
     anyhow!("drawing a graph: {e}")
@@ -17,6 +20,39 @@ pub fn file_name(key: &str) -> String {
     let safe: String =
         key.chars().map(|c| if c.is_ascii_alphanumeric() || "-.+".contains(c) { c } else { '_' }).collect();
     format!("{safe}.svg")
+}
+
+/// Draws `library`'s graphs from `results` (version order) into `dir`,
+/// prints their table on stdout and where the graphs went on stderr.
+/// Returns the graph files. Errors: `results` is empty, or a graph cannot
+/// be written.
+pub fn report(library: Library, results: &[ReleaseResult], dir: &Path) -> Result<Vec<PathBuf>> {
+    ensure!(!results.is_empty(), "no results of {library} to draw");
+    let files = draw_all(results, dir, &note(results))?;
+    println!("{}", table(library, results));
+    eprintln!("historical-perf: {} graphs in {}", files.len(), dir.display());
+    Ok(files)
+}
+
+/// The line under each graph's title, from the results alone (so the same
+/// results draw the same graphs on any machine): the latest run date, the
+/// CPU models recorded, what each figure is, and whether a run was quick.
+pub fn note(results: &[ReleaseResult]) -> String {
+    let date = results.iter().map(|r| r.date.as_str()).max().unwrap_or("");
+    let mut cpus: Vec<&str> =
+        results.iter().flat_map(|r| r.cpu.split("; ")).filter(|c| !c.is_empty()).collect();
+    cpus.sort_unstable();
+    cpus.dedup();
+    let cpu = if cpus.is_empty() { "CPU not recorded".to_string() } else { cpus.join("; ") };
+    let measured = || results.iter().filter(|r| r.failure.is_none()).map(|r| r.rounds);
+    let (fewest, most) = (measured().min().unwrap_or(1), measured().max().unwrap_or(1));
+    let figure = match (fewest, most) {
+        (_, 1) => "median and its 95% confidence interval".to_string(),
+        (n, m) if n == m => format!("lowest median of {m} rounds and its 95% confidence interval"),
+        (n, m) => format!("lowest median of {n}-{m} rounds and its 95% confidence interval"),
+    };
+    let quick = if results.iter().any(|r| r.quick) { " · --quick run" } else { "" };
+    format!("{date} · {cpu} · {figure}{quick}")
 }
 
 /// Draws every benchmark of `results` (one library, version order) into
@@ -146,6 +182,23 @@ mod tests {
             std::fs::read_to_string(dir.join(file_name("throughput/server-auth,x,1024B/openssl"))).unwrap();
         assert!(svg.contains("MB/s"));
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn the_note_comes_from_the_results_not_the_machine_drawing() {
+        let mut results = [
+            fixture("1.1.1w", "111.28.2+1.1.1w", 1_000_000.0, None),
+            fixture("3.0.8", "300.0.13+3.0.8", 1_000_000.0, None),
+        ];
+        results[1].rounds = 2;
+        results[1].date = "2026-11-22".into();
+        assert_eq!(
+            note(&results),
+            "2026-11-22 · fixture CPU · lowest median of 1-2 rounds and its 95% confidence interval · --quick run"
+        );
+        results[0].cpu = "another CPU; fixture CPU".into();
+        results[1].cpu = String::new();
+        assert!(note(&results).contains(" · another CPU; fixture CPU · "), "{}", note(&results));
     }
 
     #[test]

@@ -87,6 +87,11 @@ pub struct ReleaseResult {
     pub libcrypto: String,
     /// UTC date of the run (of its last round).
     pub date: String,
+    /// The CPU model of the machine that ran it (`/proc/cpuinfo`; several,
+    /// `; `-separated, when joined rounds ran on different machines); empty
+    /// in results kept before it was recorded.
+    #[serde(default)]
+    pub cpu: String,
     /// Short Criterion settings (`--quick`).
     pub quick: bool,
     /// Rounds joined (`--rounds`): each benchmark's figure is the lowest
@@ -119,6 +124,9 @@ impl ReleaseResult {
         }
         self.rounds += later.rounds;
         self.date = later.date;
+        if !later.cpu.is_empty() && !self.cpu.split("; ").any(|c| c == later.cpu) {
+            self.cpu = if self.cpu.is_empty() { later.cpu } else { format!("{}; {}", self.cpu, later.cpu) };
+        }
         for b in later.benchmarks {
             match self.benchmarks.iter_mut().find(|k| k.key == b.key) {
                 Some(k) if b.median_ns < k.median_ns => *k = b,
@@ -280,6 +288,7 @@ pub mod tests {
             crate_version: crate_version.into(),
             libcrypto: "fixture".into(),
             date: "2026-11-21".into(),
+            cpu: "fixture CPU".into(),
             quick: true,
             rounds: 1,
             benchmarks,
@@ -327,6 +336,13 @@ pub mod tests {
         assert_eq!(joined.benchmarks[0].median_ns, 900_000.0);
         assert_eq!(joined.benchmarks[1].median_ns, first.benchmarks[1].median_ns);
         assert_eq!(joined.rounds, 2);
+        assert_eq!(joined.cpu, "fixture CPU");
+        let mut elsewhere = fixture("3.0.8", "300.0.13+3.0.8", 950_000.0, None);
+        elsewhere.cpu = "another CPU".into();
+        assert_eq!(joined.clone().lowest_with(elsewhere).cpu, "fixture CPU; another CPU");
+        let mut unrecorded = fixture("3.0.8", "300.0.13+3.0.8", 950_000.0, None);
+        unrecorded.cpu = String::new();
+        assert_eq!(joined.clone().lowest_with(unrecorded).cpu, "fixture CPU");
         let failed = fixture("3.0.8", "300.0.13+3.0.8", 0.0, Some("build failed"));
         assert_eq!(first.clone().lowest_with(failed.clone()).benchmarks.len(), first.benchmarks.len());
         assert_eq!(failed.lowest_with(first.clone()).rounds, 1);

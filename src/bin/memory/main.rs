@@ -1,11 +1,12 @@
 //! `memory`: heap bytes per TLS connection and allocations per handshake and
 //! per write, for every library built, counted by replacing the process's
 //! C allocator (see README, "Memory"). `memory/bench-memory.sh` runs it for
-//! every build variant and draws `memory/memory.svg`.
+//! every build variant; its kept results are `memory/data/<variant>.json`,
+//! drawn as `memory/memory.svg`.
 //!
 //! ```text
-//! memory measure --json OUT.json --csv OUT.csv [--libraries ..] [--kinds ..] [--chains ..] [-n 100] [--quick]
-//! memory plot --svg memory/memory.svg [--markdown] REPORT.json...
+//! memory measure --json OUT.json [--csv OUT.csv] [--libraries ..] [--kinds ..] [--chains ..] [-n 100] [--quick]
+//! memory plot [--svg OUT.svg] [--markdown] [REPORT.json | DIR]...
 //! memory list
 //! ```
 
@@ -14,7 +15,11 @@ mod measure;
 mod plot;
 mod results;
 
-use std::{path::PathBuf, process::ExitCode};
+use std::{
+    fs::{self, OpenOptions},
+    path::{Path, PathBuf},
+    process::ExitCode,
+};
 
 use anyhow::{Context, Result, bail, ensure};
 use clap::{Parser, Subcommand};
@@ -31,6 +36,20 @@ use crate::{
     results::{Report, Skip},
 };
 
+/// The committed results (`memory/data/<variant>.json`, one report per
+/// build variant), read by `memory plot` when given no reports.
+const COMMITTED_DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/memory/data");
+/// The committed graph, drawn from [`COMMITTED_DATA`].
+const COMMITTED_SVG: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/memory/memory.svg");
+
+/// Most connection pairs `-n` takes: all are alive together, and a pair of
+/// some libraries holds over 100 KiB (about 1 GiB at this bound).
+const MAX_CONNECTIONS: usize = 10_000;
+/// Most measured writes per pair and write size `--writes` takes.
+const MAX_WRITES: usize = 10_000;
+/// Largest write size `--write-sizes` takes, in bytes (1 MiB).
+const MAX_WRITE_SIZE: usize = 1 << 20;
+
 #[derive(Parser)]
 #[command(about = "Heap per TLS connection and allocations per handshake and per write")]
 struct Cli {
@@ -42,53 +61,78 @@ struct Cli {
 enum Command {
     /// Measures the built libraries and writes the report.
     Measure(MeasureArgs),
-    /// Draws the graph (and optionally prints README tables) from reports.
-    Plot {
-        /// Where to write the SVG.
-        #[arg(long)]
-        svg: PathBuf,
-        /// Also print the Markdown tables of the README to stdout.
-        #[arg(long)]
-        markdown: bool,
-        /// Reports written by `memory measure --json`.
-        #[arg(required = true)]
-        reports: Vec<PathBuf>,
-    },
+    /// Draws the graph (and optionally prints README tables) from reports;
+    /// with none, redraws memory/memory.svg from the committed memory/data/.
+    Plot(PlotArgs),
     /// Lists the built libraries, handshake kinds and chains.
     List,
+}
+
+#[derive(clap::Args)]
+struct PlotArgs {
+    /// Where to write the SVG (missing directories are created). Required
+    /// with reports; without reports, memory/memory.svg of the source tree.
+    #[arg(long)]
+    svg: Option<PathBuf>,
+    /// Also print the Markdown tables of the README to stdout.
+    #[arg(long)]
+    markdown: bool,
+    /// Reports written by `memory measure --json`, or directories whose
+    /// `*.json` files are such reports (read in file-name order). Default:
+    /// the committed memory/data/ of the source tree.
+    inputs: Vec<PathBuf>,
 }
 
 #[derive(clap::Args)]
 struct MeasureArgs {
     /// Libraries: full ids (`rustls-0.23.46+ring`), names without version
     /// (`rustls`, `openssl`, `s2n-tls`), or name+backend (`rustls+ring`).
-    /// Default: every library built.
+    /// Default: every library built. Repeats are measured once.
     #[arg(long, value_delimiter = ',')]
     libraries: Vec<String>,
-    /// Handshake kinds (default: all).
+    /// Handshake kinds, any case (default: all). Repeats are measured once.
     #[arg(long, value_delimiter = ',')]
     kinds: Vec<String>,
-    /// Certificate chains (default: ECDSA-P256,RSA-2048).
+    /// Certificate chains, any case (default: ECDSA-P256,RSA-2048). Repeats
+    /// are measured once.
     #[arg(long, value_delimiter = ',')]
     chains: Vec<String>,
-    /// Connection pairs measured, all alive together [default: 100; 10 with --quick].
-    #[arg(short = 'n', long)]
+    /// Connection pairs measured, all alive together, 1 to 10000 [default:
+    /// 100; 10 with --quick].
+    #[arg(short = 'n', long, value_parser = bounded("connection pairs", MAX_CONNECTIONS))]
     connections: Option<usize>,
-    /// Write sizes of the steady send loop, in bytes.
-    #[arg(long, value_delimiter = ',', default_value = "1024,16384")]
+    /// Write sizes of the steady send loop, in bytes, 1 to 1048576. Repeats
+    /// are measured once.
+    #[arg(long, value_delimiter = ',', default_value = "1024,16384", value_parser = bounded("bytes per write", MAX_WRITE_SIZE))]
     write_sizes: Vec<usize>,
-    /// Writes measured per pair and size [default: 32; 4 with --quick].
-    #[arg(long)]
+    /// Writes measured per pair and size, 1 to 10000 [default: 32; 4 with --quick].
+    #[arg(long, value_parser = bounded("writes", MAX_WRITES))]
     writes: Option<usize>,
     /// Small run to check the tool works (10 pairs, 1 warm-up, 4 writes).
     #[arg(long)]
     quick: bool,
-    /// JSON report path.
+    /// JSON report path (missing directories are created; checked before
+    /// measuring).
     #[arg(long)]
     json: PathBuf,
-    /// CSV report path (one line per figure).
+    /// CSV report path, one line per figure (as --json).
     #[arg(long)]
     csv: Option<PathBuf>,
+}
+
+/// A clap value parser for a count of `what` from 1 to `max`. Errors: not a
+/// number, or out of range (the message names the value and the bound).
+fn bounded(
+    what: &'static str,
+    max: usize,
+) -> impl Fn(&str) -> Result<usize, String> + Clone + Send + Sync + 'static {
+    move |text| {
+        let n: u128 = text.parse().map_err(|e| format!("{text:?} is not a count of {what}: {e}"))?;
+        match usize::try_from(n) {
+            Ok(n) if (1..=max).contains(&n) => Ok(n),
+            _ => Err(format!("{n} {what}: must be from 1 to {max}")),
+        }
+    }
 }
 
 fn main() -> ExitCode {
@@ -104,24 +148,7 @@ fn main() -> ExitCode {
 fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Measure(args) => measure_all(args),
-        Command::Plot { svg, markdown, reports } => {
-            let reports = reports.iter().map(|p| Report::read_json(p)).collect::<Result<Vec<_>>>()?;
-            let rows: Vec<_> = reports.iter().flat_map(|r| r.rows.iter().cloned()).collect();
-            let first = reports.first().context("no reports")?;
-            let subtitle = format!(
-                "{} · {} · {} · {} connection pairs alive per library and parameter set · whiskers: min-max",
-                first.date,
-                first.cpu,
-                first.allocator,
-                rows.first().map_or(0, |r| r.connections)
-            );
-            plot::draw(&rows, &subtitle, &svg)?;
-            eprintln!("memory: wrote {}", svg.display());
-            if markdown {
-                print!("{}", results::markdown(&rows));
-            }
-            Ok(())
-        }
+        Command::Plot(args) => plot_reports(args),
         Command::List => {
             for lib in stacks::all() {
                 println!("library {}", lib.name());
@@ -137,19 +164,88 @@ fn run(cli: Cli) -> Result<()> {
     }
 }
 
+/// `memory plot`: reads the reports (the committed data when none given),
+/// draws the SVG and optionally prints the Markdown tables. Errors: no
+/// `--svg` with reports given, an unreadable report or directory, the same
+/// library and parameters in two reports, an unwritable SVG path.
+fn plot_reports(args: PlotArgs) -> Result<()> {
+    let (inputs, svg) = if args.inputs.is_empty() {
+        (vec![PathBuf::from(COMMITTED_DATA)], args.svg.unwrap_or_else(|| PathBuf::from(COMMITTED_SVG)))
+    } else {
+        let svg = args.svg.with_context(|| {
+            format!("--svg is required with reports ({COMMITTED_SVG} is drawn from {COMMITTED_DATA} only)")
+        })?;
+        (args.inputs, svg)
+    };
+    let reports = results::read_reports(&inputs)?;
+    let rows = results::merged_rows(&reports)?;
+    create_parent(&svg)?;
+    plot::draw(&rows, &plot::subtitle(&reports), &svg)
+        .with_context(|| format!("writing {}", svg.display()))?;
+    eprintln!("memory: wrote {}", svg.display());
+    if args.markdown {
+        print!("{}", results::markdown(&rows));
+    }
+    Ok(())
+}
+
+/// Creates the missing directories above `path`. Errors: name the path.
+fn create_parent(path: &Path) -> Result<()> {
+    match path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        Some(dir) => fs::create_dir_all(dir)
+            .with_context(|| format!("creating {} (the directory of {})", dir.display(), path.display())),
+        None => Ok(()),
+    }
+}
+
+/// Checks, before any measuring, that a report can be written to `path`:
+/// creates its missing directories and opens it for writing without
+/// changing it (a file that did not exist is removed again). Errors: a
+/// directory, or a path that cannot be created or written; each names it.
+fn check_writable(path: &Path) -> Result<()> {
+    create_parent(path)?;
+    ensure!(!path.is_dir(), "cannot write the report {}: it is a directory", path.display());
+    let existed = path.exists();
+    OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(path)
+        .with_context(|| format!("cannot write the report {}", path.display()))?;
+    if !existed {
+        fs::remove_file(path).with_context(|| format!("removing the probe {}", path.display()))?;
+    }
+    Ok(())
+}
+
+/// The measurement options of `args` (clap has checked the bounds); write
+/// sizes each once.
+fn options(args: &MeasureArgs) -> Options {
+    Options {
+        connections: args.connections.unwrap_or(if args.quick { 10 } else { 100 }),
+        warmup: if args.quick { 1 } else { 3 },
+        write_sizes: unique(args.write_sizes.iter().copied()),
+        writes: args.writes.unwrap_or(if args.quick { 4 } else { 32 }),
+    }
+}
+
+/// `memory measure`: checks the selection and the output paths, measures
+/// every selected library, kind and chain once, and writes the report.
+/// Errors: an unknown name, an unwritable path (before measuring), a
+/// library failure, or nothing measured (the skip reasons).
 fn measure_all(args: MeasureArgs) -> Result<()> {
     check_interposer()?;
     let libs = select_libraries(stacks::all(), &args.libraries)?;
     let kinds = pick("kind", &args.kinds, &HandshakeKind::ALL, &HandshakeKind::ALL)?;
     let chains = pick("chain", &args.chains, &CertChain::ALL, &[CertChain::EcdsaP256, CertChain::Rsa2048])?;
-    ensure!(args.write_sizes.iter().all(|&s| s > 0), "write sizes must be positive");
-    let opts = Options {
-        connections: args.connections.unwrap_or(if args.quick { 10 } else { 100 }),
-        warmup: if args.quick { 1 } else { 3 },
-        write_sizes: args.write_sizes,
-        writes: args.writes.unwrap_or(if args.quick { 4 } else { 32 }),
-    };
-    ensure!(opts.connections > 0 && opts.writes > 0, "--connections and --writes must be positive");
+    ensure!(
+        args.csv.as_ref() != Some(&args.json),
+        "--json and --csv are the same file {}",
+        args.json.display()
+    );
+    for path in std::iter::once(&args.json).chain(&args.csv) {
+        check_writable(path)?;
+    }
+    let opts = options(&args);
     let mut report = Report {
         date: chrono::Utc::now().format("%Y-%m-%d").to_string(),
         cpu: tls_bench::host::cpu_model(),
@@ -180,17 +276,38 @@ fn measure_all(args: MeasureArgs) -> Result<()> {
             }
         }
     }
-    for path in std::iter::once(&args.json).chain(&args.csv) {
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-        }
-    }
+    ensure_measured(&report)?;
     report.write_json(&args.json)?;
     if let Some(csv) = &args.csv {
         report.write_csv(csv)?;
     }
     eprintln!("memory: wrote {}", args.json.display());
     Ok(())
+}
+
+/// Errors when `report` has no rows: every selected case was skipped (the
+/// message lists each skip and its reason) or nothing was selected.
+fn ensure_measured(report: &Report) -> Result<()> {
+    if !report.rows.is_empty() {
+        return Ok(());
+    }
+    if report.skipped.is_empty() {
+        bail!("nothing measured: the selection names no library, kind or chain");
+    }
+    let reasons: Vec<String> =
+        report.skipped.iter().map(|s| format!("{}/{}: {}", s.library, s.params, s.reason)).collect();
+    bail!("nothing measured: every selected case was skipped ({})", reasons.join("; "))
+}
+
+/// `items` in first-seen order, without repeats.
+pub fn unique<T: PartialEq>(items: impl IntoIterator<Item = T>) -> Vec<T> {
+    let mut out = Vec::new();
+    for item in items {
+        if !out.contains(&item) {
+            out.push(item);
+        }
+    }
+    out
 }
 
 /// Checks that allocations by Rust and by C code reach the counters.
@@ -207,8 +324,8 @@ fn check_interposer() -> Result<()> {
     Ok(())
 }
 
-/// The libraries `selectors` name (all when empty). Errors: a selector
-/// naming no built library, with the valid names.
+/// The libraries `selectors` name (all when empty), each once, in build
+/// order. Errors: a selector naming no built library, with the valid names.
 fn select_libraries(all: Vec<Box<dyn TlsLibrary>>, selectors: &[String]) -> Result<Vec<Box<dyn TlsLibrary>>> {
     if selectors.is_empty() {
         return Ok(all);
@@ -230,9 +347,10 @@ fn library_matches(name: &str, selector: &str) -> bool {
     selector == name || selector == family || family.split_once('+').is_some_and(|(bare, _)| selector == bare)
 }
 
-/// The values of `T` named in `given` (by their id text, any case), or
-/// `default` when none given. Errors: an unknown name, with the valid ones.
-fn pick<T: Copy + std::fmt::Display>(
+/// The values of `T` named in `given` (by their id text, any case), each
+/// once in first-named order, or `default` when none given. Errors: an
+/// unknown name, with the valid ones.
+fn pick<T: Copy + PartialEq + std::fmt::Display>(
     what: &str,
     given: &[String],
     all: &[T],
@@ -241,7 +359,7 @@ fn pick<T: Copy + std::fmt::Display>(
     if given.is_empty() {
         return Ok(default.to_vec());
     }
-    given
+    let named = given
         .iter()
         .map(|g| {
             all.iter().copied().find(|v| v.to_string().eq_ignore_ascii_case(g)).with_context(|| {
@@ -249,7 +367,8 @@ fn pick<T: Copy + std::fmt::Display>(
                 format!("unknown {what} {g:?}; valid: {}", valid.join(", "))
             })
         })
-        .collect()
+        .collect::<Result<Vec<T>>>()?;
+    Ok(unique(named))
 }
 
 #[cfg(test)]
@@ -271,6 +390,60 @@ mod tests {
         ] {
             assert_eq!(library_matches(name, sel), want, "{name} {sel}");
         }
+    }
+
+    fn report(skipped: Vec<Skip>) -> Report {
+        Report {
+            date: "2026-01-01".into(),
+            cpu: "cpu".into(),
+            allocator: "glibc".into(),
+            warmup: 1,
+            writes_per_size: 1,
+            rows: Vec::new(),
+            skipped,
+        }
+    }
+
+    #[test]
+    fn measuring_nothing_is_an_error_naming_the_skips() {
+        let skip = |library: &str, reason: &str| Skip {
+            library: library.into(),
+            params: "server-auth,x25519".into(),
+            reason: reason.into(),
+        };
+        let err =
+            ensure_measured(&report(vec![skip("s2n-tls", "x25519 is not FIPS"), skip("b", "no group")]))
+                .unwrap_err()
+                .to_string();
+        for part in [
+            "nothing measured",
+            "s2n-tls/server-auth,x25519: x25519 is not FIPS",
+            "b/server-auth,x25519: no group",
+        ] {
+            assert!(err.contains(part), "{part} missing: {err}");
+        }
+        let err = ensure_measured(&report(Vec::new())).unwrap_err().to_string();
+        assert!(err.contains("nothing measured") && err.contains("selection"), "{err}");
+    }
+
+    #[test]
+    fn repeated_names_are_picked_once() {
+        let given = ["mTLS", "mtls", "server-auth", "MTLS"].map(String::from);
+        assert_eq!(
+            pick("kind", &given, &HandshakeKind::ALL, &[]).unwrap(),
+            [HandshakeKind::MutualAuth, HandshakeKind::ServerAuth]
+        );
+    }
+
+    #[test]
+    fn counts_are_bounded() {
+        let parse = bounded("pairs", 10);
+        assert_eq!(parse("10"), Ok(10));
+        for bad in ["0", "11", "1000000000000", "100000000000000000000000000000000000000000", "-1", "x"] {
+            let err = parse(bad).unwrap_err();
+            assert!(err.contains(bad), "{bad}: {err}");
+        }
+        assert!(parse("11").unwrap_err().contains("from 1 to 10"));
     }
 
     #[test]

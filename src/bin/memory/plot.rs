@@ -2,12 +2,15 @@
 //! whiskers from the minimum to the maximum over the connections), drawn
 //! with plotters from one or more reports.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Result, anyhow};
 use plotters::{coord::Shift, element::ErrorBar, prelude::*};
 
-use crate::results::{Row, Stats, WriteCost};
+use crate::{
+    results::{Report, Row, Stats, WriteCost},
+    unique,
+};
 
 type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
 
@@ -27,6 +30,20 @@ const WIDTH: u32 = 1500;
 
 fn plot_err(e: impl std::fmt::Display) -> anyhow::Error {
     anyhow!("drawing the graph: {e}")
+}
+
+/// The graph's subtitle for `reports`: date, CPU, allocator and connection
+/// pairs, each the distinct values of the reports joined by " / ".
+pub fn subtitle(reports: &[(PathBuf, Report)]) -> String {
+    let distinct = |f: fn(&Report) -> &str| unique(reports.iter().map(|(_, r)| f(r))).join(" / ");
+    let rows = reports.iter().flat_map(|(_, r)| &r.rows);
+    let connections = unique(rows.map(|row| row.connections.to_string())).join(" / ");
+    format!(
+        "{} · {} · {} · {connections} connection pairs alive per library and parameter set · whiskers: min-max",
+        distinct(|r| &r.date),
+        distinct(|r| &r.cpu),
+        distinct(|r| &r.allocator),
+    )
 }
 
 /// Draws the graph of `rows` (from any number of reports) into `path`, with
@@ -131,17 +148,6 @@ pub fn draw(rows: &[Row], subtitle: &str, path: &Path) -> Result<()> {
     }
     root.present().map_err(plot_err)?;
     Ok(())
-}
-
-/// Values in first-seen order, without repeats.
-fn unique<T: PartialEq>(items: impl Iterator<Item = T>) -> Vec<T> {
-    let mut out = Vec::new();
-    for item in items {
-        if !out.contains(&item) {
-            out.push(item);
-        }
-    }
-    out
 }
 
 /// One panel: a horizontal bar per library and series (value / `scale`),

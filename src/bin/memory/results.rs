@@ -1,9 +1,9 @@
 //! The memory report: its serde shape (written as JSON and CSV, read back
 //! to draw the graph), summary statistics, and the README table.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result, ensure};
+use anyhow::{Context, Result, bail, ensure};
 use serde::{Deserialize, Serialize};
 
 /// Mean, sample standard deviation, minimum and maximum of one figure over
@@ -203,6 +203,61 @@ impl Row {
         }
         out
     }
+}
+
+/// The reports of `inputs`, each a report file or a directory of them
+/// (its `*.json` files in file-name order), with their paths, in order.
+/// Errors: an unreadable or unparsable input, or a directory without
+/// reports; each names the path.
+pub fn read_reports(inputs: &[PathBuf]) -> Result<Vec<(PathBuf, Report)>> {
+    let mut files = Vec::new();
+    for input in inputs {
+        if input.is_dir() {
+            let found = json_files(input)?;
+            ensure!(!found.is_empty(), "no reports (*.json) in {}", input.display());
+            files.extend(found);
+        } else {
+            files.push(input.clone());
+        }
+    }
+    files.into_iter().map(|f| Report::read_json(&f).map(|r| (f, r))).collect()
+}
+
+/// The `*.json` files directly in `dir`, sorted by name. Errors: an
+/// unreadable directory.
+fn json_files(dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).with_context(|| format!("reading {}", dir.display()))? {
+        let path = entry.with_context(|| format!("reading {}", dir.display()))?.path();
+        if path.extension().is_some_and(|e| e == "json") && path.is_file() {
+            files.push(path);
+        }
+    }
+    files.sort();
+    Ok(files)
+}
+
+/// Every row of `reports`, in order. Errors: the same library and
+/// parameters in two places (both named), which one graph cannot show.
+pub fn merged_rows(reports: &[(PathBuf, Report)]) -> Result<Vec<Row>> {
+    let mut rows: Vec<(&Path, &Row)> = Vec::new();
+    for (path, report) in reports {
+        for row in &report.rows {
+            if let Some((first, _)) =
+                rows.iter().find(|(_, r)| r.library == row.library && r.params == row.params)
+            {
+                let (first, path) = (first.display(), path.display());
+                let place = if first.to_string() == path.to_string() {
+                    format!("twice in {path}")
+                } else {
+                    format!("in both {first} and {path}")
+                };
+                bail!("{} {} is {place}", row.library, row.params);
+            }
+            rows.push((path, row));
+        }
+    }
+    Ok(rows.into_iter().map(|(_, r)| r.clone()).collect())
 }
 
 /// Bytes as KiB with one decimal.

@@ -1,0 +1,230 @@
+//! The `historical-perf` binary as a user meets it, without a build or the
+//! network: release lists come from a fixture index (`HISTORICAL_PERF_INDEX`),
+//! and `cargo` on its PATH is a stand-in that fails at once, so a release's
+//! build fails the way a broken one would. Covered: every subcommand and
+//! option in the top-level help; an unsupported release refused with its
+//! reason; a failed release failing the run; plot with no committed data;
+//! the committed results and graphs replaced only by a complete set, and
+//! redrawn from it identically. (CI runs real builds in its smoke run.)
+
+mod common;
+
+use std::{
+    fs,
+    os::unix::fs::PermissionsExt,
+    path::{Path, PathBuf},
+    process::Command,
+};
+
+/// A fresh scratch directory for one test.
+fn scratch(name: &str) -> PathBuf {
+    common::scratch("historical-cli", name)
+}
+
+/// rustls's releases in the sparse index's layout under `dir`; its default
+/// selection is then 0.20.9, 0.21.12, 0.22.4 and 0.23.46.
+fn fixture_index(dir: &Path) -> PathBuf {
+    let index = dir.join("index");
+    fs::create_dir_all(index.join("ru/st")).unwrap();
+    let lines: String = ["0.19.1", "0.20.9", "0.21.12", "0.22.0", "0.22.4", "0.23.46"]
+        .iter()
+        .map(|v| format!("{{\"name\":\"rustls\",\"vers\":\"{v}\",\"yanked\":false}}\n"))
+        .collect();
+    fs::write(index.join("ru/st/rustls"), lines).unwrap();
+    index
+}
+
+/// A directory holding a `cargo` that fails, for PATH.
+fn failing_cargo(dir: &Path) -> PathBuf {
+    let bin = dir.join("bin");
+    fs::create_dir_all(&bin).unwrap();
+    let cargo = bin.join("cargo");
+    fs::write(&cargo, "#!/bin/sh\necho 'error: stand-in cargo of tests/historical_cli.rs' >&2\nexit 101\n")
+        .unwrap();
+    fs::set_permissions(&cargo, fs::Permissions::from_mode(0o755)).unwrap();
+    bin
+}
+
+/// Runs historical-perf with `args` in the fixture world of `dir`: returns
+/// (success, stdout, stderr).
+fn historical(dir: &Path, args: &[&str]) -> (bool, String, String) {
+    let path = format!("{}:{}", failing_cargo(dir).display(), std::env::var("PATH").unwrap_or_default());
+    let out = Command::new(env!("CARGO_BIN_EXE_historical-perf"))
+        .args(args)
+        .env("HISTORICAL_PERF_INDEX", fixture_index(dir))
+        .env("PATH", path)
+        .output()
+        .expect("running historical-perf");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into(),
+        String::from_utf8_lossy(&out.stderr).into(),
+    )
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// The `--long` options listed in a help text.
+fn options(help: &str) -> Vec<String> {
+    help.lines()
+        .map(|l| l.trim_start().trim_start_matches("-h, "))
+        .filter(|l| l.starts_with("--"))
+        .filter_map(|l| l.split([' ', '<', '=']).next())
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn the_top_level_help_lists_every_subcommand_and_option() {
+    let dir = scratch("help");
+    for top in ["--help", "-h"] {
+        let (ok, help, _) = historical(&dir, &[top]);
+        assert!(ok, "{top}");
+        for sub in ["run", "plot", "list"] {
+            let (ok, sub_help, _) = historical(&dir, &[sub, "--help"]);
+            assert!(ok, "{sub} --help");
+            assert!(
+                help.contains(&format!("Usage: historical-perf {sub} [OPTIONS]")),
+                "{top}: {sub}\n{help}"
+            );
+            let listed = options(&sub_help);
+            assert!(listed.len() > 3, "{sub}: {listed:?}");
+            for option in listed {
+                assert!(help.contains(&option), "{top} lacks {sub} {option}\n{help}");
+            }
+        }
+        for option in
+            ["--versions", "--rounds", "--add-rounds", "--kept", "--update-committed", "--committed"]
+        {
+            assert!(help.contains(option), "{top} lacks {option}");
+        }
+    }
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn an_unsupported_release_is_refused_with_its_reason() {
+    let dir = scratch("unsupported");
+    let out = dir.join("kept");
+    let (ok, _, err) = historical(&dir, &["run", "rustls", "--versions", "0.19.1", "--out", s(&out)]);
+    assert!(!ok, "rustls 0.19.1 accepted: {err}");
+    assert!(err.contains("rustls 0.19.1") && err.contains("no shim for the rustls 0.19 API"), "{err}");
+    assert!(!out.exists(), "something was run or kept");
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_failed_release_fails_the_run_and_the_summary_names_it() {
+    let dir = scratch("failed");
+    let out = dir.join("kept");
+    let (ok, _, err) = historical(&dir, &["run", "rustls", "--versions", "0.23.46", "--out", s(&out)]);
+    assert!(!ok, "a failed --versions release exited 0: {err}");
+    assert!(err.contains("FAILED rustls 0.23.46: ") && err.contains("stand-in cargo"), "{err}");
+    assert!(err.contains("asked for with --versions failed"), "{err}");
+    // The default selection: every release failed, nothing measured.
+    let (ok, _, err) = historical(&dir, &["run", "rustls", "--newest", "2", "--out", s(&out)]);
+    assert!(!ok, "a run that measured nothing exited 0: {err}");
+    assert!(err.contains("FAILED rustls 0.22.4: ") && err.contains("nothing was measured"), "{err}");
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn plot_without_committed_data_says_why_and_fails() {
+    let dir = scratch("plot");
+    let root = dir.join("historical-perf");
+    let graphs = dir.join("graphs");
+    let (ok, _, err) = historical(&dir, &["plot", "rustls", "--committed", s(&root), "--graphs", s(&graphs)]);
+    assert!(!ok && err.contains("no committed results"), "{err}");
+    fs::create_dir_all(root.join("graphs/rustls")).unwrap();
+    fs::write(root.join("graphs/rustls/old.svg"), "<svg/>").unwrap();
+    let (ok, _, err) = historical(&dir, &["plot", "rustls", "--committed", s(&root), "--graphs", s(&graphs)]);
+    assert!(!ok, "{err}");
+    assert!(err.contains("predate committed data"), "{err}");
+    assert!(err.contains("bench-past.sh rustls --rounds 2 --update-committed"), "{err}");
+    assert!(!graphs.exists());
+    // --kept with nothing kept: an error too, not "0 graphs".
+    let (ok, _, err) = historical(&dir, &["plot", "rustls", "--kept", "--out", s(&dir.join("none"))]);
+    assert!(!ok && err.contains("no kept results"), "{err}");
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A kept result of rustls `release` (two benchmarks) under `out`.
+fn keep(out: &Path, release: &str, quick: bool) {
+    let bench = |key: &str, ns: f64, bytes: Option<u64>| {
+        serde_json::json!({
+            "key": key, "library_id": format!("rustls-{release}+ring"),
+            "median_ns": ns, "lower_ns": ns * 0.98, "upper_ns": ns * 1.02, "bytes": bytes,
+        })
+    };
+    let result = serde_json::json!({
+        "library": "rustls", "release": release, "crate_version": release, "libcrypto": "ring 0.17.14",
+        "date": "2026-11-21", "cpu": "fixture CPU", "quick": quick, "rounds": 2,
+        "benchmarks": [
+            bench("handshake/server-auth,TLSv1.3/rustls+ring", 430_000.0, None),
+            bench("throughput/server-auth,TLSv1.3,1024B/rustls+ring", 88_000.0, Some(65_536)),
+        ],
+        "failure": null,
+    });
+    fs::create_dir_all(out.join("rustls")).unwrap();
+    fs::write(out.join(format!("rustls/{release}.json")), result.to_string()).unwrap();
+}
+
+fn names(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> =
+        fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into()).collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn committed_results_and_graphs_change_only_to_a_complete_set_and_redraw_identically() {
+    let dir = scratch("committed");
+    let (kept, root) = (dir.join("kept"), dir.join("historical-perf"));
+    fs::create_dir_all(root.join("graphs/rustls")).unwrap();
+    fs::write(root.join("graphs/rustls/old.svg"), "<svg/>").unwrap();
+    keep(&kept, "0.23.46", false);
+    keep(&kept, "0.22.4", true);
+    let update =
+        ["plot", "rustls", "--kept", "--out", s(&kept), "--update-committed", "--committed", s(&root)];
+    let (ok, _, err) = historical(&dir, &update);
+    assert!(!ok, "an incomplete set was committed: {err}");
+    for gap in ["0.20.9 (no kept result)", "0.21.12 (no kept result)", "0.22.4 (only a --quick result"] {
+        assert!(err.contains(gap), "{gap}: {err}");
+    }
+    assert_eq!(names(&root.join("graphs/rustls")), ["old.svg"]);
+    assert!(!root.join("results").exists());
+    // A run that cannot complete the set is refused before it runs; a quick one cannot commit.
+    let run =
+        ["run", "rustls", "--versions", "0.23.46", "--out", s(&kept), "--update-committed", "--committed"];
+    let (ok, _, err) = historical(&dir, &[&run[..], &[s(&root)]].concat());
+    assert!(!ok && err.contains("Nothing was run") && err.contains("0.20.9 (no kept result)"), "{err}");
+    let (ok, _, err) = historical(&dir, &["run", "rustls", "--quick", "--update-committed"]);
+    assert!(!ok && err.contains("--quick"), "{err}");
+
+    for release in ["0.20.9", "0.21.12", "0.22.4"] {
+        keep(&kept, release, false);
+    }
+    keep(&kept, "0.22.0", false); // kept, but not in the default selection: not committed
+    let (ok, table, err) = historical(&dir, &update);
+    assert!(ok, "{err}");
+    assert!(table.contains("| handshake/server-auth,TLSv1.3/rustls+ring | 0.23.46 |"), "{table}");
+    let committed: Vec<String> =
+        ["0.20.9", "0.21.12", "0.22.4", "0.23.46"].iter().map(|r| format!("{r}.json")).collect();
+    assert_eq!(names(&root.join("results/rustls")), committed);
+    let graphs = names(&root.join("graphs/rustls"));
+    assert_eq!(graphs.len(), 2, "{graphs:?}: the stale old.svg is removed");
+
+    // A fresh clone redraws the committed graphs from the committed data, identically.
+    let redrawn = dir.join("redrawn");
+    let (ok, _, err) =
+        historical(&dir, &["plot", "rustls", "--committed", s(&root), "--graphs", s(&redrawn)]);
+    assert!(ok, "{err}");
+    assert_eq!(names(&redrawn.join("rustls")), graphs);
+    for g in &graphs {
+        let committed = fs::read(root.join("graphs/rustls").join(g)).unwrap();
+        assert!(committed == fs::read(redrawn.join("rustls").join(g)).unwrap(), "{g} differs");
+    }
+    fs::remove_dir_all(&dir).unwrap();
+}
