@@ -9,7 +9,7 @@ use anyhow::{Result, bail};
 
 use crate::{
     harness::TlsLibrary,
-    params::{Aead, CertChain, HandshakeKind, Params, Protocol},
+    params::{Aead, CertChain, HandshakeKind, KxGroup, Params, Protocol},
     transport::Side,
 };
 
@@ -144,6 +144,57 @@ pub fn historical_handshake_params() -> Vec<Params> {
                 .map(|c| Params { kind, ..Params::default() }.with_cert(c))
         })
         .collect()
+}
+
+/// The instruction-count suite (`benches/instructions.rs`): handshakes at
+/// the sweep centre ([`Params::default`]) and its one-step neighbours for
+/// kind (mTLS, resumption), chain (RSA-2048) and group (secp256r1,
+/// X25519MLKEM768); transfers at the centre's parameters in writes of
+/// [`SWEEP_WRITE_SIZES`]. With the `historical-perf` feature, without
+/// X25519MLKEM768 (no past release has it).
+pub fn instruction_workloads() -> Vec<(Workload, Params)> {
+    let base = Params::default();
+    let mut groups = vec![KxGroup::Secp256r1];
+    if !cfg!(feature = "historical-perf") {
+        groups.push(KxGroup::X25519Mlkem768);
+    }
+    let handshakes = [base, Params { kind: HandshakeKind::MutualAuth, ..base }]
+        .into_iter()
+        .chain([Params { kind: HandshakeKind::Resumption, ..base }, base.with_cert(CertChain::Rsa2048)])
+        .chain(groups.into_iter().map(|group| Params { group, ..base }));
+    let mut out: Vec<(Workload, Params)> = handshakes.map(|p| (Workload::Handshake, p)).collect();
+    out.extend(SWEEP_WRITE_SIZES.map(|write_size| (Workload::Throughput { write_size }, base)));
+    out
+}
+
+/// The cases of [`instruction_workloads`] for `libs`: each workload, each
+/// library.
+pub fn instruction_cases(libs: &[Box<dyn TlsLibrary>]) -> Vec<Case> {
+    instruction_workloads()
+        .into_iter()
+        .flat_map(|(workload, params)| {
+            libs.iter().map(move |lib| Case { workload, params, library: lib.name() })
+        })
+        .collect()
+}
+
+/// The case and figure whose id ([`Case::id`]) is `id`, among the
+/// instruction-count cases and the full matrix of `libs`. Errors: no such
+/// id in this build (the error gives an example).
+pub fn find_case(id: &str, libs: &[Box<dyn TlsLibrary>]) -> Result<(Case, Figure)> {
+    let cases = instruction_cases(libs).into_iter().chain(Matrix::Full.cases(libs));
+    let figures = [Figure::Both, Figure::First, Figure::Second];
+    let mut example = None;
+    for case in cases {
+        if let Some(&figure) = figures.iter().find(|&&f| case.id(f) == id) {
+            return Ok((case, figure));
+        }
+        example.get_or_insert_with(|| case.to_string());
+    }
+    bail!(
+        "no benchmark of this build has the id {id:?}; ids read group/parameters/library, e.g. {}",
+        example.unwrap_or_default()
+    )
 }
 
 /// Application-data write sizes of the full throughput benchmark, in bytes.

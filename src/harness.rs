@@ -14,6 +14,7 @@ use anyhow::{Result, anyhow, bail, ensure};
 pub use crate::error::ConfigureError;
 
 use crate::{
+    callgrind,
     memory::{self, Scope},
     params::{CipherSuite, HandshakeKind, KxGroup, Params, Protocol},
     transport::{Duplex, Endpoint, Side},
@@ -174,11 +175,14 @@ impl SideTimes {
 const STALL_ROUNDS: usize = 3;
 
 /// Runs `f`, a call into `side`'s library, adding its time to `acc`; its
-/// allocations are charged to that side ([`memory::in_scope`]).
+/// allocations are charged to that side ([`memory::in_scope`]), and when
+/// instructions are counted it runs inside that side's named region
+/// ([`callgrind::side_call`]).
 fn timed<T>(side: Side, acc: &mut Duration, f: impl FnOnce() -> T) -> T {
     memory::in_scope(side.into(), || {
+        let counting = callgrind::counting();
         let start = Instant::now();
-        let out = f();
+        let out = callgrind::side_call(side, counting, f);
         *acc += start.elapsed();
         out
     })

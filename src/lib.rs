@@ -5,6 +5,8 @@
 //! only those listed before it, `stacks` and `config` aside):
 //!
 //! - [`side`]: which end of a connection; used by everything below.
+//! - [`callgrind`]: the named regions instruction counts cover (each
+//!   side's calls, a whole handshake), entered only while counting.
 //! - [`error`]: [`error::ConfigureError`], unsupported (a named skip) vs
 //!   failed.
 //! - [`params`]: the benchmark dimensions (IANA names) and sweeps.
@@ -25,18 +27,24 @@
 //! - [`filter`]: which benchmark ids a Criterion command line selects.
 //! - [`runner`]: the measurement core: what one iteration of a case does
 //!   and what is timed, for every runner (Criterion, `compare`, tests).
+//! - [`instructions`]: the instruction-count suite as data (regions,
+//!   iterations, Callgrind options) for gungraun.
 //! - [`stats`]: medians and bootstrap confidence intervals of paired ratios.
 //! - [`criterion_json`]: Criterion's results read back from disk.
+//! - [`gungraun_json`]: gungraun's instruction counts read back from disk.
 //! - [`host`]: the machine a measurement ran on.
 
 pub mod bench;
+pub mod callgrind;
 pub mod certs;
 pub mod config;
 pub mod criterion_json;
 pub mod error;
 pub mod filter;
+pub mod gungraun_json;
 pub mod harness;
 pub mod host;
+pub mod instructions;
 pub mod memory;
 pub mod params;
 pub mod runner;

@@ -23,6 +23,7 @@ use anyhow::Result;
 
 use crate::{
     bench::{BLOCK_BYTES, Case, Figure, SENDER, Workload, pattern},
+    callgrind,
     error::ConfigureError,
     harness::{Handshaker, SideTimes, TlsLibrary},
     transport::Duplex,
@@ -81,6 +82,9 @@ pub struct Runner {
     scratch: Vec<u8>,
     /// Runs so far.
     runs: u64,
+    /// Whether the measured part of each run enters the named regions
+    /// Callgrind counts ([`Runner::count_instructions`]).
+    count: bool,
 }
 
 impl Runner {
@@ -106,7 +110,17 @@ impl Runner {
             data: vec![0; len],
             scratch: vec![0; len],
             runs: 0,
+            count: false,
         })
+    }
+
+    /// From now on, the measured part of every run (each handshake from
+    /// connection creation to both sides done; the timed transfers, not the
+    /// connection's handshake or the warm-up transfer) runs inside the
+    /// functions Callgrind's `--toggle-collect` selects
+    /// ([`crate::callgrind`]). Setup, checks and frees stay outside.
+    pub fn count_instructions(&mut self) {
+        self.count = true;
     }
 
     /// Runs `iters` checked iterations (see the module doc for what is
@@ -125,8 +139,9 @@ impl Runner {
         for _ in 0..iters {
             let duplex = Duplex::new();
             let mut times = SideTimes::default();
+            let handshaker = &mut self.handshaker;
             let start = Instant::now();
-            let done = self.handshaker.run_on(duplex, &mut times)?;
+            let done = callgrind::counted_handshake(self.count, || handshaker.run_on(duplex, &mut times))?;
             m.both += start.elapsed();
             done.pair.check(self.handshaker.params())?;
             m.sides.client += times.client;
@@ -148,7 +163,7 @@ impl Runner {
         pair.transfer_into(SENDER, data, write_size, scratch)?;
         let mut m = Measured { iters, ..Measured::default() };
         for _ in 0..iters {
-            let t = pair.transfer_into(SENDER, data, write_size, scratch)?;
+            let t = callgrind::counted(self.count, || pair.transfer_into(SENDER, data, write_size, scratch))?;
             m.both += t.client + t.server;
             m.sides.client += t.client;
             m.sides.server += t.server;

@@ -2,6 +2,9 @@
 //! cases of a workload kind ([`tls_bench::bench::Case`]), each timed by the
 //! project's [`Runner`].
 
+#[cfg(target_os = "linux")]
+pub mod flamegraph;
+
 use std::{env, time::Duration};
 
 use criterion::{BenchmarkId, Criterion, SamplingMode, Throughput};
@@ -19,11 +22,17 @@ pub const PLOTS_ENV: &str = "TLS_BENCH_PLOTS";
 
 /// 0.5 s warm-up, 2 s measurement per benchmark, no plots unless
 /// [`PLOTS_ENV`] is `1` (command-line options such as
-/// `--measurement-time` override the times).
+/// `--measurement-time` override the times). On Linux, `--profile-time
+/// <seconds>` writes a flamegraph of each selected benchmark
+/// ([`flamegraph::Flamegraph`]) instead of measuring it.
+///
+/// Exits with an error on a bad [`PLOTS_ENV`] value.
 pub fn config() -> Criterion {
     let c = Criterion::default()
         .warm_up_time(Duration::from_millis(500))
         .measurement_time(Duration::from_secs(2));
+    #[cfg(target_os = "linux")]
+    let c = c.with_profiler(flamegraph::Flamegraph::default());
     match env::var(PLOTS_ENV).as_deref() {
         Ok("1") => c,
         Ok("0") | Err(_) => c.without_plots(),

@@ -9,13 +9,16 @@
 //! where the negotiated group and resumption are observed through
 //! counting wrappers ([`crate::config::rustls_observe`]).
 
-use std::sync::Arc;
+use std::sync::{
+    Arc,
+    atomic::{AtomicBool, Ordering::Relaxed},
+};
 
 use anyhow::{Context, Result, anyhow};
 use rustls::{
     ClientConfig, RootCertStore, ServerConfig, SupportedProtocolVersion,
     client::Resumption,
-    crypto::CryptoProvider,
+    crypto::{CryptoProvider, GetRandomFailed, SecureRandom},
     pki_types::{CertificateDer, PrivateKeyDer, pem::PemObject},
     server::{NoServerSessionStorage, WebPkiClientVerifier},
 };
@@ -97,6 +100,33 @@ impl Provider {
     }
 }
 
+static FIXED_RANDOM: AtomicBool = AtomicBool::new(false);
+
+/// From now on, every provider built here draws its random bytes
+/// (`CryptoProvider::secure_random`: the hello randoms, session ids, ticket
+/// nonces) from [`FixedRandom`], so that repeated instruction counts take the
+/// same paths (as rustls's ci-bench does). Key shares and signatures still
+/// use the crypto library's own generator (aws-lc-rs, *ring*): those cannot
+/// be fixed through rustls. For instruction counts only; never in the
+/// wall-time benchmarks.
+pub fn fix_random() {
+    FIXED_RANDOM.store(true, Relaxed);
+}
+
+/// A `SecureRandom` that fills every buffer with `0x5a`: for instruction
+/// counts only ([`fix_random`]); it makes every connection predictable.
+#[derive(Debug)]
+pub struct FixedRandom;
+
+impl SecureRandom for FixedRandom {
+    fn fill(&self, buf: &mut [u8]) -> Result<(), GetRandomFailed> {
+        buf.fill(0x5a);
+        Ok(())
+    }
+}
+
+static FIXED: FixedRandom = FixedRandom;
+
 /// A cipher suite's IANA code (`u16::from`; `get_u16` before rustls 0.23).
 pub fn suite_code(suite: rustls::CipherSuite) -> u16 {
     #[cfg(rustls_0_22)]
@@ -118,6 +148,9 @@ pub fn group_code(group: rustls::NamedGroup) -> u16 {
 /// Errors: [`ConfigureError::Unsupported`] if the provider lacks either.
 pub fn provider_for(provider: Provider, params: &Params) -> Result<Arc<CryptoProvider>, ConfigureError> {
     let mut p = provider.default_provider();
+    if FIXED_RANDOM.load(Relaxed) {
+        p.secure_random = &FIXED;
+    }
     let fips = if provider.fips() { " (FIPS mode: not approved)" } else { "" };
     p.cipher_suites.retain(|s| suite_code(s.suite()) == params.suite.iana_code());
     let offered: Vec<u16> = params.offered_groups().iter().map(|g| g.iana_code()).collect();

@@ -77,6 +77,7 @@ pub fn manifest(repo: &Path, release: &Release) -> Result<String> {
     doc.remove("bin");
     doc.remove("target");
     let benches = doc["bench"].as_array_of_tables_mut().context("no [[bench]]")?;
+    benches.retain(|b| b.get("name").and_then(Item::as_str).is_some_and(|n| HISTORICAL_BENCHES.contains(&n)));
     for bench in benches.iter_mut() {
         let name = bench.get("name").and_then(Item::as_str).context("a [[bench]] without name")?.to_string();
         bench.insert("path", abs(&format!("benches/{name}.rs")));
@@ -110,11 +111,20 @@ pub fn manifest(repo: &Path, release: &Release) -> Result<String> {
     Ok(doc.to_string())
 }
 
-/// Dependencies the benchmarks do not use: the certificate generator's and
-/// the tests'. Left in, they would hold crates such as aws-lc-rs at today's
-/// versions in the lock file.
-const UNUSED_BY_BENCHMARKS: [(&str, &str); 3] =
-    [("dependencies", "rcgen"), ("dev-dependencies", "rustls-webpki"), ("dev-dependencies", "x509-parser")];
+/// Dependencies the benchmarks do not use: the certificate generator's, the
+/// tests' and the instruction counts' (gungraun; that bench is dropped too,
+/// see [`HISTORICAL_BENCHES`]). Left in, they would hold crates such as
+/// aws-lc-rs at today's versions in the lock file.
+const UNUSED_BY_BENCHMARKS: [(&str, &str); 4] = [
+    ("dependencies", "rcgen"),
+    ("dev-dependencies", "rustls-webpki"),
+    ("dev-dependencies", "x509-parser"),
+    ("dev-dependencies", "gungraun"),
+];
+
+/// The benches a historical build keeps: the Criterion ones. The
+/// instruction counts need the `run-case` binary, which these builds drop.
+const HISTORICAL_BENCHES: [&str; 2] = ["handshake", "throughput"];
 
 /// Leaves only `library`'s dependencies: every other feature is emptied
 /// (kept by name, so `cfg(feature = ..)` stays a known name), `default` is
@@ -366,9 +376,13 @@ mod tests {
         let lib = doc["lib"]["path"].as_str().unwrap();
         assert!(Path::new(lib).is_absolute() && lib.ends_with("src/lib.rs"));
         assert!(doc.get("bin").is_none() && doc.get("target").is_none());
-        for bench in doc["bench"].as_array_of_tables().unwrap() {
+        let benches = doc["bench"].as_array_of_tables().unwrap();
+        let names: Vec<&str> = benches.iter().map(|b| b["name"].as_str().unwrap()).collect();
+        assert_eq!(names, HISTORICAL_BENCHES);
+        for bench in benches {
             assert!(Path::new(bench["path"].as_str().unwrap()).exists());
         }
+        assert!(!doc["dev-dependencies"].as_table().unwrap().contains_key("gungraun"));
         assert!(doc["features"].get("historical-perf").is_some());
         // Only rustls's dependencies stay; other features are emptied.
         let deps = doc["dependencies"].as_table().unwrap();

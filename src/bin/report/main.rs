@@ -9,7 +9,14 @@
 //! last one (Criterion keeps every benchmark's newest result, so a filtered
 //! run leaves older ones beside it) is marked `*` with its date.
 //!
-//! Usage: `cargo run --release --bin report [-- --criterion-dir DIR]`.
+//! With `--instructions`, the same tables of the instruction counts that
+//! `cargo bench --bench instructions` wrote ([`instructions`]); with
+//! `--instructions --noise`, each count's difference from the run before.
+//!
+//! Usage: `cargo run --release --bin report [-- --criterion-dir DIR]`,
+//! `... -- --instructions [--noise] [--gungraun-dir DIR]`.
+
+mod instructions;
 
 use std::{
     collections::{BTreeMap, BTreeSet},
@@ -24,6 +31,7 @@ use clap::Parser;
 use tls_bench::{
     criterion_json::{self, Measurement},
     error::exit_code,
+    gungraun_json,
 };
 
 #[derive(Parser)]
@@ -32,6 +40,17 @@ struct Args {
     /// Criterion's output directory.
     #[arg(long, default_value = concat!(env!("CARGO_MANIFEST_DIR"), "/target/criterion"))]
     criterion_dir: PathBuf,
+    /// Report the instruction counts (`cargo bench --bench instructions`)
+    /// instead of Criterion's times.
+    #[arg(long)]
+    instructions: bool,
+    /// With --instructions: each count's difference from the run before it
+    /// (gungraun keeps one), largest first, against the noise goals.
+    #[arg(long, requires = "instructions")]
+    noise: bool,
+    /// gungraun's output directory (with --instructions).
+    #[arg(long, default_value = concat!(env!("CARGO_MANIFEST_DIR"), "/target/gungraun"))]
+    gungraun_dir: PathBuf,
 }
 
 /// Results written further apart than this belong to different runs: one
@@ -47,6 +66,18 @@ fn main() -> ExitCode {
 }
 
 fn run(args: Args) -> Result<()> {
+    if args.instructions {
+        let dir = &args.gungraun_dir;
+        let counts = if dir.is_dir() { gungraun_json::read_all(dir)? } else { Vec::new() };
+        if counts.is_empty() {
+            bail!(
+                "no instruction counts under {}: run `cargo bench --bench instructions` first",
+                dir.display()
+            );
+        }
+        print!("{}", if args.noise { instructions::noise(&counts)? } else { instructions::tables(&counts) });
+        return Ok(());
+    }
     let dir = &args.criterion_dir;
     if !dir.is_dir() {
         bail!("no results under {}: run `cargo bench` first", dir.display());

@@ -1,0 +1,134 @@
+//! Instruction counts under Callgrind, through gungraun: every count of
+//! [`tls_bench::instructions::suite`] is one run of the `run-case` binary
+//! under Callgrind, counting only the figure's region (README,
+//! "Instruction counts").
+//!
+//! Not part of a plain `cargo bench` (it needs valgrind and gungraun-runner):
+//! `cargo bench --bench instructions`. Ids are gungraun's
+//! `instructions::GROUP::FIGURE_GROUP::PARAMETERS_LIBRARY` (each character
+//! other than a letter or digit `_`); `-- '*openssl*'` filters by them.
+
+use std::{env, path::Path, process};
+
+use gungraun::{
+    Bench, BinaryBenchmark, BinaryBenchmarkConfig, BinaryBenchmarkGroup, Callgrind, Command,
+    binary_benchmark_group, main,
+};
+use tls_bench::{
+    bench::Workload,
+    instructions::{self, Counted, GLIBC_TUNABLES, Mode},
+    runner::{Prepared, prepare},
+    stacks,
+};
+
+/// The gungraun-runner version this bench is built with (`gungraun` in
+/// Cargo.toml): the runner must match it exactly.
+const RUNNER_VERSION: &str = "0.20.0";
+
+/// gungraun's setting for `--save-summary`: `report --instructions` reads
+/// the `summary.json` files, so the bench asks for them unless told
+/// otherwise.
+const SAVE_SUMMARY_ENV: &str = "GUNGRAUN_SAVE_SUMMARY";
+
+fn fail(msg: &str) -> ! {
+    eprintln!("error: {msg}");
+    process::exit(1)
+}
+
+/// Exits with how to install what is missing: valgrind, or a gungraun-runner
+/// on PATH (or at `GUNGRAUN_RUNNER`).
+fn require_tools() {
+    if process::Command::new("valgrind").arg("--version").output().is_err() {
+        fail(
+            "valgrind is not installed: `apt-get install valgrind` (Debian, Ubuntu) or `dnf install valgrind`",
+        );
+    }
+    let on_path = |name: &str| {
+        env::split_paths(&env::var_os("PATH").unwrap_or_default()).any(|d| d.join(name).is_file())
+    };
+    // gungraun reads GUNGRAUN_RUNNER when the bench is compiled, PATH when it runs.
+    let found = match option_env!("GUNGRAUN_RUNNER") {
+        Some(path) => Path::new(path).is_file(),
+        None => on_path("gungraun-runner"),
+    };
+    if !found {
+        fail(&format!(
+            "gungraun-runner is not installed: `cargo install gungraun-runner --version {RUNNER_VERSION} --locked`"
+        ));
+    }
+}
+
+/// Adds every supported count of `wanted` workloads to `group`, one
+/// `BinaryBenchmark` per figure group; prints a `skip` line for each case
+/// the library cannot do.
+fn add(group: &mut BinaryBenchmarkGroup, wanted: fn(Workload) -> bool) {
+    require_tools();
+    if env::var_os(SAVE_SUMMARY_ENV).is_none() {
+        // SAFETY: the groups are built on the main thread before gungraun
+        // starts its runner (which inherits the variable); no other thread
+        // reads the environment.
+        unsafe { env::set_var(SAVE_SUMMARY_ENV, "json") };
+    }
+    let mode = Mode::from_env().unwrap_or_else(|e| fail(&format!("{e:#}")));
+    let libs = stacks::all();
+    let suite: Vec<Counted> =
+        instructions::suite(&libs, mode).into_iter().filter(|c| wanted(c.case.workload)).collect();
+    instructions::check_unique(&suite).unwrap_or_else(|e| fail(&format!("{e:#}")));
+    let mut by_group: Vec<(String, BinaryBenchmark)> = Vec::new();
+    let mut checked: Vec<(String, bool)> = Vec::new();
+    for counted in suite {
+        let case_id = counted.case.to_string();
+        let supported = match checked.iter().find(|(id, _)| *id == case_id) {
+            Some(&(_, ok)) => ok,
+            None => {
+                let ok = match prepare(&counted.case, &libs) {
+                    Ok(Prepared::Ready { .. }) => true,
+                    Ok(Prepared::Skipped(why)) => {
+                        eprintln!("skip {case_id}: {why}");
+                        false
+                    }
+                    Err(e) => fail(&format!("{e:#}")),
+                };
+                checked.push((case_id, ok));
+                ok
+            }
+        };
+        if !supported {
+            continue;
+        }
+        let name = counted.gungraun_group();
+        let index = match by_group.iter().position(|(n, _)| *n == name) {
+            Some(i) => i,
+            None => {
+                by_group.push((name.clone(), BinaryBenchmark::new(name.as_str())));
+                by_group.len() - 1
+            }
+        };
+        let config = BinaryBenchmarkConfig::default()
+            .tool(Callgrind::with_args(counted.callgrind_args()))
+            .env("GLIBC_TUNABLES", GLIBC_TUNABLES)
+            .pass_through_env("TLS_BENCH_CERTS_DIR")
+            .clone();
+        by_group[index].1.bench(
+            Bench::new(counted.gungraun_id().as_str())
+                .config(config)
+                .command(Command::new(env!("CARGO_BIN_EXE_run-case")).args(counted.run_case_args()).build())
+                .clone(),
+        );
+    }
+    for (_, bench) in by_group {
+        group.binary_benchmark(bench);
+    }
+}
+
+binary_benchmark_group!(
+    name = handshake;
+    benchmarks = |group: &mut BinaryBenchmarkGroup| add(group, |w| w == Workload::Handshake)
+);
+
+binary_benchmark_group!(
+    name = throughput;
+    benchmarks = |group: &mut BinaryBenchmarkGroup| add(group, |w| w != Workload::Handshake)
+);
+
+main!(binary_benchmark_groups = handshake, throughput);

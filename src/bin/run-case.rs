@@ -1,0 +1,110 @@
+//! `run-case`: runs one benchmark case once, as the instruction-count
+//! benchmark (`benches/instructions.rs`) has Callgrind count it.
+//!
+//! Configures the case's library, runs one warm-up iteration (one-time and
+//! lazy initialisation happen there, outside the count), then
+//! `--iterations` measured iterations inside the regions Callgrind's
+//! `--toggle-collect` selects ([`tls_bench::callgrind`]), each checked as in
+//! the wall-time benchmarks. Outside Callgrind it only runs and checks.
+//!
+//! ```text
+//! run-case [--iterations N] [--fixed-random] ID
+//! run-case --cpu-features
+//! ```
+//!
+//! `--cpu-features` prints the x86-64 features this process sees (CPUID, as
+//! the libraries' dispatch reads it): under Valgrind they differ from the
+//! machine's (no AVX-512, no VAES), so the libraries take other code paths.
+//!
+//! Exit status: 0 when every iteration ran and checked; 2 when the library
+//! cannot do the case (the reason on stderr); 1 on any other error.
+
+use std::process::ExitCode;
+
+use anyhow::{Result, ensure};
+use clap::Parser;
+use tls_bench::{
+    bench::find_case,
+    error::exit_code,
+    runner::{Prepared, Runner, prepare},
+    stacks,
+};
+
+#[derive(Parser)]
+#[command(about = "Runs one benchmark case once (what the instruction counts measure)")]
+struct Args {
+    /// Measured iterations (handshakes, or transfers of 64 KiB).
+    #[arg(long, default_value_t = 1)]
+    iterations: u64,
+    /// rustls only: draw the protocol's random bytes from a constant
+    /// (`tls_bench::config::rustls::fix_random`). Other libraries cannot.
+    #[arg(long)]
+    fixed_random: bool,
+    /// Print the CPU features this process sees and exit.
+    #[arg(long, exclusive = true)]
+    cpu_features: bool,
+    /// The benchmark id, `group/parameters/library`, e.g.
+    /// `handshake/server-auth,TLSv1.3,TLS_AES_128_GCM_SHA256,x25519,ECDSA-P256/openssl-3.6.3`.
+    #[arg(required_unless_present = "cpu_features")]
+    id: Option<String>,
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    let Some(id) = args.id else {
+        println!("{}", cpu_features());
+        return ExitCode::SUCCESS;
+    };
+    if args.fixed_random {
+        #[cfg(feature = "rustls")]
+        tls_bench::config::rustls::fix_random();
+    }
+    let libs = stacks::all();
+    let prepared = find_case(&id, &libs).and_then(|(case, _)| prepare(&case, &libs));
+    match prepared {
+        Ok(Prepared::Skipped(why)) => {
+            eprintln!("error: {id} is not supported: {why}");
+            ExitCode::from(2)
+        }
+        Ok(Prepared::Ready { runner, .. }) => exit_code(run(runner, args.iterations)),
+        Err(e) => exit_code(Err(e)),
+    }
+}
+
+/// One warm-up iteration, then `iterations` counted ones.
+fn run(mut runner: Runner, iterations: u64) -> Result<()> {
+    ensure!(iterations > 0, "--iterations must be at least 1");
+    runner.run(1)?;
+    runner.count_instructions();
+    runner.run(iterations)?;
+    Ok(())
+}
+
+/// The x86-64 features the TLS libraries' dispatch looks at, each `+name`
+/// when this process sees it and `-name` when not.
+fn cpu_features() -> String {
+    #[cfg(target_arch = "x86_64")]
+    {
+        macro_rules! features {
+            ($($f:tt),*) => { [$((($f), std::arch::is_x86_feature_detected!($f))),*] };
+        }
+        let seen = features!(
+            "aes",
+            "pclmulqdq",
+            "avx",
+            "avx2",
+            "bmi2",
+            "adx",
+            "sha",
+            "avx512f",
+            "vaes",
+            "vpclmulqdq"
+        );
+        seen.iter()
+            .map(|(name, on)| format!("{}{name}", if *on { '+' } else { '-' }))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    String::from("(not x86-64)")
+}

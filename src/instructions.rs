@@ -1,0 +1,181 @@
+//! The instruction-count suite as data: for each case of
+//! [`bench::instruction_cases`] and each figure, what Callgrind counts
+//! ([`Region`]), how many iterations, the `run-case` command line and the
+//! Callgrind options. `benches/instructions.rs` hands these to gungraun;
+//! `report --instructions` reads the counts back ([`crate::gungraun_json`])
+//! and divides by [`Counted::units`].
+
+use std::env;
+
+use anyhow::{Result, bail};
+
+use crate::{
+    bench::{self, Case, Figure, SENDER, Workload},
+    callgrind::Region,
+    harness::TlsLibrary,
+    side::Side,
+};
+
+/// Environment variable selecting the iterations per count: `full`
+/// (default; [`HANDSHAKE_ITERATIONS`], [`TRANSFER_ITERATIONS`]) or `quick`
+/// (one of each, for CI: the same paths, noisier figures).
+pub const MODE_ENV: &str = "TLS_BENCH_INSTRUCTIONS";
+
+/// Handshakes counted per handshake figure: one handshake's count moves by
+/// up to 0.7% with the random values of its signatures and key shares; the
+/// mean of 20 moves by under 0.05% (README, "Instruction counts").
+pub const HANDSHAKE_ITERATIONS: u64 = 20;
+
+/// Transfers of [`bench::BLOCK_BYTES`] counted per transfer figure.
+pub const TRANSFER_ITERATIONS: u64 = 4;
+
+/// glibc tunables set for every counted process: fastbins off. Their
+/// consolidation (`malloc_consolidate`) runs at points that move with the
+/// sizes of earlier allocations, which vary with random signatures; it moved
+/// s2n-tls's handshake counts by 0.3% between runs, 0.02% without it.
+pub const GLIBC_TUNABLES: &str = "glibc.malloc.mxfast=0";
+
+/// Iterations per count.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// [`HANDSHAKE_ITERATIONS`] and [`TRANSFER_ITERATIONS`].
+    Full,
+    /// One iteration per count.
+    Quick,
+}
+
+impl Mode {
+    /// The mode named by [`MODE_ENV`]: `full` (or unset) or `quick`.
+    /// Errors: another value.
+    pub fn from_env() -> Result<Mode> {
+        match env::var(MODE_ENV).as_deref() {
+            Ok("full") | Err(env::VarError::NotPresent) => Ok(Mode::Full),
+            Ok("quick") => Ok(Mode::Quick),
+            Ok(v) => bail!("{MODE_ENV}={v:?}: valid values are full and quick"),
+            Err(e) => bail!("{MODE_ENV}: {e}"),
+        }
+    }
+}
+
+/// One count: a case, one of its figures, the iterations.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Counted {
+    /// The case.
+    pub case: Case,
+    /// Which figure: both sides (for a handshake, the whole handshake), or
+    /// one side ([`Figure::First`]: the client, or the sender of a transfer).
+    pub figure: Figure,
+    /// Iterations counted together.
+    pub iterations: u64,
+}
+
+/// Every count of the suite for `libs` in `mode`: each case of
+/// [`bench::instruction_cases`], each figure.
+pub fn suite(libs: &[Box<dyn TlsLibrary>], mode: Mode) -> Vec<Counted> {
+    bench::instruction_cases(libs)
+        .into_iter()
+        .flat_map(|case| {
+            [Figure::Both, Figure::First, Figure::Second].map(|figure| {
+                let iterations = match (mode, case.workload) {
+                    (Mode::Quick, _) => 1,
+                    (Mode::Full, Workload::Handshake) => HANDSHAKE_ITERATIONS,
+                    (Mode::Full, Workload::Throughput { .. }) => TRANSFER_ITERATIONS,
+                };
+                Counted { case: case.clone(), figure, iterations }
+            })
+        })
+        .collect()
+}
+
+impl Counted {
+    /// The benchmark id of this figure ([`Case::id`]).
+    pub fn id(&self) -> String {
+        self.case.id(self.figure)
+    }
+
+    /// What Callgrind counts for this figure.
+    pub fn region(&self) -> Region {
+        let first = match self.case.workload {
+            Workload::Handshake => Side::Client,
+            Workload::Throughput { .. } => SENDER,
+        };
+        let side = |s: Side| if s == Side::Client { Region::Client } else { Region::Server };
+        match (self.case.workload, self.figure) {
+            (Workload::Handshake, Figure::Both) => Region::Handshake,
+            (Workload::Throughput { .. }, Figure::Both) => Region::BothSides,
+            (_, Figure::First) => side(first),
+            (_, Figure::Second) => side(first.peer()),
+        }
+    }
+
+    /// The units the count is divided by: handshakes, or application bytes
+    /// moved.
+    pub fn units(&self) -> u64 {
+        self.iterations * self.case.workload.bytes_per_iteration().unwrap_or(1)
+    }
+
+    /// The arguments of `run-case` for this count.
+    pub fn run_case_args(&self) -> Vec<String> {
+        vec!["--iterations".into(), self.iterations.to_string(), "--fixed-random".into(), self.id()]
+    }
+
+    /// Callgrind's options for this count: nothing counted outside the
+    /// region's functions, and no cache simulation (instructions are the
+    /// figure; the simulation would more than double each run's time).
+    pub fn callgrind_args(&self) -> Vec<String> {
+        let mut args = vec!["--cache-sim=no".to_string(), "--collect-atstart=no".to_string()];
+        args.extend(self.region().patterns().iter().map(|p| format!("--toggle-collect={p}")));
+        args
+    }
+
+    /// gungraun's id for this count (letters, digits and `_` only):
+    /// the parameters and library of the id, each other character `_`,
+    /// e.g. `server_auth_TLSv1_3_TLS_AES_128_GCM_SHA256_x25519_ECDSA_P256_openssl_3_6_3`.
+    pub fn gungraun_id(&self) -> String {
+        let text = format!("{}_{}", self.case.parameters(), self.case.library);
+        text.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect()
+    }
+
+    /// gungraun's name for the figure's group, e.g. `handshake_client`.
+    pub fn gungraun_group(&self) -> String {
+        self.case.workload.group(self.figure).replace('-', "_")
+    }
+}
+
+/// Errors when two counts of `suite` would have the same gungraun group and
+/// id (gungraun needs them unique; the sanitised ids could collide).
+pub fn check_unique(suite: &[Counted]) -> Result<()> {
+    let mut seen = std::collections::HashSet::new();
+    for c in suite {
+        if !seen.insert((c.gungraun_group(), c.gungraun_id())) {
+            bail!("{} and another count share the gungraun id {}", c.id(), c.gungraun_id());
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_suite_counts_each_side_of_every_case_with_unique_ids() {
+        let libs = crate::stacks::all();
+        let suite = suite(&libs, Mode::Full);
+        check_unique(&suite).unwrap();
+        assert_eq!(suite.len(), bench::instruction_workloads().len() * libs.len() * 3);
+        let transfer = suite.iter().find(|c| c.case.workload != Workload::Handshake).unwrap();
+        assert_eq!(transfer.units(), TRANSFER_ITERATIONS * bench::BLOCK_BYTES as u64);
+        let sender = Counted { figure: Figure::First, ..transfer.clone() };
+        assert_eq!(sender.region(), Region::Server);
+        assert!(sender.id().starts_with("throughput-send/"));
+        let handshake = &suite[0];
+        assert_eq!(handshake.region(), Region::Handshake);
+        assert_eq!(handshake.units(), HANDSHAKE_ITERATIONS);
+        assert!(handshake.gungraun_id().chars().all(|c| c.is_ascii_alphanumeric() || c == '_'));
+        assert_eq!(
+            handshake.callgrind_args(),
+            ["--cache-sim=no", "--collect-atstart=no", "--toggle-collect=*tls_bench::callgrind::handshake*"]
+        );
+    }
+}
