@@ -2,15 +2,18 @@
 # tls-bench's handshake and throughput benchmarks across past releases:
 #
 #   historical-perf/bench-past.sh [run] [s2n-tls|openssl|rustls|all] [--quick] [--versions v1,v2] ...
-#   historical-perf/bench-past.sh plot [library] [--kept] [--update-committed] ...
+#   historical-perf/bench-past.sh [run] LIBRARY --instructions ...   instruction counts (Callgrind)
+#   historical-perf/bench-past.sh plot [library] [--kept [--instructions]] [--update-committed] ...
 #   historical-perf/bench-past.sh list [library] ...
 #   historical-perf/bench-past.sh --help     every subcommand and option
 #
 # Without a subcommand the arguments go to `run`. Runs keep their results in
 # target/historical-perf/<library>/<release>.json (--quick:
-# target/historical-perf/quick/) and draw graphs beside them; the committed
-# results and graphs (historical-perf/results/, historical-perf/graphs/)
-# change only with --update-committed. All logic is in src/bin/historical-perf/.
+# target/historical-perf/quick/; --instructions: under
+# target/historical-perf/instructions/) and draw graphs beside them; the
+# committed results and graphs (historical-perf/results/,
+# historical-perf/graphs/) change only with --update-committed (never with
+# --instructions). All logic is in src/bin/historical-perf/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 case "${1:-}" in

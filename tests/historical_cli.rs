@@ -1,11 +1,15 @@
 //! The `historical-perf` binary as a user meets it, without a build or the
 //! network: release lists come from a fixture index (`HISTORICAL_PERF_INDEX`),
-//! and `cargo` on its PATH is a stand-in that fails at once, so a release's
-//! build fails the way a broken one would. Covered: every subcommand and
-//! option in the top-level help; an unsupported release refused with its
-//! reason; a failed release failing the run; plot with no committed data;
-//! the committed results and graphs replaced only by a complete set, and
-//! redrawn from it identically. (CI runs real builds in its smoke run.)
+//! and `cargo` on its PATH is a stand-in: one that fails at once, so a
+//! release's build fails the way a broken one would, or one that plays a
+//! successful instruction-count run (writing gungraun summaries). Covered:
+//! every subcommand and option in the top-level help; an unsupported release
+//! refused with its reason; a failed release failing the run; plot with no
+//! committed data; the committed results and graphs replaced only by a
+//! complete set, and redrawn from it identically; `--instructions` runs
+//! (the cargo command and environment, the counts read back, tabled and
+//! drawn in instructions, nothing counted failing, never committed). (CI
+//! runs real builds in its smoke run.)
 
 mod common;
 
@@ -22,11 +26,13 @@ fn scratch(name: &str) -> PathBuf {
 }
 
 /// rustls's releases in the sparse index's layout under `dir`; its default
-/// selection is then 0.20.9, 0.21.12, 0.22.4 and 0.23.46.
+/// selection is then 0.20.9, 0.21.12, 0.22.4 and 0.23.46 (0.22.0 and 0.23.0
+/// are only taken when named: tests that run a stand-in build use them, so
+/// that what they leave under `target/historical-perf` is theirs).
 fn fixture_index(dir: &Path) -> PathBuf {
     let index = dir.join("index");
     fs::create_dir_all(index.join("ru/st")).unwrap();
-    let lines: String = ["0.19.1", "0.20.9", "0.21.12", "0.22.0", "0.22.4", "0.23.46"]
+    let lines: String = ["0.19.1", "0.20.9", "0.21.12", "0.22.0", "0.22.4", "0.23.0", "0.23.46"]
         .iter()
         .map(|v| format!("{{\"name\":\"rustls\",\"vers\":\"{v}\",\"yanked\":false}}\n"))
         .collect();
@@ -34,21 +40,30 @@ fn fixture_index(dir: &Path) -> PathBuf {
     index
 }
 
-/// A directory holding a `cargo` that fails, for PATH.
-fn failing_cargo(dir: &Path) -> PathBuf {
+/// A directory under `dir` holding a `cargo` that runs `script` (sh), for
+/// PATH.
+fn stand_in_cargo(dir: &Path, script: &str) -> PathBuf {
     let bin = dir.join("bin");
     fs::create_dir_all(&bin).unwrap();
     let cargo = bin.join("cargo");
-    fs::write(&cargo, "#!/bin/sh\necho 'error: stand-in cargo of tests/historical_cli.rs' >&2\nexit 101\n")
-        .unwrap();
+    fs::write(&cargo, format!("#!/bin/sh\n{script}")).unwrap();
     fs::set_permissions(&cargo, fs::Permissions::from_mode(0o755)).unwrap();
     bin
 }
 
+/// A stand-in `cargo` that fails at once.
+const FAILING_CARGO: &str = "echo 'error: stand-in cargo of tests/historical_cli.rs' >&2\nexit 101\n";
+
 /// Runs historical-perf with `args` in the fixture world of `dir`: returns
 /// (success, stdout, stderr).
 fn historical(dir: &Path, args: &[&str]) -> (bool, String, String) {
-    let path = format!("{}:{}", failing_cargo(dir).display(), std::env::var("PATH").unwrap_or_default());
+    historical_with(dir, FAILING_CARGO, args)
+}
+
+/// [`historical`] with `cargo` running `script`.
+fn historical_with(dir: &Path, script: &str, args: &[&str]) -> (bool, String, String) {
+    let bin = stand_in_cargo(dir, script);
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
     let out = Command::new(env!("CARGO_BIN_EXE_historical-perf"))
         .args(args)
         .env("HISTORICAL_PERF_INDEX", fixture_index(dir))
@@ -95,9 +110,15 @@ fn the_top_level_help_lists_every_subcommand_and_option() {
                 assert!(help.contains(&option), "{top} lacks {sub} {option}\n{help}");
             }
         }
-        for option in
-            ["--versions", "--rounds", "--add-rounds", "--kept", "--update-committed", "--committed"]
-        {
+        for option in [
+            "--versions",
+            "--rounds",
+            "--add-rounds",
+            "--kept",
+            "--update-committed",
+            "--committed",
+            "--instructions",
+        ] {
             assert!(help.contains(option), "{top} lacks {option}");
         }
     }
@@ -226,5 +247,141 @@ fn committed_results_and_graphs_change_only_to_a_complete_set_and_redraw_identic
         let committed = fs::read(root.join("graphs/rustls").join(g)).unwrap();
         assert!(committed == fs::read(redrawn.join("rustls").join(g)).unwrap(), "{g} differs");
     }
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A stand-in `cargo` that plays a successful `--instructions` run: `cargo
+/// tree` names *ring*; `cargo bench --no-run` builds nothing; `cargo bench`
+/// logs its arguments and environment to `<dir>/cargo.log`, fails if its
+/// GUNGRAUN_HOME was not emptied, and writes two gungraun summaries there
+/// (a handshake and a transfer of the release named by GUNGRAUN_HOME's last
+/// component), or with STAND_IN_COUNTS=none only a skip line.
+fn counting_cargo(dir: &Path) -> String {
+    let summary = |id: &str, instructions: &str| {
+        format!(
+            r#"{{"started_at":"2026-11-23T10:00:00Z","profiles":[{{"data":{{"parts":[{{"tool_run":{{"new":{{"command":"/t/run-case --iterations 1 --fixed-random {id}"}},"old":null}}}}],"total":{{"metrics":{{"Ir":{{"values":{{"new":{instructions},"old":null}}}}}}}}}}}}]}}"#
+        )
+    };
+    let handshake = summary("handshake-client/server-auth,TLSv1.3/rustls-$release+ring", "$count");
+    let transfer = summary("throughput-send/server-auth,TLSv1.3,1024B/rustls-$release+ring", "196608");
+    format!(
+        r#"log={log}
+case "$1" in
+  tree) echo "ring v0.17.14"; exit 0 ;;
+  bench) ;;
+  *) echo "error: stand-in cargo: unexpected $1" >&2; exit 101 ;;
+esac
+echo "$*" >> "$log"
+case " $* " in *" --no-run "*) exit 0 ;; esac
+if [ -e "$GUNGRAUN_HOME" ]; then echo "error: $GUNGRAUN_HOME was not emptied" >&2; exit 101; fi
+echo "GUNGRAUN_HOME=$GUNGRAUN_HOME TLS_BENCH_INSTRUCTIONS=$TLS_BENCH_INSTRUCTIONS GUNGRAUN_SAVE_SUMMARY=$GUNGRAUN_SAVE_SUMMARY" >> "$log"
+if [ "$STAND_IN_COUNTS" = none ]; then echo "skip handshake/x/rustls: stand-in" >&2; exit 0; fi
+release=$(basename "$GUNGRAUN_HOME")
+case "$release" in 0.22.0) count=4000000 ;; *) count=4020000 ;; esac
+mkdir -p "$GUNGRAUN_HOME/tls-bench/instructions/a" "$GUNGRAUN_HOME/tls-bench/instructions/b"
+cat > "$GUNGRAUN_HOME/tls-bench/instructions/a/summary.json" <<EOF
+{handshake}
+EOF
+cat > "$GUNGRAUN_HOME/tls-bench/instructions/b/summary.json" <<EOF
+{transfer}
+EOF
+"#,
+        log = dir.join("cargo.log").display()
+    )
+}
+
+/// Removes what a stand-in instruction-count run left under the
+/// repository's `target/historical-perf` (its build directories and
+/// gungraun output), as named by the run's cargo log.
+fn remove_stand_in_leftovers(log: &str) {
+    for word in log.split_whitespace() {
+        let path = word.strip_prefix("GUNGRAUN_HOME=").map(PathBuf::from).or_else(|| {
+            word.ends_with("-instructions/Cargo.toml")
+                .then(|| Path::new(word).parent().unwrap().to_path_buf())
+        });
+        if let Some(path) = path.filter(|p| p.exists()) {
+            fs::remove_dir_all(&path).unwrap();
+        }
+    }
+}
+
+#[test]
+fn an_instructions_run_counts_each_release_and_draws_instructions() {
+    let dir = scratch("instructions");
+    let out = dir.join("kept");
+    let cargo = counting_cargo(&dir);
+    let run = ["run", "rustls", "--instructions", "--quick", "--versions", "0.22.0,0.23.0", "--out", s(&out)];
+    let (ok, table, err) = historical_with(&dir, &cargo, &run);
+    let log = fs::read_to_string(dir.join("cargo.log")).unwrap_or_default();
+    assert!(ok, "{err}\n{log}");
+    assert!(err.contains("2 of 2 releases measured, 0 with failures"), "{err}");
+    // Each release: built, then counted, with the suite's command and environment.
+    let bench = "--no-default-features --features rustls,historical-perf --bench instructions";
+    assert_eq!(log.matches(&format!("{bench} --no-run")).count(), 2, "{log}");
+    assert!(log.contains("build/rustls-0.23.0-instructions/Cargo.toml"), "{log}");
+    assert!(!log.contains("--bench handshake") && !log.contains("CRITERION"), "{log}");
+    for release in ["0.22.0", "0.23.0"] {
+        let env =
+            format!("gungraun/rustls/{release} TLS_BENCH_INSTRUCTIONS=quick GUNGRAUN_SAVE_SUMMARY=json");
+        assert!(log.contains(&env), "{env}: {log}");
+    }
+    // The table: counts per handshake and per byte, changes to hundredths.
+    let row = "| handshake-client/server-auth,TLSv1.3/rustls+ring |";
+    assert!(table.contains("| benchmark | release | instructions | change vs previous |"), "{table}");
+    assert!(table.contains(&format!("{row} 0.22.0 | 4000000 instructions per handshake | - |")), "{table}");
+    assert!(
+        table.contains(&format!("{row} 0.23.0 | 4020000 instructions per handshake | +0.50% |")),
+        "{table}"
+    );
+    let row = "| throughput-send/server-auth,TLSv1.3,1024B/rustls+ring |";
+    assert!(table.contains(&format!("{row} 0.23.0 | 3.000 instructions per byte | +0.00% |")), "{table}");
+    // Kept results and graphs, in instructions.
+    let kept = fs::read_to_string(out.join("rustls/0.23.0.json")).unwrap();
+    assert!(kept.contains(r#""per": "handshake""#) && kept.contains(r#""quick": true"#), "{kept}");
+    let graphs = names(&out.join("graphs/rustls"));
+    assert_eq!(graphs.len(), 2, "{graphs:?}");
+    for g in &graphs {
+        let svg = fs::read_to_string(out.join("graphs/rustls").join(g)).unwrap();
+        let axis =
+            if g.starts_with("throughput") { "instructions per byte" } else { "instructions per handshake" };
+        assert!(svg.contains(axis) && svg.contains("0.22.0") && svg.contains("0.23.0"), "{g}");
+    }
+    // Again: each release's gungraun output is emptied first (the stand-in fails otherwise).
+    let (ok, _, err) = historical_with(&dir, &cargo, &run);
+    assert!(ok, "{err}");
+    // plot --kept --instructions redraws the same graphs from the kept counts.
+    let redrawn = dir.join("redrawn");
+    let plot = ["plot", "rustls", "--kept", "--instructions", "--out", s(&out), "--graphs", s(&redrawn)];
+    let (ok, again, err) = historical_with(&dir, &cargo, &plot);
+    assert!(ok && again == table, "{err}");
+    for g in &graphs {
+        let drawn = fs::read(out.join("graphs/rustls").join(g)).unwrap();
+        assert!(drawn == fs::read(redrawn.join("rustls").join(g)).unwrap(), "{g} differs");
+    }
+    remove_stand_in_leftovers(&fs::read_to_string(dir.join("cargo.log")).unwrap());
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn an_instructions_run_that_counted_nothing_fails_and_counts_are_never_committed() {
+    let dir = scratch("instructions-none");
+    let out = dir.join("kept");
+    let cargo = format!("STAND_IN_COUNTS=none\n{}", counting_cargo(&dir));
+    let run = ["run", "rustls", "--instructions", "--versions", "0.23.0", "--out", s(&out)];
+    let (ok, _, err) = historical_with(&dir, &cargo, &run);
+    assert!(!ok, "a run that counted nothing exited 0: {err}");
+    assert!(err.contains("FAILED rustls 0.23.0: no benchmark ran; skips: skip handshake/x/rustls"), "{err}");
+    assert!(err.contains("nothing was measured"), "{err}");
+    let log = fs::read_to_string(dir.join("cargo.log")).unwrap();
+    assert!(log.contains("TLS_BENCH_INSTRUCTIONS=full"), "{log}");
+    remove_stand_in_leftovers(&log);
+
+    let root = dir.join("historical-perf");
+    let commit = ["run", "rustls", "--instructions", "--update-committed", "--committed", s(&root)];
+    let (ok, _, err) = historical_with(&dir, &cargo, &commit);
+    assert!(!ok && err.contains("--instructions") && err.contains("--update-committed"), "{err}");
+    let (ok, _, err) = historical_with(&dir, &cargo, &["plot", "rustls", "--instructions"]);
+    assert!(!ok && err.contains("--kept"), "{err}");
+    assert!(!root.exists(), "something was committed");
     fs::remove_dir_all(&dir).unwrap();
 }

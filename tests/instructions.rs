@@ -64,11 +64,10 @@ fn handshake_counts_hold_only_the_measured_handshakes_and_both_sides() {
             close(client_twice, 2 * client, 2.0),
             "{lib}: 2 handshakes {client_twice}, 1 handshake {client}"
         );
-        // The whole handshake: both sides' calls and the harness between them.
-        assert!(
-            whole > client + server && close(whole, client + server, 5.0),
-            "{lib}: {whole} vs {client} + {server}"
-        );
+        // The whole handshake: both sides' calls and the harness between them
+        // (a few thousand instructions; one handshake's count moves by up to
+        // 0.7% from run to run, so the sides of other runs can add up to more).
+        assert!(close(whole, client + server, 2.0), "{lib}: {whole} vs {client} + {server}");
     }
 }
 

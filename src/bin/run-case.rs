@@ -12,6 +12,13 @@
 //! run-case --cpu-features
 //! ```
 //!
+//! `--fixed-random` fixes rustls's protocol random values
+//! (`tls_bench::config::rustls::fix_random`) in builds of rustls 0.22 and
+//! later; rustls 0.20 and 0.21 (historical-perf builds, cfg `rustls_0_21`)
+//! have no crypto providers to draw them from a constant, so they run
+//! without fixed randomness, as the other libraries always do (the flag is
+//! accepted and changes nothing).
+//!
 //! `--cpu-features` prints the x86-64 features this process sees (CPUID, as
 //! the libraries' dispatch reads it): under Valgrind they differ from the
 //! machine's (no AVX-512, no VAES), so the libraries take other code paths.
@@ -36,8 +43,9 @@ struct Args {
     /// Measured iterations (handshakes, or transfers of 64 KiB).
     #[arg(long, default_value_t = 1)]
     iterations: u64,
-    /// rustls only: draw the protocol's random bytes from a constant
-    /// (`tls_bench::config::rustls::fix_random`). Other libraries cannot.
+    /// rustls 0.22 and later only: draw the protocol's random bytes from a
+    /// constant (`tls_bench::config::rustls::fix_random`). Other libraries,
+    /// and rustls 0.20/0.21, cannot: for them it changes nothing.
     #[arg(long)]
     fixed_random: bool,
     /// Print the CPU features this process sees and exit.
@@ -56,7 +64,7 @@ fn main() -> ExitCode {
         return ExitCode::SUCCESS;
     };
     if args.fixed_random {
-        #[cfg(feature = "rustls")]
+        #[cfg(all(feature = "rustls", not(rustls_0_21)))]
         tls_bench::config::rustls::fix_random();
     }
     let libs = stacks::all();

@@ -11,9 +11,12 @@ use std::{
 };
 
 use anyhow::{Context, Result, bail, ensure};
-use toml_edit::{DocumentMut, Item, Table, value};
+use toml_edit::{ArrayOfTables, DocumentMut, Item, Table, value};
 
-use crate::releases::{self, Library, Release};
+use crate::{
+    releases::{self, Library, Release},
+    suite::Suite,
+};
 
 /// Paths of one run.
 pub struct Paths {
@@ -61,10 +64,13 @@ pub fn run(cmd: &mut Command, what: &str) -> Result<Output> {
     Ok(out)
 }
 
-/// The manifest that builds the repository's library and benchmarks
-/// against `release`: absolute paths to the sources, no binaries, no
+/// The manifest that builds the repository's library and `suite`'s
+/// benchmarks against `release`: absolute paths to the sources, only the
+/// suite's binaries and benches ([`Suite::bins`], [`Suite::benches`]), no
 /// aws-lc-config target tables, the library's version pinned (`=x.y.z`).
-pub fn manifest(repo: &Path, release: &Release) -> Result<String> {
+/// Errors: the repository's Cargo.toml cannot be read or lacks a table
+/// this edits.
+pub fn manifest(repo: &Path, release: &Release, suite: Suite) -> Result<String> {
     let text = fs::read_to_string(repo.join("Cargo.toml")).context("reading Cargo.toml")?;
     let mut doc: DocumentMut = text.parse().context("parsing Cargo.toml")?;
     let abs = |p: &str| value(repo.join(p).display().to_string());
@@ -74,16 +80,16 @@ pub fn manifest(repo: &Path, release: &Release) -> Result<String> {
         package.insert(auto, value(false));
     }
     doc["lib"]["path"] = abs("src/lib.rs");
-    doc.remove("bin");
     doc.remove("target");
-    let benches = doc["bench"].as_array_of_tables_mut().context("no [[bench]]")?;
-    benches.retain(|b| b.get("name").and_then(Item::as_str).is_some_and(|n| HISTORICAL_BENCHES.contains(&n)));
-    for bench in benches.iter_mut() {
-        let name = bench.get("name").and_then(Item::as_str).context("a [[bench]] without name")?.to_string();
-        bench.insert("path", abs(&format!("benches/{name}.rs")));
+    let bins = doc["bin"].as_array_of_tables_mut().context("no [[bin]]")?;
+    keep_targets(bins, suite.bins(), |name| abs(&format!("src/bin/{name}.rs")))?;
+    if bins.is_empty() {
+        doc.remove("bin");
     }
+    let benches = doc["bench"].as_array_of_tables_mut().context("no [[bench]]")?;
+    keep_targets(benches, suite.benches(), |name| abs(&format!("benches/{name}.rs")))?;
     doc.insert("workspace", Item::Table(Table::new()));
-    prune(&mut doc, release.library)?;
+    prune(&mut doc, release.library, suite)?;
     let pinned = format!("={}", release.version);
     match release.library {
         Library::Rustls => {
@@ -111,10 +117,27 @@ pub fn manifest(repo: &Path, release: &Release) -> Result<String> {
     Ok(doc.to_string())
 }
 
+/// Keeps only the targets named in `wanted` (each whose name is there),
+/// each with its path from `path` (absolute: the manifest lives elsewhere).
+/// Errors: a target without a name, or a wanted one missing.
+fn keep_targets(targets: &mut ArrayOfTables, wanted: &[&str], path: impl Fn(&str) -> Item) -> Result<()> {
+    targets.retain(|t| t.get("name").and_then(Item::as_str).is_some_and(|n| wanted.contains(&n)));
+    let mut found = Vec::new();
+    for target in targets.iter_mut() {
+        let name = target.get("name").and_then(Item::as_str).context("a target without name")?.to_string();
+        target.insert("path", path(&name));
+        found.push(name);
+    }
+    let missing: Vec<&&str> = wanted.iter().filter(|w| !found.iter().any(|f| f == *w)).collect();
+    ensure!(missing.is_empty(), "Cargo.toml has no target {missing:?}");
+    Ok(())
+}
+
 /// Dependencies the benchmarks do not use: the certificate generator's, the
-/// tests' and the instruction counts' (gungraun; that bench is dropped too,
-/// see [`HISTORICAL_BENCHES`]). Left in, they would hold crates such as
-/// aws-lc-rs at today's versions in the lock file.
+/// tests' and the instruction counts' (gungraun, kept only for
+/// [`Suite::Instructions`], see [`Suite::dev_dependencies`]). Left in, they
+/// would hold crates such as aws-lc-rs at today's versions in the lock
+/// file.
 const UNUSED_BY_BENCHMARKS: [(&str, &str); 4] = [
     ("dependencies", "rcgen"),
     ("dev-dependencies", "rustls-webpki"),
@@ -122,16 +145,12 @@ const UNUSED_BY_BENCHMARKS: [(&str, &str); 4] = [
     ("dev-dependencies", "gungraun"),
 ];
 
-/// The benches a historical build keeps: the Criterion ones. The
-/// instruction counts need the `run-case` binary, which these builds drop.
-const HISTORICAL_BENCHES: [&str; 2] = ["handshake", "throughput"];
-
 /// Leaves only `library`'s dependencies: every other feature is emptied
 /// (kept by name, so `cfg(feature = ..)` stays a known name), `default` is
 /// empty, and the dependencies only those features enabled are removed, as
-/// are [`UNUSED_BY_BENCHMARKS`]. An old release then resolves with nothing
-/// of the other libraries in its lock file.
-fn prune(doc: &mut DocumentMut, library: Library) -> Result<()> {
+/// are [`UNUSED_BY_BENCHMARKS`] but those `suite` needs. An old release then
+/// resolves with nothing of the other libraries in its lock file.
+fn prune(doc: &mut DocumentMut, library: Library, suite: Suite) -> Result<()> {
     let features = doc["features"].as_table_mut().context("no [features]")?;
     let refs = |item: &Item| -> Vec<String> {
         item.as_array()
@@ -159,19 +178,25 @@ fn prune(doc: &mut DocumentMut, library: Library) -> Result<()> {
     for dep in dropped.iter().filter(|d| !used.contains(d)) {
         deps.remove(dep);
     }
-    for (table, dep) in UNUSED_BY_BENCHMARKS {
+    for (table, dep) in
+        UNUSED_BY_BENCHMARKS.into_iter().filter(|(_, d)| !suite.dev_dependencies().contains(d))
+    {
         doc[table].as_table_mut().with_context(|| format!("no [{table}]"))?.remove(dep);
     }
     Ok(())
 }
 
-/// Writes the release's build directory (manifest, a copy of the lock
-/// file, a link to the certificates) and, for OpenSSL, builds OpenSSL.
-pub fn prepare(paths: &Paths, release: &Release) -> Result<Prepared> {
-    let dir = paths.work.join("build").join(format!("{}-{}", release.library, release.label()));
+/// Writes the release's build directory for `suite`
+/// (`<work>/build/<`[`Suite::build_dir_name`]`>`: manifest, a copy of the
+/// lock file, a link to the certificates) and, for OpenSSL, builds OpenSSL
+/// (shared by both suites). Errors: a file cannot be written, or a build
+/// or pin fails.
+pub fn prepare(paths: &Paths, release: &Release, suite: Suite) -> Result<Prepared> {
+    let dir = paths.work.join("build").join(suite.build_dir_name(release));
     fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     let manifest_path = dir.join("Cargo.toml");
-    fs::write(&manifest_path, manifest(&paths.repo, release)?)?;
+    fs::write(&manifest_path, manifest(&paths.repo, release, suite)?)
+        .with_context(|| format!("writing {}", manifest_path.display()))?;
     let lock = dir.join("Cargo.lock");
     if !lock.exists() {
         fs::copy(paths.repo.join("Cargo.lock"), &lock).context("copying Cargo.lock")?;
@@ -371,14 +396,14 @@ mod tests {
     fn generated_manifest_points_at_the_repository_and_pins_the_release() {
         let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
         let release = Release { library: Library::Rustls, version: Version::new(0, 22, 4) };
-        let doc: DocumentMut = manifest(repo, &release).unwrap().parse().unwrap();
+        let doc: DocumentMut = manifest(repo, &release, Suite::Criterion).unwrap().parse().unwrap();
         assert_eq!(doc["dependencies"]["rustls"]["version"].as_str(), Some("=0.22.4"));
         let lib = doc["lib"]["path"].as_str().unwrap();
         assert!(Path::new(lib).is_absolute() && lib.ends_with("src/lib.rs"));
         assert!(doc.get("bin").is_none() && doc.get("target").is_none());
         let benches = doc["bench"].as_array_of_tables().unwrap();
         let names: Vec<&str> = benches.iter().map(|b| b["name"].as_str().unwrap()).collect();
-        assert_eq!(names, HISTORICAL_BENCHES);
+        assert_eq!(names, ["handshake", "throughput"]);
         for bench in benches {
             assert!(Path::new(bench["path"].as_str().unwrap()).exists());
         }
@@ -401,5 +426,35 @@ mod tests {
             .filter_map(|f| f.as_str())
             .collect();
         assert_eq!(features, ["tls12", "logging", "aws_lc_rs", "ring"], "0.22's own feature names");
+    }
+
+    #[test]
+    fn the_instruction_counts_manifest_keeps_run_case_its_bench_and_gungraun() {
+        let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let release = Release { library: Library::Rustls, version: Version::new(0, 21, 12) };
+        let doc: DocumentMut = manifest(repo, &release, Suite::Instructions).unwrap().parse().unwrap();
+        let names = |kind: &str| -> Vec<(String, String)> {
+            doc[kind]
+                .as_array_of_tables()
+                .unwrap()
+                .iter()
+                .map(|t| (t["name"].as_str().unwrap().to_string(), t["path"].as_str().unwrap().to_string()))
+                .collect()
+        };
+        let bins = names("bin");
+        assert_eq!(bins.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>(), ["run-case"]);
+        let benches = names("bench");
+        assert_eq!(benches.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>(), ["instructions"]);
+        for (_, path) in bins.iter().chain(&benches) {
+            assert!(Path::new(path).is_absolute() && Path::new(path).is_file(), "{path}");
+        }
+        let dev = doc["dev-dependencies"].as_table().unwrap();
+        assert!(dev.contains_key("gungraun"));
+        assert!(!dev.contains_key("rustls-webpki") && !dev.contains_key("x509-parser"));
+        assert!(!doc["dependencies"].as_table().unwrap().contains_key("rcgen"));
+        // The release's own adjustments are the Criterion build's.
+        let criterion: DocumentMut = manifest(repo, &release, Suite::Criterion).unwrap().parse().unwrap();
+        assert_eq!(doc["dependencies"].to_string(), criterion["dependencies"].to_string());
+        assert_eq!(doc["features"].to_string(), criterion["features"].to_string());
     }
 }

@@ -1,23 +1,28 @@
 //! `historical-perf`: tls-bench's handshake and throughput benchmarks across
 //! past releases of s2n-tls, OpenSSL and rustls (see README, "Historical
-//! performance"). `historical-perf/bench-past.sh` runs it.
+//! performance"), timed with Criterion or, with `--instructions`, counted in
+//! instructions under Callgrind. `historical-perf/bench-past.sh` runs it.
 //!
 //! ```text
 //! historical-perf run [s2n-tls|openssl|rustls|all] [--quick] [--versions ..] [--all-releases] [--newest N]
 //!                     [--rounds N] [--add-rounds] [--out DIR] [--graphs DIR] [--update-committed]
-//! historical-perf plot [library] [--kept [--out DIR]] [--graphs DIR] [--update-committed]
+//!                     [--instructions]
+//! historical-perf plot [library] [--kept [--instructions] [--out DIR]] [--graphs DIR] [--update-committed]
 //! historical-perf list [library] [--versions ..] [--all-releases] [--newest N]
 //! ```
 //!
 //! Each release is its own build (one s2n-tls-sys / openssl-sys per build):
 //! a manifest generated under `target/historical-perf/build/` with only the
-//! library under test and the `historical-perf` feature; its Criterion
-//! estimates are kept in `<out>/<library>/<release>.json` and its graphs
-//! drawn into `<out>/graphs/<library>/`, all under `target/`. The committed
-//! results and graphs (`historical-perf/results/`, `historical-perf/graphs/`)
-//! change only with `--update-committed`, from a complete set
-//! ([`committed`]). A run exits non-zero when it measured nothing or a
-//! release named with `--versions` failed ([`outcome`]).
+//! library under test, the `historical-perf` feature and the suite's
+//! benchmarks ([`suite`]); its figures (Criterion estimates, or gungraun's
+//! instruction counts) are kept in `<out>/<library>/<release>.json` and its
+//! graphs drawn into `<out>/graphs/<library>/`, all under `target/`
+//! (instruction counts under `target/historical-perf/instructions/`). The
+//! committed results and graphs (`historical-perf/results/`,
+//! `historical-perf/graphs/`) are Criterion's and change only with
+//! `--update-committed`, from a complete set ([`committed`]). A run exits
+//! non-zero when it measured nothing or a release named with `--versions`
+//! failed ([`outcome`]).
 
 mod build;
 mod committed;
@@ -25,6 +30,7 @@ mod outcome;
 mod plot;
 mod releases;
 mod results;
+mod suite;
 
 use std::{
     path::{Path, PathBuf},
@@ -35,13 +41,13 @@ use std::{
 use anyhow::{Context, Result, bail, ensure};
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
-use tls_bench::criterion_json;
 
 use crate::{
     build::Paths,
     outcome::Outcome,
     releases::{Library, Release},
     results::{Bench, ReleaseResult},
+    suite::Suite,
 };
 
 #[derive(Parser)]
@@ -133,10 +139,17 @@ enum Cmd {
 struct RunArgs {
     #[command(flatten)]
     selection: Selection,
-    /// Short Criterion runs (for checking that it works, not for figures;
-    /// never committed).
+    /// Short Criterion runs, or one iteration per instruction count (for
+    /// checking that it works, not for figures; never committed).
     #[arg(long, conflicts_with = "update_committed")]
     quick: bool,
+    /// Count instructions under Callgrind instead of timing with Criterion:
+    /// each release's `cargo bench --bench instructions` (gungraun; needs
+    /// valgrind and gungraun-runner), in instructions per handshake or per
+    /// byte. Kept under target/historical-perf/instructions (never
+    /// committed).
+    #[arg(long, conflicts_with = "update_committed")]
+    instructions: bool,
     /// Run every release this many times, round-robin, and keep for each
     /// benchmark the round with the lowest median: a noisy spell on a
     /// shared machine then spoils one round of a release, not its figure.
@@ -149,7 +162,8 @@ struct RunArgs {
     #[arg(long)]
     add_rounds: bool,
     /// Where results are kept [default: target/historical-perf, or
-    /// target/historical-perf/quick with --quick].
+    /// target/historical-perf/instructions with --instructions; each with
+    /// /quick for --quick runs].
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
     /// Where graphs go [default: <out>/graphs].
@@ -168,8 +182,13 @@ struct PlotArgs {
     /// committed ones.
     #[arg(long)]
     kept: bool,
-    /// Where the kept results are [default: target/historical-perf;
-    /// target/historical-perf/quick for --quick runs].
+    /// With --kept: the instruction counts kept by `run --instructions`
+    /// (--out defaults to target/historical-perf/instructions).
+    #[arg(long, requires = "kept", conflicts_with = "update_committed")]
+    instructions: bool,
+    /// Where the kept results are [default: target/historical-perf, or
+    /// target/historical-perf/instructions with --instructions; each with
+    /// /quick for --quick runs].
     #[arg(long, value_name = "DIR", requires = "kept")]
     out: Option<PathBuf>,
     /// Where graphs go [default: target/historical-perf/committed-graphs
@@ -230,11 +249,12 @@ fn run(cli: Cli) -> Result<()> {
 /// replaces the committed set. Errors: a library without results (the
 /// others are drawn), or an incomplete set.
 fn plot(args: PlotArgs) -> Result<()> {
-    let PlotArgs { library, kept, out, graphs, committed } = args;
+    let PlotArgs { library, kept, instructions, out, graphs, committed } = args;
     let root = repo().join(&committed.committed);
     let libraries = library.libraries();
+    let suite = if instructions { Suite::Instructions } else { Suite::Criterion };
     let source = if kept {
-        repo().join(out.unwrap_or_else(|| PathBuf::from("target/historical-perf")))
+        out.map_or_else(|| suite.out_dir(&repo().join("target/historical-perf"), false), |o| repo().join(o))
     } else {
         committed::results_dir(&root)
     };
@@ -252,15 +272,17 @@ fn plot(args: PlotArgs) -> Result<()> {
     })
 }
 
-/// `run`: measures the selected releases, draws each library's graphs from
-/// its kept results, prints the summary, then (with `--update-committed`)
-/// replaces the committed set. Errors: an unsupported release or an
-/// incomplete committed set (both before anything runs), nothing measured,
-/// a release named with `--versions` failed ([`outcome::verdict`]).
+/// `run`: measures the selected releases (timed, or with `--instructions`
+/// counted), draws each library's graphs from its kept results, prints the
+/// summary, then (with `--update-committed`) replaces the committed set.
+/// Errors: an unsupported release or an incomplete committed set (both
+/// before anything runs), nothing measured, a release named with
+/// `--versions` failed ([`outcome::verdict`]).
 fn run_and_report(args: RunArgs) -> Result<()> {
-    let RunArgs { selection, quick, rounds, add_rounds, out, graphs, committed } = args;
+    let RunArgs { selection, quick, instructions, rounds, add_rounds, out, graphs, committed } = args;
+    let suite = if instructions { Suite::Instructions } else { Suite::Criterion };
     let base = repo().join("target/historical-perf");
-    let out = out.map_or_else(|| if quick { base.join("quick") } else { base.clone() }, |o| repo().join(o));
+    let out = out.map_or_else(|| suite.out_dir(&base, quick), |o| repo().join(o));
     let graphs = graphs.map_or_else(|| out.join("graphs"), |g| repo().join(g));
     let releases = select(&selection)?;
     ensure!(!releases.is_empty(), "no releases selected");
@@ -273,7 +295,8 @@ fn run_and_report(args: RunArgs) -> Result<()> {
     }
     let target = std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| repo().join("target"), PathBuf::from);
     let paths = Paths { repo: repo(), target, work: base };
-    let outcomes = run_releases(&paths, &releases, Rounds { rounds, add_to_kept: add_rounds }, quick, &out)?;
+    let how = How { suite, quick, rounds, add_to_kept: add_rounds };
+    let outcomes = run_releases(&paths, &releases, how, &out)?;
     let drawn = for_each(&libraries, |lib| {
         plot::report(lib, &kept_results(lib, &out)?, &graphs.join(lib.to_string())).map(drop)
     });
@@ -352,20 +375,12 @@ fn select(selection: &Selection) -> Result<Vec<Release>> {
     Ok(out)
 }
 
-/// Criterion options: short runs with `quick`.
-fn criterion_args(quick: bool) -> Vec<&'static str> {
-    let mut args = vec!["^(handshake|throughput)/", "--noplot"];
-    if quick {
-        args.extend(["--warm-up-time", "0.2", "--measurement-time", "0.5", "--sample-size", "10"]);
-    } else {
-        args.extend(["--warm-up-time", "1", "--measurement-time", "3"]);
-    }
-    args
-}
-
-/// How many times a run measures each release (`--rounds`), and whether
-/// its rounds join those already kept (`--add-rounds`).
-struct Rounds {
+/// How a run measures each release: which suite (`--instructions`),
+/// whether briefly (`--quick`), how many times (`--rounds`), and whether its
+/// rounds join those already kept (`--add-rounds`).
+struct How {
+    suite: Suite,
+    quick: bool,
     rounds: u32,
     add_to_kept: bool,
 }
@@ -373,18 +388,13 @@ struct Rounds {
 /// Builds, runs and keeps each release in turn, `rounds` times over, with
 /// progress; a release that fails is kept as failed, not run again, and the
 /// others go on. After each round the kept result of a release holds, per
-/// benchmark, the lowest median of its rounds so far (with `add_to_kept`,
-/// counting the rounds kept before the run). Returns what this run did to
-/// each release, in `releases`' order. Errors: a kept result cannot be
-/// read or written (a release's own failure is an outcome, not an error).
-fn run_releases(
-    paths: &Paths,
-    releases: &[Release],
-    rounds: Rounds,
-    quick: bool,
-    out: &Path,
-) -> Result<Vec<Outcome>> {
-    let Rounds { rounds, add_to_kept } = rounds;
+/// benchmark, the lowest median (or count) of its rounds so far (with
+/// `add_to_kept`, counting the rounds kept before the run). Returns what
+/// this run did to each release, in `releases`' order. Errors: a kept
+/// result cannot be read or written (a release's own failure is an outcome,
+/// not an error).
+fn run_releases(paths: &Paths, releases: &[Release], how: How, out: &Path) -> Result<Vec<Outcome>> {
+    let How { suite, quick, rounds, add_to_kept } = how;
     let runs: Vec<(u32, &Release)> =
         (1..=rounds).flat_map(|round| releases.iter().map(move |r| (round, r))).collect();
     let mut outcomes: Vec<Outcome> = releases.iter().map(Outcome::new).collect();
@@ -426,7 +436,7 @@ fn run_releases(
                 );
             }
         };
-        let outcome = run_release(paths, release, quick, &stage);
+        let outcome = run_release(paths, release, suite, quick, &stage);
         let (benchmarks, libcrypto, failure) = match outcome {
             Ok((b, l)) => (b, l, None),
             Err(e) => (Vec::new(), String::new(), Some(format!("{e:#}"))),
@@ -468,31 +478,36 @@ fn fmt_duration(d: Duration) -> String {
     format!("{}m{:02}s", d.as_secs() / 60, d.as_secs() % 60)
 }
 
-/// Prepares, builds and runs one release; returns its benchmarks and the
-/// crypto library it linked. Errors: the failing stage and why.
+/// Prepares, builds and runs `suite` for one release; returns its
+/// benchmarks and the crypto library it linked. Errors: the failing stage
+/// and why, or nothing measured (the skips named), or a benchmark of
+/// another release.
 fn run_release(
     paths: &Paths,
     release: &Release,
+    suite: Suite,
     quick: bool,
     stage: &dyn Fn(&str),
 ) -> Result<(Vec<Bench>, String)> {
     release.supported().map_err(anyhow::Error::msg)?;
     stage(if release.library == Library::Openssl { "building OpenSSL" } else { "preparing" });
-    let prepared = build::prepare(paths, release)?;
-    let criterion_home = paths.work.join("criterion").join(release.library.to_string()).join(release.label());
-    if criterion_home.exists() {
-        std::fs::remove_dir_all(&criterion_home)?;
+    let prepared = build::prepare(paths, release, suite)?;
+    let home = suite.home(&paths.work, release);
+    if home.exists() {
+        std::fs::remove_dir_all(&home).with_context(|| format!("emptying {}", home.display()))?;
     }
     let cargo = |extra: &[&str]| -> Command {
         let mut cmd = Command::new("cargo");
         cmd.args(["bench", "--manifest-path"])
             .arg(&prepared.manifest)
             .args(["--no-default-features", "--features"])
-            .arg(format!("{},historical-perf", release.library.feature()))
-            .args(["--bench", "handshake", "--bench", "throughput"])
-            .args(extra)
+            .arg(format!("{},historical-perf", release.library.feature()));
+        for bench in suite.benches() {
+            cmd.args(["--bench", bench]);
+        }
+        cmd.args(extra)
             .env("CARGO_TARGET_DIR", &paths.target)
-            .env("CRITERION_HOME", &criterion_home)
+            .envs(suite.env(&home, quick))
             .env_remove("RUSTFLAGS");
         for (k, v) in &prepared.env {
             cmd.env(k, v);
@@ -503,15 +518,14 @@ fn run_release(
     build::run(&mut cargo(&["--no-run"]), "building the benchmarks")?;
     stage("running the benchmarks");
     let mut args = vec!["--"];
-    args.extend(criterion_args(quick));
+    args.extend(suite.bench_args(quick));
     let out = build::run(&mut cargo(&args), "running the benchmarks")?;
     let skips: Vec<String> = String::from_utf8_lossy(&out.stderr)
         .lines()
         .filter(|l| l.starts_with("skip "))
         .map(str::to_string)
         .collect();
-    let measured = criterion_json::read_all(&criterion_home)?;
-    let benchmarks: Vec<Bench> = measured.iter().map(Bench::from_measurement).collect();
+    let benchmarks = suite.read(&home)?;
     ensure!(!benchmarks.is_empty(), "no benchmark ran; skips: {}", skips.join("; "));
     let label = release.label();
     for b in &benchmarks {

@@ -1,5 +1,6 @@
 //! One SVG per benchmark: the release on x (version order), the median on y
-//! with its confidence interval as error bars, drawn with plotters.
+//! with its confidence interval as error bars (or the instruction count,
+//! which has none), drawn with plotters.
 
 use std::path::{Path, PathBuf};
 
@@ -8,7 +9,7 @@ use plotters::{element::ErrorBar, prelude::*};
 
 use crate::{
     releases::Library,
-    results::{ReleaseResult, Shown, keys, table},
+    results::{ReleaseResult, Shown, Unit, keys, table},
 };
 
 fn plot_err(e: impl std::fmt::Display) -> anyhow::Error {
@@ -36,7 +37,8 @@ pub fn report(library: Library, results: &[ReleaseResult], dir: &Path) -> Result
 
 /// The line under each graph's title, from the results alone (so the same
 /// results draw the same graphs on any machine): the latest run date, the
-/// CPU models recorded, what each figure is, and whether a run was quick.
+/// CPU models recorded, what each figure is (a median, or an instruction
+/// count), and whether a run was quick.
 pub fn note(results: &[ReleaseResult]) -> String {
     let date = results.iter().map(|r| r.date.as_str()).max().unwrap_or("");
     let mut cpus: Vec<&str> =
@@ -46,7 +48,16 @@ pub fn note(results: &[ReleaseResult]) -> String {
     let cpu = if cpus.is_empty() { "CPU not recorded".to_string() } else { cpus.join("; ") };
     let measured = || results.iter().filter(|r| r.failure.is_none()).map(|r| r.rounds);
     let (fewest, most) = (measured().min().unwrap_or(1), measured().max().unwrap_or(1));
+    let counts = results.iter().flat_map(|r| &r.benchmarks).any(|b| b.shown().unit.is_count());
     let figure = match (fewest, most) {
+        _ if counts => {
+            let rounds = match (fewest, most) {
+                (_, 1) => String::new(),
+                (n, m) if n == m => format!(", lowest of {m} rounds"),
+                (n, m) => format!(", lowest of {n}-{m} rounds"),
+            };
+            format!("instructions counted by Callgrind, mean of the counted iterations{rounds}")
+        }
         (_, 1) => "median and its 95% confidence interval".to_string(),
         (n, m) if n == m => format!("lowest median of {m} rounds and its 95% confidence interval"),
         (n, m) => format!("lowest median of {n}-{m} rounds and its 95% confidence interval"),
@@ -83,6 +94,8 @@ fn system_libcrypto_note(results: &[ReleaseResult]) -> Option<String> {
 
 /// Draws benchmark `key` across `results` into `path`. Releases without the
 /// benchmark (failed, or skipped it) keep their place on the x axis, empty.
+/// The y axis names the unit ([`Unit::axis`]); error bars are drawn for
+/// times, which have an interval, not for counts.
 pub fn draw(results: &[ReleaseResult], key: &str, note: &str, path: &Path) -> Result<()> {
     let labels: Vec<String> = results.iter().map(|r| r.release.clone()).collect();
     let points: Vec<(usize, Shown)> = results
@@ -90,7 +103,7 @@ pub fn draw(results: &[ReleaseResult], key: &str, note: &str, path: &Path) -> Re
         .enumerate()
         .filter_map(|(i, r)| r.benchmarks.iter().find(|b| b.key == key).map(|b| (i, b.shown())))
         .collect();
-    let unit = points.first().map_or("", |(_, p)| p.unit);
+    let unit = points.first().map_or(Unit::Micros, |(_, p)| p.unit);
     let top = points.iter().map(|(_, p)| p.high).fold(0.0f64, f64::max);
     let y_max = if top > 0.0 { top * 1.15 } else { 1.0 };
     let n = labels.len().max(1);
@@ -103,11 +116,6 @@ pub fn draw(results: &[ReleaseResult], key: &str, note: &str, path: &Path) -> Re
         None => note.to_string(),
     };
     title.draw(&Text::new(note, (10, 32), ("sans-serif", 12))).map_err(plot_err)?;
-    let y_desc = if unit == "MB/s" {
-        "MB/s (10^6 bytes/s; higher is better)"
-    } else {
-        "µs per iteration (lower is better)"
-    };
     let mut chart = ChartBuilder::on(&body)
         .margin(12)
         .x_label_area_size(40)
@@ -122,25 +130,31 @@ pub fn draw(results: &[ReleaseResult], key: &str, note: &str, path: &Path) -> Re
             String::new()
         }
     };
-    chart
-        .configure_mesh()
-        .disable_x_mesh()
+    let tick = |y: &f64| unit.tick(*y).unwrap_or_default();
+    let mut mesh = chart.configure_mesh();
+    mesh.disable_x_mesh()
         .x_labels(n)
         .x_label_formatter(&label)
         .x_desc("release (version order)")
-        .y_desc(y_desc)
-        .label_style(("sans-serif", 12))
-        .draw()
-        .map_err(plot_err)?;
+        .y_desc(unit.axis())
+        .label_style(("sans-serif", 12));
+    if unit.tick(0.0).is_some() {
+        mesh.y_label_formatter(&tick);
+    }
+    mesh.draw().map_err(plot_err)?;
     let color = RGBColor(0x1f, 0x77, 0xb4);
     chart
         .draw_series(LineSeries::new(points.iter().map(|(i, p)| (*i as f64, p.value)), color.stroke_width(2)))
         .map_err(plot_err)?;
-    chart
-        .draw_series(
-            points.iter().map(|(i, p)| ErrorBar::new_vertical(*i as f64, p.low, p.value, p.high, BLACK, 8)),
-        )
-        .map_err(plot_err)?;
+    if !unit.is_count() {
+        chart
+            .draw_series(
+                points
+                    .iter()
+                    .map(|(i, p)| ErrorBar::new_vertical(*i as f64, p.low, p.value, p.high, BLACK, 8)),
+            )
+            .map_err(plot_err)?;
+    }
     chart
         .draw_series(points.iter().map(|(i, p)| Circle::new((*i as f64, p.value), 4, color.filled())))
         .map_err(plot_err)?;
@@ -162,7 +176,7 @@ pub fn draw(results: &[ReleaseResult], key: &str, note: &str, path: &Path) -> Re
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::results::tests::fixture;
+    use crate::results::tests::{counts, fixture};
 
     #[test]
     fn draws_one_graph_per_benchmark_from_fixture_results() {
@@ -212,5 +226,46 @@ mod tests {
             system_libcrypto_note(&[old, new]).as_deref(),
             Some("0.0.35 on the system's libcrypto 3.0.22")
         );
+    }
+
+    #[test]
+    fn counts_are_drawn_in_instructions_without_error_bars() {
+        let dir = std::env::temp_dir().join(format!("tls-bench-hist-plot-counts-{}", std::process::id()));
+        let mut results = [counts("0.21.12", 4_000_000), counts("0.22.4", 0), counts("0.23.46", 4_020_000)];
+        results[1].benchmarks.clear();
+        results[1].failure = Some("build failed".into());
+        let files = draw_all(&results, &dir, &note(&results)).unwrap();
+        assert_eq!(files.len(), 2);
+        let svg =
+            std::fs::read_to_string(dir.join(file_name("handshake/server-auth,x/rustls+ring"))).unwrap();
+        for text in [
+            "instructions per handshake (M = 10^6; Callgrind; lower is better)",
+            "0.21.12",
+            "0.23.46",
+            "no result",
+        ] {
+            assert!(svg.contains(text), "{text} missing");
+        }
+        assert!(
+            svg.contains("instructions counted by Callgrind, mean of the counted iterations · --quick run")
+        );
+        assert!(!svg.contains("confidence interval") && !svg.contains("µs"));
+        assert!(svg.contains(">\n4.5M\n<") && !svg.contains("4500000"), "ticks in millions");
+        let svg =
+            std::fs::read_to_string(dir.join(file_name("throughput-send/server-auth,x,1024B/rustls+ring")))
+                .unwrap();
+        assert!(svg.contains("instructions per byte (Callgrind; lower is better)"));
+        // Error bars are drawn for times only (plotters draws each around an unfilled circle).
+        let bars = |svg: &str| {
+            svg.lines().filter(|l| l.starts_with("<circle") && l.contains("fill=\"none\"")).count()
+        };
+        assert_eq!(bars(&svg), 0, "{svg}");
+        let times = [fixture("1.1.1w", "111.28.2+1.1.1w", 1_000_000.0, None)];
+        draw_all(&times, &dir.join("times"), "fixture").unwrap();
+        let timed =
+            std::fs::read_to_string(dir.join("times").join(file_name("handshake/server-auth,x/openssl")))
+                .unwrap();
+        assert_eq!(bars(&timed), 1, "{timed}");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

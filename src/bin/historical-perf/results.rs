@@ -1,13 +1,14 @@
 //! One release's results (kept as `<out>/<library>/<release>.json`), the
-//! table of medians with the change against the previous release, and the
-//! units shown.
+//! table of figures with the change against the previous release, and the
+//! units shown: Criterion's times (µs, MB/s) or Callgrind's instruction
+//! counts (per handshake, per byte).
 
 use std::{collections::BTreeSet, fs, path::Path};
 
 use anyhow::{Context, Result};
 use semver::Version;
 use serde::{Deserialize, Serialize};
-use tls_bench::{bench::library_family, criterion_json::Measurement};
+use tls_bench::{bench::library_family, criterion_json::Measurement, gungraun_json::Count};
 
 use crate::releases::{Library, Release};
 
@@ -18,14 +19,53 @@ pub struct Bench {
     /// `handshake/server-auth,...,ECDSA-P256/rustls+ring`; the same across
     /// releases.
     pub key: String,
-    /// The full Criterion id's library component, e.g. `openssl-3.0.8`.
+    /// The full benchmark id's library component, e.g. `openssl-3.0.8`.
     pub library_id: String,
-    /// Median time per iteration and its confidence interval, in ns.
-    pub median_ns: f64,
-    pub lower_ns: f64,
-    pub upper_ns: f64,
-    /// Application bytes per iteration (throughput benchmarks).
-    pub bytes: Option<u64>,
+    /// What was measured; its fields sit beside `key` in the kept JSON.
+    #[serde(flatten)]
+    pub figure: Figure,
+}
+
+/// What one benchmark measured: a Criterion time or a Callgrind count. In
+/// the kept JSON the fields alone say which (results kept before counts
+/// existed are all times).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Figure {
+    /// Criterion: the median time per iteration and its 95% confidence
+    /// interval, in ns.
+    Time {
+        /// The median, ns per iteration.
+        median_ns: f64,
+        /// The low end of its 95% confidence interval, ns.
+        lower_ns: f64,
+        /// The high end of its 95% confidence interval, ns.
+        upper_ns: f64,
+        /// Application bytes per iteration (throughput benchmarks).
+        bytes: Option<u64>,
+    },
+    /// Callgrind (gungraun): instructions counted over `iterations`.
+    Instructions {
+        /// Instructions per handshake or per byte moved
+        /// ([`Count::per_unit`]).
+        per_unit: f64,
+        /// What `per_unit` is per.
+        per: Per,
+        /// The whole count.
+        instructions: u64,
+        /// Iterations counted together (handshakes, or transfers).
+        iterations: u64,
+    },
+}
+
+/// The unit an instruction count is divided by.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Per {
+    /// One handshake.
+    Handshake,
+    /// One byte of application data moved.
+    Byte,
 }
 
 impl Bench {
@@ -34,45 +74,146 @@ impl Bench {
         Bench {
             key: format!("{}/{}/{}", m.group, m.params, series(&m.library)),
             library_id: m.library.clone(),
-            median_ns: m.median_ns,
-            lower_ns: m.lower_ns,
-            upper_ns: m.upper_ns,
-            bytes: m.bytes,
+            figure: Figure::Time {
+                median_ns: m.median_ns,
+                lower_ns: m.lower_ns,
+                upper_ns: m.upper_ns,
+                bytes: m.bytes,
+            },
+        }
+    }
+
+    /// From a gungraun count, per handshake or per byte as
+    /// [`Count::per_unit`] gives it.
+    pub fn from_count(c: &Count) -> Bench {
+        Bench {
+            key: format!("{}/{}/{}", c.group(), c.parameters(), series(c.library())),
+            library_id: c.library().to_string(),
+            figure: Figure::Instructions {
+                per_unit: c.per_unit(),
+                per: if c.is_transfer() { Per::Byte } else { Per::Handshake },
+                instructions: c.instructions,
+                iterations: c.iterations,
+            },
+        }
+    }
+
+    /// What rounds are compared by, lower being better: the median time in
+    /// ns, or the instructions per unit.
+    pub fn cost(&self) -> f64 {
+        match self.figure {
+            Figure::Time { median_ns, .. } => median_ns,
+            Figure::Instructions { per_unit, .. } => per_unit,
         }
     }
 
     /// The figure shown: MB/s (10^6 bytes/s) for throughput, µs per
-    /// iteration otherwise.
+    /// iteration otherwise; instructions per handshake or per byte for
+    /// counts (no interval: `low` and `high` are the count).
     pub fn shown(&self) -> Shown {
-        match self.bytes {
+        match self.figure {
             // bytes / ns * 1e3 = MB/s; the slow end of the time interval is the low end.
-            Some(b) => {
+            Figure::Time { median_ns, lower_ns, upper_ns, bytes: Some(b) } => {
                 let mbs = |ns: f64| b as f64 / ns * 1e3;
                 Shown {
-                    value: mbs(self.median_ns),
-                    low: mbs(self.upper_ns),
-                    high: mbs(self.lower_ns),
-                    unit: "MB/s",
+                    value: mbs(median_ns),
+                    low: mbs(upper_ns),
+                    high: mbs(lower_ns),
+                    unit: Unit::MegabytesPerSecond,
                 }
             }
-            None => Shown {
-                value: self.median_ns / 1e3,
-                low: self.lower_ns / 1e3,
-                high: self.upper_ns / 1e3,
-                unit: "µs",
+            Figure::Time { median_ns, lower_ns, upper_ns, bytes: None } => Shown {
+                value: median_ns / 1e3,
+                low: lower_ns / 1e3,
+                high: upper_ns / 1e3,
+                unit: Unit::Micros,
+            },
+            Figure::Instructions { per_unit, per, .. } => Shown {
+                value: per_unit,
+                low: per_unit,
+                high: per_unit,
+                unit: match per {
+                    Per::Handshake => Unit::InstructionsPerHandshake,
+                    Per::Byte => Unit::InstructionsPerByte,
+                },
             },
         }
     }
 }
 
-/// A median as shown in tables and graphs, with its confidence interval.
+/// A figure as shown in tables and graphs, with its confidence interval
+/// (`low` = `high` = `value` for counts, which have none).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Shown {
+    /// The figure, in `unit`.
     pub value: f64,
+    /// The lower end of its interval, in `unit`.
     pub low: f64,
+    /// The higher end of its interval, in `unit`.
     pub high: f64,
-    /// `µs` (per iteration) or `MB/s`.
-    pub unit: &'static str,
+    /// What `value`, `low` and `high` are in.
+    pub unit: Unit,
+}
+
+/// The unit of a shown figure.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Unit {
+    /// µs per iteration (Criterion; lower is better).
+    Micros,
+    /// MB/s, 10^6 bytes per second (Criterion throughput; higher is better).
+    MegabytesPerSecond,
+    /// Instructions per handshake (Callgrind; lower is better).
+    InstructionsPerHandshake,
+    /// Instructions per byte of application data moved (Callgrind; lower is
+    /// better).
+    InstructionsPerByte,
+}
+
+impl Unit {
+    /// Whether figures in this unit are instruction counts.
+    pub fn is_count(self) -> bool {
+        matches!(self, Unit::InstructionsPerHandshake | Unit::InstructionsPerByte)
+    }
+
+    /// A figure in this unit in a table cell: `1000.0 µs`, `1000.0 MB/s`,
+    /// `4123456 instructions per handshake`, `2.875 instructions per byte`.
+    pub fn cell(self, v: f64) -> String {
+        match self {
+            Unit::Micros => format!("{v:.1} µs"),
+            Unit::MegabytesPerSecond => format!("{v:.1} MB/s"),
+            Unit::InstructionsPerHandshake => format!("{v:.0} instructions per handshake"),
+            Unit::InstructionsPerByte => format!("{v:.3} instructions per byte"),
+        }
+    }
+
+    /// The change from `previous` to `v`, in percent with a sign; to
+    /// hundredths for counts (which move by less between runs).
+    pub fn change(self, v: f64, previous: f64) -> String {
+        let pct = (v / previous - 1.0) * 100.0;
+        if self.is_count() { format!("{pct:+.2}%") } else { format!("{pct:+.1}%") }
+    }
+
+    /// A y-axis tick label for `v` when this unit has its own (`None`:
+    /// plotters' default): millions of instructions per handshake, e.g.
+    /// `4.5M`, whose full counts would crowd the axis.
+    pub fn tick(self, v: f64) -> Option<String> {
+        (self == Unit::InstructionsPerHandshake).then(|| {
+            let m = format!("{:.2}", v / 1e6);
+            format!("{}M", m.trim_end_matches('0').trim_end_matches('.'))
+        })
+    }
+
+    /// The y axis's description on a graph.
+    pub fn axis(self) -> &'static str {
+        match self {
+            Unit::Micros => "µs per iteration (lower is better)",
+            Unit::MegabytesPerSecond => "MB/s (10^6 bytes/s; higher is better)",
+            Unit::InstructionsPerHandshake => {
+                "instructions per handshake (M = 10^6; Callgrind; lower is better)"
+            }
+            Unit::InstructionsPerByte => "instructions per byte (Callgrind; lower is better)",
+        }
+    }
 }
 
 /// One release: its benchmarks, or why it has none.
@@ -92,10 +233,11 @@ pub struct ReleaseResult {
     /// in results kept before it was recorded.
     #[serde(default)]
     pub cpu: String,
-    /// Short Criterion settings (`--quick`).
+    /// A `--quick` run: short Criterion settings, or one iteration per
+    /// instruction count.
     pub quick: bool,
     /// Rounds joined (`--rounds`): each benchmark's figure is the lowest
-    /// median among them.
+    /// among them ([`Bench::cost`]).
     #[serde(default = "one_round")]
     pub rounds: u32,
     pub benchmarks: Vec<Bench>,
@@ -109,7 +251,8 @@ fn one_round() -> u32 {
 
 impl ReleaseResult {
     /// `self` and a later round of the same release joined: per benchmark the
-    /// lower median (with its interval); a benchmark only one round has is
+    /// lower median (with its interval) or count ([`Bench::cost`]); a
+    /// benchmark only one round has is
     /// kept; a failed round leaves `self` as it is. A later round of another
     /// build (another crate version or crypto library, other Criterion
     /// settings), or any round after a failed `self`, replaces `self`.
@@ -129,7 +272,7 @@ impl ReleaseResult {
         }
         for b in later.benchmarks {
             match self.benchmarks.iter_mut().find(|k| k.key == b.key) {
-                Some(k) if b.median_ns < k.median_ns => *k = b,
+                Some(k) if b.cost() < k.cost() => *k = b,
                 Some(_) => {}
                 None => self.benchmarks.push(b),
             }
@@ -217,11 +360,14 @@ pub fn keys(results: &[ReleaseResult]) -> Vec<String> {
 }
 
 /// The Markdown table of `results` (in version order): per benchmark and
-/// release, the median and its change against the previous release that
-/// has the benchmark; then the failed releases with their reasons.
+/// release, the median (or, for instruction counts, the count per unit) and
+/// its change against the previous release that has the benchmark; then the
+/// failed releases with their reasons.
 pub fn table(library: Library, results: &[ReleaseResult]) -> String {
+    let counts = results.iter().flat_map(|r| &r.benchmarks).any(|b| b.shown().unit.is_count());
+    let figure = if counts { "instructions" } else { "median" };
     let mut s = format!(
-        "\n### {library}\n\n| benchmark | release | median | change vs previous |\n|---|---|--:|--:|\n"
+        "\n### {library}\n\n| benchmark | release | {figure} | change vs previous |\n|---|---|--:|--:|\n"
     );
     for key in keys(results) {
         let mut previous: Option<f64> = None;
@@ -231,10 +377,10 @@ pub fn table(library: Library, results: &[ReleaseResult]) -> String {
             let change = match previous {
                 // For MB/s higher is better, for µs lower: a sign that reads
                 // as the figure's own change either way.
-                Some(p) => format!("{:+.1}%", (v / p - 1.0) * 100.0),
+                Some(p) => unit.change(v, p),
                 None => "-".to_string(),
             };
-            s += &format!("| {key} | {} | {v:.1} {unit} | {change} |\n", r.release);
+            s += &format!("| {key} | {} | {} | {change} |\n", r.release, unit.cell(v));
             previous = Some(v);
         }
     }
@@ -267,18 +413,22 @@ pub mod tests {
                 Bench {
                     key: "handshake/server-auth,x/openssl".into(),
                     library_id: format!("openssl-{release}"),
-                    median_ns: handshake_ns,
-                    lower_ns: handshake_ns * 0.98,
-                    upper_ns: handshake_ns * 1.03,
-                    bytes: None,
+                    figure: Figure::Time {
+                        median_ns: handshake_ns,
+                        lower_ns: handshake_ns * 0.98,
+                        upper_ns: handshake_ns * 1.03,
+                        bytes: None,
+                    },
                 },
                 Bench {
                     key: "throughput/server-auth,x,1024B/openssl".into(),
                     library_id: format!("openssl-{release}"),
-                    median_ns: 65_536.0,
-                    lower_ns: 60_000.0,
-                    upper_ns: 70_000.0,
-                    bytes: Some(65_536),
+                    figure: Figure::Time {
+                        median_ns: 65_536.0,
+                        lower_ns: 60_000.0,
+                        upper_ns: 70_000.0,
+                        bytes: Some(65_536),
+                    },
                 },
             ]
         };
@@ -314,8 +464,11 @@ pub mod tests {
         let m = tls_bench::criterion_json::read_all(&dir).unwrap();
         let b = Bench::from_measurement(&m[0]);
         assert_eq!(b.key, "handshake/server-auth,TLSv1.3/openssl");
-        assert_eq!((b.median_ns, b.lower_ns, b.upper_ns), (1000.0, 990.0, 1020.0));
-        assert_eq!(b.shown(), Shown { value: 1.0, low: 0.99, high: 1.02, unit: "µs" });
+        assert_eq!(
+            b.figure,
+            Figure::Time { median_ns: 1000.0, lower_ns: 990.0, upper_ns: 1020.0, bytes: None }
+        );
+        assert_eq!(b.shown(), Shown { value: 1.0, low: 0.99, high: 1.02, unit: Unit::Micros });
         fs::remove_dir_all(&dir).unwrap();
     }
 
@@ -331,10 +484,12 @@ pub mod tests {
     fn rounds_keep_the_lowest_median_of_each_benchmark() {
         let first = fixture("3.0.8", "300.0.13+3.0.8", 1_000_000.0, None);
         let mut second = fixture("3.0.8", "300.0.13+3.0.8", 900_000.0, None);
-        second.benchmarks[1].median_ns *= 2.0; // throughput: slower this round
+        if let Figure::Time { median_ns, .. } = &mut second.benchmarks[1].figure {
+            *median_ns *= 2.0; // throughput: slower this round
+        }
         let joined = first.clone().lowest_with(second);
-        assert_eq!(joined.benchmarks[0].median_ns, 900_000.0);
-        assert_eq!(joined.benchmarks[1].median_ns, first.benchmarks[1].median_ns);
+        assert_eq!(joined.benchmarks[0].cost(), 900_000.0);
+        assert_eq!(joined.benchmarks[1].cost(), first.benchmarks[1].cost());
         assert_eq!(joined.rounds, 2);
         assert_eq!(joined.cpu, "fixture CPU");
         let mut elsewhere = fixture("3.0.8", "300.0.13+3.0.8", 950_000.0, None);
@@ -356,7 +511,7 @@ pub mod tests {
         let result = fixture("3.0.8", "300.0.13+3.0.8", 900_000.0, None);
         result.save(&out, &release).unwrap();
         let back = ReleaseResult::kept(&out, &release).unwrap().unwrap();
-        assert_eq!(back.benchmarks[0].median_ns, 900_000.0);
+        assert_eq!(back.benchmarks[0].cost(), 900_000.0);
         fs::write(ReleaseResult::path(&out, &release), "{").unwrap();
         assert!(ReleaseResult::kept(&out, &release).is_err());
         fs::remove_dir_all(&out).unwrap();
@@ -368,7 +523,7 @@ pub mod tests {
         let mut rebuilt = fixture("3.0.8", "300.0.13+3.0.8", 1_000_000.0, None);
         rebuilt.libcrypto = "another libcrypto".to_string();
         let joined = kept.clone().lowest_with(rebuilt.clone());
-        assert_eq!((joined.rounds, joined.benchmarks[0].median_ns), (1, 1_000_000.0));
+        assert_eq!((joined.rounds, joined.benchmarks[0].cost()), (1, 1_000_000.0));
         let mut quick = kept.clone();
         quick.quick = true;
         assert!(kept.lowest_with(quick).quick);
@@ -391,5 +546,78 @@ pub mod tests {
             "{t}"
         );
         assert!(t.contains("- openssl 3.1.4: build failed: error[E0425]"), "{t}");
+    }
+
+    /// A result of instruction counts for rustls `release`: a handshake of
+    /// `per_handshake` instructions (20 counted) and a transfer of 3
+    /// instructions per byte (4 of 64 KiB counted).
+    pub fn counts(release: &str, per_handshake: u64) -> ReleaseResult {
+        let count = |key: &str, per: Per, per_unit: u64, units: u64, iterations: u64| Bench {
+            key: key.into(),
+            library_id: format!("rustls-{release}+ring"),
+            figure: Figure::Instructions {
+                per_unit: per_unit as f64,
+                per,
+                instructions: per_unit * units,
+                iterations,
+            },
+        };
+        ReleaseResult {
+            library: Library::Rustls,
+            release: release.into(),
+            crate_version: release.into(),
+            libcrypto: "ring 0.17.14".into(),
+            benchmarks: vec![
+                count("handshake/server-auth,x/rustls+ring", Per::Handshake, per_handshake, 20, 20),
+                count("throughput-send/server-auth,x,1024B/rustls+ring", Per::Byte, 3, 4 * 65_536, 4),
+            ],
+            ..fixture(release, release, 0.0, None)
+        }
+    }
+
+    #[test]
+    fn times_keep_their_json_and_counts_read_back_as_counts() {
+        let time = &fixture("3.0.8", "300.0.13+3.0.8", 1000.0, None).benchmarks[0];
+        assert_eq!(
+            serde_json::to_string(time).unwrap(),
+            r#"{"key":"handshake/server-auth,x/openssl","library_id":"openssl-3.0.8","median_ns":1000.0,"lower_ns":980.0,"upper_ns":1030.0,"bytes":null}"#
+        );
+        let count = &counts("0.23.46", 4_000_000).benchmarks[1];
+        let json = serde_json::to_string(count).unwrap();
+        assert!(
+            json.contains(r#""per_unit":3.0,"per":"byte","instructions":786432,"iterations":4"#),
+            "{json}"
+        );
+        for b in [time, count] {
+            assert_eq!(&serde_json::from_str::<Bench>(&serde_json::to_string(b).unwrap()).unwrap(), b);
+        }
+        assert_eq!(count.shown(), Shown { value: 3.0, low: 3.0, high: 3.0, unit: Unit::InstructionsPerByte });
+        let ticks: Vec<Option<String>> =
+            [0.0, 250_000.0, 4_500_000.0, 12e6].map(|v| Unit::InstructionsPerHandshake.tick(v)).into();
+        assert_eq!(ticks, [Some("0M".into()), Some("0.25M".into()), Some("4.5M".into()), Some("12M".into())]);
+        assert_eq!((Unit::InstructionsPerByte.tick(4.5), Unit::Micros.tick(4.5)), (None, None));
+    }
+
+    #[test]
+    fn counts_are_tabled_per_handshake_and_per_byte_with_finer_changes() {
+        let results = [counts("0.21.12", 4_000_000), counts("0.23.46", 4_020_000)];
+        let t = table(Library::Rustls, &results);
+        assert!(t.contains("| benchmark | release | instructions | change vs previous |"), "{t}");
+        assert!(
+            t.contains(
+                "| handshake/server-auth,x/rustls+ring | 0.21.12 | 4000000 instructions per handshake | - |"
+            ),
+            "{t}"
+        );
+        assert!(
+            t.contains("| handshake/server-auth,x/rustls+ring | 0.23.46 | 4020000 instructions per handshake | +0.50% |"),
+            "{t}"
+        );
+        assert!(
+            t.contains("| throughput-send/server-auth,x,1024B/rustls+ring | 0.23.46 | 3.000 instructions per byte | +0.00% |"),
+            "{t}"
+        );
+        let joined = results[1].clone().lowest_with(counts("0.23.46", 3_990_000));
+        assert_eq!((joined.rounds, joined.benchmarks[0].cost()), (2, 3_990_000.0));
     }
 }
