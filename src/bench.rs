@@ -11,6 +11,7 @@ use crate::{
     harness::TlsLibrary,
     params::{Aead, CertChain, HandshakeKind, KxGroup, Params, Protocol},
     transport::Side,
+    writes::{MESSAGES, Message, Strategy},
 };
 
 /// Environment variable selecting the matrix: `sweep` (default) or `full`.
@@ -111,13 +112,73 @@ impl Matrix {
     /// Every case of this matrix for `libs`: each workload, each library,
     /// in that order.
     pub fn cases(self, libs: &[Box<dyn TlsLibrary>]) -> Vec<Case> {
-        self.workloads()
-            .into_iter()
-            .flat_map(|(workload, params)| {
-                libs.iter().map(move |lib| Case { workload, params, library: lib.name() })
-            })
-            .collect()
+        cases_of(self.workloads(), libs)
     }
+
+    /// The protocol versions of the small-writes benchmark: TLS 1.3 (and
+    /// with [`Matrix::Full`] TLS 1.2 too), with AES-256-GCM. None with the
+    /// `historical-perf` feature.
+    pub fn small_write_params(self) -> Vec<Params> {
+        if cfg!(feature = "historical-perf") {
+            return Vec::new();
+        }
+        let protocols: &[Protocol] =
+            if self == Matrix::Full { &[Protocol::Tls13, Protocol::Tls12] } else { &[Protocol::Tls13] };
+        protocols.iter().map(|&p| small_write_params(p, Aead::Aes256Gcm)).collect()
+    }
+
+    /// The small-writes benchmark's workloads: for each of
+    /// [`Matrix::small_write_params`], each of [`MESSAGES`], each
+    /// [`Strategy`].
+    pub fn small_write_workloads(self) -> Vec<(Workload, Params)> {
+        small_write_workloads(&self.small_write_params(), &MESSAGES, &Strategy::ALL)
+    }
+
+    /// Every case of every Criterion benchmark for `libs`: [`Matrix::cases`]
+    /// then the small writes.
+    pub fn all_cases(self, libs: &[Box<dyn TlsLibrary>]) -> Vec<Case> {
+        let mut all = self.cases(libs);
+        all.extend(cases_of(self.small_write_workloads(), libs));
+        all
+    }
+}
+
+/// The parameters of a small-writes run: server authentication,
+/// secp256r1, ECDSA P-256 (fixed: small-write ids name only the suite), and
+/// the suite of `protocol` with `aead`. The group does not touch the record
+/// layer; secp256r1 is the one every library and build negotiates in both
+/// versions (s2n-tls has no TLS 1.2 policy that prefers x25519, FIPS builds
+/// of rustls have no x25519).
+pub fn small_write_params(protocol: Protocol, aead: Aead) -> Params {
+    Params { group: KxGroup::Secp256r1, ..Params::default() }.with_protocol(protocol).with_aead(aead)
+}
+
+/// Small-writes workloads: each of `params`, each message, each strategy,
+/// in that order.
+pub fn small_write_workloads(
+    params: &[Params],
+    messages: &[Message],
+    strategies: &[Strategy],
+) -> Vec<(Workload, Params)> {
+    let mut out = Vec::new();
+    for &p in params {
+        for &message in messages {
+            for &strategy in strategies {
+                out.push((Workload::SmallWrites { message, strategy }, p));
+            }
+        }
+    }
+    out
+}
+
+/// Each workload for each library, in that order.
+pub fn cases_of(workloads: Vec<(Workload, Params)>, libs: &[Box<dyn TlsLibrary>]) -> Vec<Case> {
+    workloads
+        .into_iter()
+        .flat_map(|(workload, params)| {
+            libs.iter().map(move |lib| Case { workload, params, library: lib.name() })
+        })
+        .collect()
 }
 
 /// Whether [`SIDES_ENV`] asks for the per-side groups. Errors: a value
@@ -170,19 +231,14 @@ pub fn instruction_workloads() -> Vec<(Workload, Params)> {
 /// The cases of [`instruction_workloads`] for `libs`: each workload, each
 /// library.
 pub fn instruction_cases(libs: &[Box<dyn TlsLibrary>]) -> Vec<Case> {
-    instruction_workloads()
-        .into_iter()
-        .flat_map(|(workload, params)| {
-            libs.iter().map(move |lib| Case { workload, params, library: lib.name() })
-        })
-        .collect()
+    cases_of(instruction_workloads(), libs)
 }
 
 /// The case and figure whose id ([`Case::id`]) is `id`, among the
 /// instruction-count cases and the full matrix of `libs`. Errors: no such
 /// id in this build (the error gives an example).
 pub fn find_case(id: &str, libs: &[Box<dyn TlsLibrary>]) -> Result<(Case, Figure)> {
-    let cases = instruction_cases(libs).into_iter().chain(Matrix::Full.cases(libs));
+    let cases = instruction_cases(libs).into_iter().chain(Matrix::Full.all_cases(libs));
     let figures = [Figure::Both, Figure::First, Figure::Second];
     let mut example = None;
     for case in cases {
@@ -220,6 +276,16 @@ pub enum Workload {
         /// Bytes per write call.
         write_size: usize,
     },
+    /// One message from [`SENDER`] to its peer over an established
+    /// connection, written from several buffers as `strategy` says; the
+    /// peer reads it whole and checks it (untimed in the group's figure,
+    /// which is the sender's time).
+    SmallWrites {
+        /// The buffers' sizes.
+        message: Message,
+        /// How they are handed to the library.
+        strategy: Strategy,
+    },
 }
 
 /// Which time of an iteration a figure holds.
@@ -227,12 +293,13 @@ pub enum Workload {
 pub enum Figure {
     /// A handshake: the wall time from connection creation to both sides
     /// done. A transfer: the time in the sender's and the receiver's calls.
+    /// A small write: the time in the sender's calls (the same as `First`).
     Both,
     /// Only the time in the client's calls (handshake) or the sender's
-    /// calls (throughput).
+    /// calls (throughput, small writes).
     First,
     /// Only the time in the server's calls (handshake) or the receiver's
-    /// calls (throughput).
+    /// calls (throughput, small writes).
     Second,
 }
 
@@ -247,14 +314,37 @@ impl Workload {
             (Workload::Throughput { .. }, Figure::Both) => "throughput",
             (Workload::Throughput { .. }, Figure::First) => "throughput-send",
             (Workload::Throughput { .. }, Figure::Second) => "throughput-recv",
+            (Workload::SmallWrites { .. }, Figure::Both) => "small-writes",
+            (Workload::SmallWrites { .. }, Figure::First) => "small-writes-send",
+            (Workload::SmallWrites { .. }, Figure::Second) => "small-writes-recv",
+        }
+    }
+
+    /// The figures a Criterion run measures: `Both`, and with `sides` the
+    /// per-side ones that differ from it (for small writes `Both` is the
+    /// sender's time, so only the receiver's is added).
+    pub fn figures(self, sides: bool) -> &'static [Figure] {
+        match (self, sides) {
+            (_, false) => &[Figure::Both],
+            (Workload::SmallWrites { .. }, true) => &[Figure::Both, Figure::Second],
+            (_, true) => &[Figure::Both, Figure::First, Figure::Second],
+        }
+    }
+
+    /// The side whose time [`Figure::First`] holds: the client in a
+    /// handshake, [`SENDER`] otherwise.
+    pub fn first_side(self) -> Side {
+        match self {
+            Workload::Handshake => Side::Client,
+            Workload::Throughput { .. } | Workload::SmallWrites { .. } => SENDER,
         }
     }
 
     /// Application bytes moved per iteration (throughput), `None` for a
-    /// handshake.
+    /// handshake and a small write (whose figure is a time per message).
     pub fn bytes_per_iteration(self) -> Option<u64> {
         match self {
-            Workload::Handshake => None,
+            Workload::Handshake | Workload::SmallWrites { .. } => None,
             Workload::Throughput { .. } => Some(BLOCK_BYTES as u64),
         }
     }
@@ -275,12 +365,21 @@ pub struct Case {
 }
 
 impl Case {
-    /// The `parameters` component of the id: the [`Params`], and for
-    /// throughput the write size, e.g. `...,ECDSA-P256,1024B`.
+    /// The `parameters` component of the id: the [`Params`], for
+    /// throughput the write size, e.g. `...,ECDSA-P256,1024B`; for small
+    /// writes only the suite (which names the version: the other parameters
+    /// are always [`small_write_params`]'s), the strategy and the message,
+    /// e.g. `TLS_AES_256_GCM_SHA384,vectored,50+300+100B`, so that ids stay
+    /// within Criterion's 100-character titles.
     pub fn parameters(&self) -> String {
         match self.workload {
             Workload::Handshake => self.params.to_string(),
             Workload::Throughput { write_size } => format!("{},{write_size}B", self.params),
+            // The suite names the version; kind, group and chain are fixed
+            // ([`small_write_params`]) and still checked every run.
+            Workload::SmallWrites { message, strategy } => {
+                format!("{},{strategy},{message}", self.params.suite)
+            }
         }
     }
 
@@ -357,7 +456,19 @@ mod tests {
             let cases = m.cases(&libs);
             check_unique(&cases).unwrap();
             assert_eq!(cases.len(), m.workloads().len() * libs.len());
+            let all = m.all_cases(&libs);
+            check_unique(&all).unwrap();
+            assert_eq!(all.len(), cases.len() + m.small_write_params().len() * 10 * 3 * libs.len());
         }
+        let small = Case {
+            workload: Workload::SmallWrites { message: MESSAGES[9], strategy: Strategy::Vectored },
+            params: small_write_params(Protocol::Tls12, Aead::Aes256Gcm),
+            library: "x-1".into(),
+        };
+        assert_eq!(
+            small.to_string(),
+            "small-writes/TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384,vectored,50x20B/x-1"
+        );
         let c = Case {
             workload: Workload::Throughput { write_size: 1024 },
             params: Params::default(),

@@ -1,6 +1,6 @@
 //! Reading Criterion's results from disk: for each benchmark, the
-//! `new/benchmark.json` (its id, throughput) and `new/estimates.json` (point
-//! estimates and confidence intervals, in ns per iteration) that Criterion
+//! `new/benchmark.json` (its id, throughput) and `new/estimates.json` (median
+//! and mean with confidence intervals, in ns per iteration) that Criterion
 //! writes under its output directory (`target/criterion`, or
 //! `$CRITERION_HOME`).
 
@@ -25,6 +25,9 @@ pub struct Measurement {
     pub lower_ns: f64,
     /// Upper bound of that interval, in ns.
     pub upper_ns: f64,
+    /// Mean time per iteration and its confidence interval (95%), in ns:
+    /// `[lower, mean, upper]`; `None` when the file has no mean.
+    pub mean_ns: Option<[f64; 3]>,
     /// Bytes per iteration when the benchmark declared a byte throughput.
     pub bytes: Option<u64>,
     /// When Criterion wrote the result (`new/estimates.json`'s modification
@@ -51,6 +54,7 @@ enum ThroughputJson {
 #[derive(Deserialize)]
 struct Estimates {
     median: Estimate,
+    mean: Option<Estimate>,
 }
 
 #[derive(Deserialize)]
@@ -107,6 +111,9 @@ fn collect(dir: &Path, out: &mut Vec<Measurement>) -> Result<()> {
             median_ns: e.median.point_estimate,
             lower_ns: e.median.confidence_interval.lower_bound,
             upper_ns: e.median.confidence_interval.upper_bound,
+            mean_ns: e.mean.map(|m| {
+                [m.confidence_interval.lower_bound, m.point_estimate, m.confidence_interval.upper_bound]
+            }),
             bytes,
             written,
         });

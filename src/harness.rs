@@ -5,6 +5,7 @@
 use std::{
     any::Any,
     fmt,
+    io::IoSlice,
     rc::Rc,
     time::{Duration, Instant},
 };
@@ -18,6 +19,7 @@ use crate::{
     memory::{self, Scope},
     params::{CipherSuite, HandshakeKind, KxGroup, Params, Protocol},
     transport::{Duplex, Endpoint, Side},
+    writes::{Strategy, Wire},
 };
 
 /// What a connection reports it negotiated, read back from the library
@@ -93,6 +95,17 @@ pub trait TlsConnection {
     /// the transport. Errors: library error.
     fn send(&mut self, data: &[u8]) -> Result<()>;
 
+    /// Encrypts the concatenation of `parts` as application data with the
+    /// library's own gather write (one call for all the buffers, e.g.
+    /// rustls's `Writer::write_vectored`, s2n-tls's
+    /// `s2n_sendv_with_offset`) and writes the records to the transport.
+    /// Only called on connections made by the [`Configured`] that
+    /// [`TlsLibrary::configure_vectored`] returned. Errors: library error;
+    /// the default, for a library without one, always errors.
+    fn send_vectored(&mut self, _parts: &[IoSlice<'_>]) -> Result<()> {
+        bail!("this connection has no gather write")
+    }
+
     /// Decrypts queued records into `buf`; returns the bytes of application
     /// data written to `buf`, `0` when none are available yet (would block).
     /// Post-handshake messages (session tickets) are processed on the way.
@@ -141,6 +154,15 @@ pub trait TlsLibrary {
     /// Errors: [`ConfigureError::Unsupported`] with a reason when the library
     /// cannot do the combination.
     fn configure(&self, params: &Params) -> Result<Box<dyn Configured>, ConfigureError>;
+
+    /// [`TlsLibrary::configure`], for connections whose
+    /// [`TlsConnection::send_vectored`] works: the library's own gather
+    /// write. Errors: [`ConfigureError::Unsupported`] with the reason when
+    /// the library has none (the default: a stack without one), never an
+    /// emulation under that name.
+    fn configure_vectored(&self, _params: &Params) -> Result<Box<dyn Configured>, ConfigureError> {
+        Err(ConfigureError::Unsupported(format!("{}: this stack has no gather write", self.name())))
+    }
 
     /// Settings this library uses for `params` that the benchmark id does
     /// not name but that change what is measured, e.g. s2n-tls's security
@@ -343,6 +365,60 @@ impl Pair {
         Ok(times)
     }
 
+    /// Sends one message from `from`, written from the buffers `parts` as
+    /// `strategy` says, and checks that it arrived intact into `scratch`
+    /// (exactly the message's length; `message` is the concatenation of
+    /// `parts`). Returns the time in the sender's calls and in the
+    /// receiver's (each in its side), and what the sender put on the wire.
+    ///
+    /// - [`Strategy::PerBuffer`]: one [`TlsConnection::send`] per buffer.
+    /// - [`Strategy::Coalesced`]: the buffers copied into `copy` (cleared
+    ///   first; give it the message's capacity so the copy does not
+    ///   allocate), then one `send`. The copy is timed, in the sender's
+    ///   figure: it is the application's cost.
+    /// - [`Strategy::Vectored`]: one [`TlsConnection::send_vectored`].
+    ///
+    /// As in [`Pair::transfer_into`], `scratch` is poisoned before the
+    /// receive and both queues must be empty after it. Errors: a library
+    /// error, corrupted or missing data, bytes left queued, a `scratch` or
+    /// `message` of another length.
+    #[allow(clippy::too_many_arguments)]
+    pub fn deliver(
+        &mut self,
+        from: Side,
+        parts: &[IoSlice<'_>],
+        message: &[u8],
+        strategy: Strategy,
+        copy: &mut Vec<u8>,
+        scratch: &mut [u8],
+    ) -> Result<(SideTimes, Wire)> {
+        let len: usize = parts.iter().map(|p| p.len()).sum();
+        ensure!(message.len() == len, "message of {} bytes for buffers of {len}", message.len());
+        ensure!(scratch.len() == len, "receive buffer of {} bytes for {len}", scratch.len());
+        let mut times = SideTimes::default();
+        scratch.iter_mut().zip(message).for_each(|(s, d)| *s = !d);
+        let before = self.duplex.stats(from);
+        let (conn, acc) = self.side_mut(from, &mut times);
+        timed(from, acc, || match strategy {
+            Strategy::PerBuffer => parts.iter().try_for_each(|p| conn.send(p)),
+            Strategy::Coalesced => {
+                copy.clear();
+                parts.iter().for_each(|p| copy.extend_from_slice(p));
+                conn.send(copy)
+            }
+            Strategy::Vectored => conn.send_vectored(parts),
+        })?;
+        let after = self.duplex.stats(from);
+        let wire = Wire { records: after.records - before.records, bytes: after.bytes - before.bytes };
+        self.recv_exact(from.peer(), scratch, &mut times)?;
+        ensure!(*scratch == *message, "message arrived corrupted");
+        for side in [Side::Client, Side::Server] {
+            let left = self.duplex.pending_for(side);
+            ensure!(left == 0, "{left} bytes left queued for the {side:?} after a message");
+        }
+        Ok((times, wire))
+    }
+
     /// Both sides send close_notify.
     pub fn shutdown(&mut self) -> Result<()> {
         memory::in_scope(Scope::Client, || self.client.shutdown())?;
@@ -404,6 +480,19 @@ impl Handshaker {
         } else {
             server_lib.configure(&params)?.into()
         };
+        Handshaker::from_configured(client, server, params)
+    }
+
+    /// A handshaker over configurations already made for `params` (such as
+    /// [`TlsLibrary::configure_vectored`]'s). For resumption it runs one
+    /// full handshake to get the first ticket. Errors: that handshake
+    /// failed.
+    pub fn from_configured(
+        client: Rc<dyn Configured>,
+        server: Rc<dyn Configured>,
+        params: Params,
+    ) -> Result<Handshaker, ConfigureError> {
+        params.validate().map_err(ConfigureError::Unsupported)?;
         let mut h = Handshaker { params, client, server, session: None };
         if params.kind == HandshakeKind::Resumption {
             let mut times = SideTimes::default();

@@ -10,7 +10,7 @@ use std::env;
 use anyhow::{Result, bail};
 
 use crate::{
-    bench::{self, Case, Figure, SENDER, Workload},
+    bench::{self, Case, Figure, Workload},
     callgrind::Region,
     harness::TlsLibrary,
     side::Side,
@@ -79,7 +79,7 @@ pub fn suite(libs: &[Box<dyn TlsLibrary>], mode: Mode) -> Vec<Counted> {
                 let iterations = match (mode, case.workload) {
                     (Mode::Quick, _) => 1,
                     (Mode::Full, Workload::Handshake) => HANDSHAKE_ITERATIONS,
-                    (Mode::Full, Workload::Throughput { .. }) => TRANSFER_ITERATIONS,
+                    (Mode::Full, _) => TRANSFER_ITERATIONS,
                 };
                 Counted { case: case.clone(), figure, iterations }
             })
@@ -95,14 +95,12 @@ impl Counted {
 
     /// What Callgrind counts for this figure.
     pub fn region(&self) -> Region {
-        let first = match self.case.workload {
-            Workload::Handshake => Side::Client,
-            Workload::Throughput { .. } => SENDER,
-        };
+        let first = self.case.workload.first_side();
         let side = |s: Side| if s == Side::Client { Region::Client } else { Region::Server };
         match (self.case.workload, self.figure) {
             (Workload::Handshake, Figure::Both) => Region::Handshake,
             (Workload::Throughput { .. }, Figure::Both) => Region::BothSides,
+            (Workload::SmallWrites { .. }, Figure::Both) => side(first),
             (_, Figure::First) => side(first),
             (_, Figure::Second) => side(first.peer()),
         }

@@ -14,6 +14,8 @@
 //! - [`memory`]: heap accounting by side, fed by the `memory` binary's
 //!   allocator interposer.
 //! - [`transport`]: the in-memory duplex that counts bytes, records, writes.
+//! - [`writes`]: small writes as data: messages of several buffers, the
+//!   ways to send them, a record's overhead on the wire.
 //! - [`wire`]: the negotiated group and resumption read from the server's
 //!   plaintext first flight, for libraries that cannot report them.
 //! - [`harness`]: the traits each library implements, what was negotiated,
@@ -30,6 +32,7 @@
 //! - [`instructions`]: the instruction-count suite as data (regions,
 //!   iterations, Callgrind options) for gungraun.
 //! - [`stats`]: medians and bootstrap confidence intervals of paired ratios.
+//! - [`latency`]: per-iteration latency percentiles (HdrHistogram).
 //! - [`criterion_json`]: Criterion's results read back from disk.
 //! - [`gungraun_json`]: gungraun's instruction counts read back from disk.
 //! - [`host`]: the machine a measurement ran on.
@@ -45,6 +48,7 @@ pub mod gungraun_json;
 pub mod harness;
 pub mod host;
 pub mod instructions;
+pub mod latency;
 pub mod memory;
 pub mod params;
 pub mod runner;
@@ -53,3 +57,4 @@ pub mod stacks;
 pub mod stats;
 pub mod transport;
 pub mod wire;
+pub mod writes;

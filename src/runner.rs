@@ -16,17 +16,29 @@
 //!   and the receive buffer at another offset within a page
 //!   ([`buffer_offsets`]), so a figure averages over buffer alignments
 //!   instead of resting on where one process's allocator put them.
+//! - Small writes: as throughput, with one untimed warm-up message; then
+//!   per iteration one message from [`SENDER`], written from its buffers
+//!   as the strategy says (timed: the sender's calls, and for `coalesced`
+//!   the copy), read whole by the peer into a poisoned buffer and checked
+//!   (the receiver's calls timed into its side only), the records and
+//!   bytes it put on the wire checked to be the same every iteration
+//!   ([`crate::harness::Pair::deliver`]).
 
-use std::time::{Duration, Instant};
+use std::{
+    io::IoSlice,
+    rc::Rc,
+    time::{Duration, Instant},
+};
 
-use anyhow::Result;
+use anyhow::{Result, ensure};
 
 use crate::{
     bench::{BLOCK_BYTES, Case, Figure, SENDER, Workload, pattern},
     callgrind,
     error::ConfigureError,
-    harness::{Handshaker, SideTimes, TlsLibrary},
+    harness::{Configured, Handshaker, SideTimes, TlsLibrary},
     transport::Duplex,
+    writes::{Message, Strategy, Wire},
 };
 
 /// Totals over the iterations of one [`Runner::run`].
@@ -39,6 +51,10 @@ pub struct Measured {
     pub both: Duration,
     /// Time in each side's calls, summed over the iterations.
     pub sides: SideTimes,
+    /// Small writes: the records and bytes each message put on the wire
+    /// (the same for every iteration, or the run fails). `None` for other
+    /// workloads and for zero iterations.
+    pub wire: Option<Wire>,
 }
 
 impl Measured {
@@ -46,10 +62,7 @@ impl Measured {
     /// [`Figure::First`] is the sender ([`SENDER`]), [`Figure::Second`] the
     /// receiver; for a handshake the client and the server.
     pub fn of(&self, workload: Workload, figure: Figure) -> Duration {
-        let first = match workload {
-            Workload::Handshake => crate::transport::Side::Client,
-            Workload::Throughput { .. } => SENDER,
-        };
+        let first = workload.first_side();
         match figure {
             Figure::Both => self.both,
             Figure::First => self.sides.of(first),
@@ -98,10 +111,17 @@ impl Runner {
         if lib.name() != case.library {
             return Err(anyhow::anyhow!("{case}: runner given library {}", lib.name()).into());
         }
-        let handshaker = Handshaker::new(lib, lib, case.params)?;
+        let handshaker = match case.workload {
+            Workload::SmallWrites { strategy: Strategy::Vectored, .. } => {
+                let configured: Rc<dyn Configured> = lib.configure_vectored(&case.params)?.into();
+                Handshaker::from_configured(configured.clone(), configured, case.params)?
+            }
+            _ => Handshaker::new(lib, lib, case.params)?,
+        };
         let (block, len) = match case.workload {
             Workload::Handshake => (Vec::new(), 0),
             Workload::Throughput { .. } => (pattern(BLOCK_BYTES), BLOCK_BYTES + OFFSET_SPAN),
+            Workload::SmallWrites { message, .. } => (pattern(message.len()), message.len() + OFFSET_SPAN),
         };
         Ok(Runner {
             workload: case.workload,
@@ -127,14 +147,23 @@ impl Runner {
     /// timed). Errors: a library error, a negotiated value that differs from
     /// the case, data that arrived corrupted or incomplete.
     pub fn run(&mut self, iters: u64) -> Result<Measured> {
+        self.run_with(iters, &mut |_| {})
+    }
+
+    /// [`Runner::run`], also handing `each` the [`Figure::Both`] time of
+    /// every iteration (after the clock): a handshake's wall time, a
+    /// transfer's sender plus receiver time, a small write's sender time.
+    /// For per-iteration latency percentiles.
+    pub fn run_with(&mut self, iters: u64, each: &mut dyn FnMut(Duration)) -> Result<Measured> {
         self.runs += 1;
         match self.workload {
-            Workload::Handshake => self.handshakes(iters),
-            Workload::Throughput { write_size } => self.transfers(iters, write_size),
+            Workload::Handshake => self.handshakes(iters, each),
+            Workload::Throughput { write_size } => self.transfers(iters, write_size, each),
+            Workload::SmallWrites { message, strategy } => self.messages(iters, message, strategy, each),
         }
     }
 
-    fn handshakes(&mut self, iters: u64) -> Result<Measured> {
+    fn handshakes(&mut self, iters: u64, each: &mut dyn FnMut(Duration)) -> Result<Measured> {
         let mut m = Measured { iters, ..Measured::default() };
         for _ in 0..iters {
             let duplex = Duplex::new();
@@ -142,7 +171,9 @@ impl Runner {
             let handshaker = &mut self.handshaker;
             let start = Instant::now();
             let done = callgrind::counted_handshake(self.count, || handshaker.run_on(duplex, &mut times))?;
-            m.both += start.elapsed();
+            let elapsed = start.elapsed();
+            m.both += elapsed;
+            each(elapsed);
             done.pair.check(self.handshaker.params())?;
             m.sides.client += times.client;
             m.sides.server += times.server;
@@ -152,7 +183,12 @@ impl Runner {
         Ok(m)
     }
 
-    fn transfers(&mut self, iters: u64, write_size: usize) -> Result<Measured> {
+    fn transfers(
+        &mut self,
+        iters: u64,
+        write_size: usize,
+        each: &mut dyn FnMut(Duration),
+    ) -> Result<Measured> {
         let (d, r) = buffer_offsets(self.runs);
         let data = &mut self.data[d..d + BLOCK_BYTES];
         data.copy_from_slice(&self.block);
@@ -167,6 +203,56 @@ impl Runner {
             m.both += t.client + t.server;
             m.sides.client += t.client;
             m.sides.server += t.server;
+            each(t.client + t.server);
+        }
+        Ok(m)
+    }
+
+    fn messages(
+        &mut self,
+        iters: u64,
+        message: Message,
+        strategy: Strategy,
+        each: &mut dyn FnMut(Duration),
+    ) -> Result<Measured> {
+        let len = message.len();
+        let (d, r) = buffer_offsets(self.runs);
+        let data = &mut self.data[d..d + len];
+        data.copy_from_slice(&self.block);
+        let data = &*data;
+        let mut parts = Vec::with_capacity(message.sizes().len());
+        let mut rest = data;
+        for &size in message.sizes() {
+            let (part, tail) = rest.split_at(size);
+            parts.push(IoSlice::new(part));
+            rest = tail;
+        }
+        let scratch = &mut self.scratch[r..r + len];
+        let mut copy = Vec::with_capacity(len);
+        let (mut pair, _) = self.handshaker.handshake_checked()?;
+        // Warm-up: the first message grows the queues and library buffers.
+        pair.deliver(SENDER, &parts, data, strategy, &mut copy, scratch)?;
+        let mut m = Measured { iters, ..Measured::default() };
+        for _ in 0..iters {
+            let (t, wire) = callgrind::counted(self.count, || {
+                pair.deliver(SENDER, &parts, data, strategy, &mut copy, scratch)
+            })?;
+            let sent = t.of(SENDER);
+            m.both += sent;
+            m.sides.client += t.client;
+            m.sides.server += t.server;
+            match m.wire {
+                None => m.wire = Some(wire),
+                Some(first) => ensure!(
+                    first == wire,
+                    "a message put {} records and {} bytes on the wire, an earlier one {} and {}",
+                    wire.records,
+                    wire.bytes,
+                    first.records,
+                    first.bytes
+                ),
+            }
+            each(sent);
         }
         Ok(m)
     }

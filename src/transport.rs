@@ -17,7 +17,7 @@ use crate::memory::{self, Scope};
 use std::{
     cell::RefCell,
     collections::VecDeque,
-    io::{self, Read, Write},
+    io::{self, IoSlice, Read, Write},
     rc::Rc,
 };
 
@@ -196,19 +196,29 @@ impl Endpoint {
     /// that fits in the queue's capacity (the steady state of a benchmark)
     /// allocates nothing and does no accounting.
     pub fn write_parts(&self, parts: &[&[u8]]) {
+        self.write_gathered(parts.iter().copied());
+    }
+
+    /// Queues `header` then the concatenation of `body`, counted as one
+    /// write, as [`Endpoint::write_parts`] does.
+    pub fn write_framed(&self, header: &[u8], body: &[IoSlice<'_>]) {
+        self.write_gathered(std::iter::once(header).chain(body.iter().map(|s| &**s)));
+    }
+
+    fn write_gathered<'a>(&self, parts: impl Iterator<Item = &'a [u8]> + Clone) {
         let mut inner = self.duplex.inner.borrow_mut();
         let side = self.side;
         if let Some(capture) = inner.capture.as_mut() {
-            capture.push(CapturedWrite { from: side, bytes: parts.concat() });
+            capture.push(CapturedWrite { from: side, bytes: parts.clone().flatten().copied().collect() });
         }
         let pipe = inner.outgoing(side);
-        let total: usize = parts.iter().map(|p| p.len()).sum();
+        let total: usize = parts.clone().map(<[u8]>::len).sum();
         if pipe.queue.capacity() - pipe.queue.len() < total {
             memory::in_scope(Scope::Harness, || pipe.queue.reserve(total));
         }
         pipe.stats.writes += 1;
         for data in parts {
-            pipe.queue.extend(*data);
+            pipe.queue.extend(data);
             pipe.stats.bytes += data.len() as u64;
             let Pipe { stats, counter, .. } = &mut *pipe;
             counter.feed(data, stats);

@@ -47,11 +47,11 @@ fn fail(msg: &str) -> ! {
     std::process::exit(1)
 }
 
-/// Benchmarks every case of the matrix ([`Matrix::from_env`]) whose
-/// workload `wanted` accepts and whose id the command line's filter selects
-/// ([`IdFilter`]), for every built library: the `Both` figure, and with
-/// `TLS_BENCH_SIDES=1` the per-side figures too (measured in groups of
-/// their own). Only selected cases are configured. Unsupported cases are
+/// Benchmarks every case of the matrix ([`Matrix::from_env`],
+/// [`Matrix::all_cases`]) whose workload `wanted` accepts and whose id the
+/// command line's filter selects ([`IdFilter`]), for every built library:
+/// the `Both` figure, and with `TLS_BENCH_SIDES=1` the per-side figures too
+/// (measured in groups of their own; [`Workload::figures`]). Only selected cases are configured. Unsupported cases are
 /// skipped with their reason printed; library settings not in the id
 /// (s2n-tls's security policy) are printed as `note` lines. `bench` names
 /// this benchmark in messages.
@@ -63,15 +63,11 @@ fn fail(msg: &str) -> ! {
 /// go on with a broken library.
 pub fn bench(c: &mut Criterion, bench: &str, wanted: fn(Workload) -> bool) {
     let matrix = Matrix::from_env().unwrap_or_else(|e| fail(&format!("{e:#}")));
-    let figures: &[Figure] = if sides_from_env().unwrap_or_else(|e| fail(&format!("{e:#}"))) {
-        &[Figure::Both, Figure::First, Figure::Second]
-    } else {
-        &[Figure::Both]
-    };
+    let sides = sides_from_env().unwrap_or_else(|e| fail(&format!("{e:#}")));
     let filter = IdFilter::from_args(env::args().skip(1)).unwrap_or_else(|e| fail(&format!("{e:#}")));
     let libs = stacks::all();
-    let selected = |case: &Case| figures.iter().any(|&f| filter.matches(&case.id(f)));
-    let cases = matrix.cases(&libs);
+    let selected = |case: &Case| case.workload.figures(sides).iter().any(|&f| filter.matches(&case.id(f)));
+    let cases = matrix.all_cases(&libs);
     let example = cases.first().map(Case::to_string).unwrap_or_default();
     let (here, elsewhere): (Vec<Case>, Vec<Case>) =
         cases.into_iter().filter(selected).partition(|c| wanted(c.workload));
@@ -89,16 +85,18 @@ pub fn bench(c: &mut Criterion, bench: &str, wanted: fn(Workload) -> bool) {
         }
     }
     if runners.is_empty() {
-        let per_side = figures.len() == 1
+        let per_side = !sides
             && matrix
-                .cases(&libs)
+                .all_cases(&libs)
                 .iter()
-                .any(|c| [Figure::First, Figure::Second].iter().any(|&f| filter.matches(&c.id(f))));
+                .any(|c| c.workload.figures(true).iter().any(|&f| filter.matches(&c.id(f))));
         nothing_here(bench, &filter, selected_here, per_side, &elsewhere, &libs, &example);
         return;
     }
-    for &figure in figures {
-        let mut names: Vec<&'static str> = runners.iter().map(|(c, _)| c.workload.group(figure)).collect();
+    for figure in [Figure::Both, Figure::First, Figure::Second] {
+        let measured = |c: &Case| c.workload.figures(sides).contains(&figure);
+        let mut names: Vec<&'static str> =
+            runners.iter().filter(|(c, _)| measured(c)).map(|(c, _)| c.workload.group(figure)).collect();
         names.dedup();
         for name in names {
             let mut group = c.benchmark_group(name);
@@ -106,7 +104,9 @@ pub fn bench(c: &mut Criterion, bench: &str, wanted: fn(Workload) -> bool) {
             // handshake of several ms would stretch linear sampling's
             // 5050-iteration minimum far past the measurement time.
             group.sampling_mode(SamplingMode::Flat);
-            for (case, runner) in runners.iter_mut().filter(|(c, _)| c.workload.group(figure) == name) {
+            for (case, runner) in
+                runners.iter_mut().filter(|(c, _)| measured(c) && c.workload.group(figure) == name)
+            {
                 if let Some(bytes) = case.workload.bytes_per_iteration() {
                     group.throughput(Throughput::Bytes(bytes));
                 }
@@ -144,7 +144,13 @@ fn nothing_here(
         matches!(prepare(case, libs).unwrap_or_else(|e| panic!("{e:#}")), Prepared::Ready { .. })
     });
     if runs_elsewhere {
-        eprintln!("{bench}: no benchmark here matches the {filter}; other benchmarks have some");
+        // The small-writes bench is `bench = false`: a plain `cargo bench` does not run it.
+        let hint = if elsewhere.iter().all(|c| matches!(c.workload, Workload::SmallWrites { .. })) {
+            " (small-writes ids run with `cargo bench --bench small-writes`)"
+        } else {
+            ""
+        };
+        eprintln!("{bench}: no benchmark here matches the {filter}; other benchmarks have some{hint}");
         return;
     }
     if selected_here > 0 || !elsewhere.is_empty() {

@@ -80,7 +80,8 @@ impl SessionTicketCallback for KeepTicket {
     }
 }
 
-fn fail(e: crate::config::s2n_api::error::Error) -> ConfigureError {
+/// An s2n-tls error while configuring: [`ConfigureError::Failed`].
+pub fn fail(e: crate::config::s2n_api::error::Error) -> ConfigureError {
     ConfigureError::Failed(anyhow!("s2n-tls: {e}"))
 }
 
@@ -137,6 +138,12 @@ fn tickets(b: &mut Builder) -> Result<(), ConfigureError> {
 /// mTLS; for resumption accepts session tickets and keeps each in the
 /// connection's [`ReceivedTicket`] (set it as the application context).
 pub fn client_config(params: &Params, policy: &str) -> Result<Config, ConfigureError> {
+    client_builder(params, policy)?.build().map_err(fail)
+}
+
+/// The builder of [`client_config`], for a caller that adds a setting
+/// before building.
+pub fn client_builder(params: &Params, policy: &str) -> Result<Builder, ConfigureError> {
     let files = certs::load(params.cert)?;
     let mut b = builder(policy)?;
     without_system_certs(&mut b)?;
@@ -150,7 +157,7 @@ pub fn client_config(params: &Params, policy: &str) -> Result<Config, ConfigureE
         #[cfg(not(s2n_no_session_tickets))]
         b.set_session_ticket_callback(KeepTicket).map_err(fail)?;
     }
-    b.build().map_err(fail)
+    Ok(b)
 }
 
 /// A server config for `params` with security policy `policy`: the chain's
@@ -160,8 +167,18 @@ pub fn client_config(params: &Params, policy: &str) -> Result<Config, ConfigureE
 ///
 /// `ticket_key` is the 32-byte ticket encryption key (RFC 5077 style; used
 /// only for resumption).
-#[cfg_attr(s2n_no_session_tickets, allow(unused_variables))]
 pub fn server_config(params: &Params, policy: &str, ticket_key: &[u8; 32]) -> Result<Config, ConfigureError> {
+    server_builder(params, policy, ticket_key)?.build().map_err(fail)
+}
+
+/// The builder of [`server_config`], for a caller that adds a setting
+/// before building.
+#[cfg_attr(s2n_no_session_tickets, allow(unused_variables))]
+pub fn server_builder(
+    params: &Params,
+    policy: &str,
+    ticket_key: &[u8; 32],
+) -> Result<Builder, ConfigureError> {
     let files = certs::load(params.cert)?;
     let mut b = builder(policy)?;
     identity(&mut b, &files, true)?;
@@ -176,5 +193,5 @@ pub fn server_config(params: &Params, policy: &str, ticket_key: &[u8; 32]) -> Re
         #[cfg(not(s2n_no_session_tickets))]
         b.add_session_ticket_key(b"tls-bench", ticket_key, SystemTime::now()).map_err(fail)?;
     }
-    b.build().map_err(fail)
+    Ok(b)
 }

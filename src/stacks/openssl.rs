@@ -30,6 +30,16 @@ impl TlsLibrary for OpenSsl {
     fn configure(&self, params: &Params) -> Result<Box<dyn Configured>, ConfigureError> {
         Ok(Box::new(OpenSslContexts { client: client_context(params)?, server: server_context(params)? }))
     }
+
+    /// Never: OpenSSL, BoringSSL and AWS-LC have no gather write (no
+    /// `SSL_writev`), and the crates' `SslStream::write_vectored` is std's
+    /// default, which writes only the first non-empty buffer.
+    fn configure_vectored(&self, _params: &Params) -> Result<Box<dyn Configured>, ConfigureError> {
+        Err(ConfigureError::Unsupported(format!(
+            "{}: no gather write (no SSL_writev; SslStream::write_vectored writes the first buffer only)",
+            self.name()
+        )))
+    }
 }
 
 struct OpenSslContexts {

@@ -5,7 +5,7 @@
 //! docs, `Connection::process_new_packets`).
 
 use std::{
-    io,
+    io::{self, IoSlice},
     sync::{
         Arc,
         atomic::{AtomicU64, Ordering},
@@ -59,6 +59,13 @@ impl TlsLibrary for Rustls {
             server: Arc::new(server_config(self.provider, params)?),
             store,
         }))
+    }
+
+    /// The same configuration: `Writer::write_vectored` needs no setup.
+    /// (rustls 0.22 is left out: it wrote each slice as a record of its own.)
+    #[cfg(not(rustls_0_22))]
+    fn configure_vectored(&self, params: &Params) -> Result<Box<dyn Configured>, ConfigureError> {
+        self.configure(params)
     }
 }
 
@@ -232,6 +239,10 @@ impl TlsConnection for RustlsConn {
 
     fn send(&mut self, data: &[u8]) -> Result<()> {
         drive::send(self, data)
+    }
+
+    fn send_vectored(&mut self, parts: &[IoSlice<'_>]) -> Result<()> {
+        drive::send_vectored(self, parts)
     }
 
     fn recv(&mut self, buf: &mut [u8]) -> Result<usize> {

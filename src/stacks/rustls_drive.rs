@@ -5,9 +5,9 @@
 //! `Connection::process_new_packets`). Only how TLS bytes reach the
 //! transport differs between eras ([`Driven::flush`], [`Driven::pull`]).
 
-use std::io::{self, Read, Write};
+use std::io::{self, IoSlice, Read, Write};
 
-use anyhow::{Result, bail};
+use anyhow::{Result, bail, ensure};
 use rustls::Connection;
 
 /// A rustls connection and how its TLS bytes move.
@@ -41,6 +41,30 @@ pub(crate) fn send(d: &mut impl Driven, mut data: &[u8]) -> Result<()> {
         let n = d.conn().writer().write(data)?;
         data = &data[n..];
         d.flush()?;
+    }
+    Ok(())
+}
+
+/// Writes the concatenation of `parts` as application data with one
+/// `Writer::write_vectored` call (rustls 0.23 gathers the slices into
+/// records of up to 16 KiB), and flushes it. A partial write (the outgoing
+/// buffer limit) is finished by further calls.
+#[cfg_attr(rustls_0_21, allow(dead_code))]
+pub(crate) fn send_vectored(d: &mut impl Driven, parts: &[IoSlice<'_>]) -> Result<()> {
+    let total: usize = parts.iter().map(|p| p.len()).sum();
+    let mut n = d.conn().writer().write_vectored(parts)?;
+    d.flush()?;
+    let mut written = n;
+    if written < total {
+        let mut owned: Vec<IoSlice<'_>> = parts.to_vec();
+        let mut rest = &mut owned[..];
+        while written < total {
+            IoSlice::advance_slices(&mut rest, n);
+            n = d.conn().writer().write_vectored(rest)?;
+            ensure!(n > 0, "rustls accepted none of {} bytes", total - written);
+            written += n;
+            d.flush()?;
+        }
     }
     Ok(())
 }

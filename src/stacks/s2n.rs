@@ -15,15 +15,24 @@ use std::{
     task::Poll,
 };
 
+#[cfg(not(feature = "historical-perf"))]
+use std::io::IoSlice;
+
 use anyhow::{Context, Result, anyhow, bail, ensure};
+
+/// The gather write (not in historical-perf builds, which do not run small
+/// writes).
+#[cfg(not(feature = "historical-perf"))]
+#[path = "s2n_vectored.rs"]
+mod vectored;
 
 #[cfg(s2n_raw_api)]
 use crate::config::s2n_api::PollNames as _;
 use crate::{
     config::{
-        s2n::{client_config, server_config},
+        s2n::{client_builder, server_builder},
         s2n_api::{
-            config::Config,
+            config::{Builder, Config},
             connection::Connection,
             enums::{Blinding, Mode, Version},
         },
@@ -76,6 +85,8 @@ pub const CANDIDATE_POLICIES: &[&str] = &[
     "test_all_tls12",
     "test_all_ecdsa",
     "test_all",
+    // TLS 1.2 only, ECDHE-ECDSA-AES256-GCM-SHA384 first, secp256r1 first.
+    "CloudFront-Upstream-TLS-1-2",
 ];
 
 /// The first of [`CANDIDATE_POLICIES`] under which an s2n-tls client and
@@ -282,21 +293,48 @@ impl TlsLibrary for S2nTls {
         let policy = policy_for(params)?;
         Ok(Box::new(S2nConfigs::new(params, policy)?))
     }
+
+    /// Configs whose connections capture their `s2n_connection` for
+    /// `s2n_sendv_with_offset` (see the `vectored` module).
+    #[cfg(not(feature = "historical-perf"))]
+    fn configure_vectored(&self, params: &Params) -> Result<Box<dyn Configured>, ConfigureError> {
+        let policy = policy_for(params)?;
+        let (mut client, mut server) = S2nConfigs::builders(params, policy)?;
+        vectored::capture(&mut client)?;
+        vectored::capture(&mut server)?;
+        let fail = crate::config::s2n::fail;
+        Ok(Box::new(S2nConfigs {
+            client: client.build().map_err(fail)?,
+            server: server.build().map_err(fail)?,
+            capturing: true,
+        }))
+    }
 }
 
 struct S2nConfigs {
     client: Config,
     server: Config,
+    /// Connections take their raw pointer during the handshake
+    /// ([`TlsLibrary::configure_vectored`]).
+    capturing: bool,
 }
 
 impl S2nConfigs {
     fn new(params: &Params, policy: &'static str) -> Result<S2nConfigs, ConfigureError> {
+        let (client, server) = S2nConfigs::builders(params, policy)?;
+        let fail = crate::config::s2n::fail;
+        Ok(S2nConfigs {
+            client: client.build().map_err(fail)?,
+            server: server.build().map_err(fail)?,
+            capturing: false,
+        })
+    }
+
+    /// The client's and the server's config builders, with a fresh ticket key.
+    fn builders(params: &Params, policy: &'static str) -> Result<(Builder, Builder), ConfigureError> {
         let mut ticket_key = [0u8; 32];
         getrandom::fill(&mut ticket_key).map_err(|e| anyhow!("getrandom: {e}"))?;
-        Ok(S2nConfigs {
-            client: client_config(params, policy)?,
-            server: server_config(params, policy, &ticket_key)?,
-        })
+        Ok((client_builder(params, policy)?, server_builder(params, policy, &ticket_key)?))
     }
 
     fn connection(&self, mode: Mode, io: Endpoint) -> Result<S2nConn> {
@@ -324,7 +362,14 @@ impl S2nConfigs {
             conn.set_send_context(ctx)?;
             conn.set_receive_context(ctx)?;
         }
-        Ok(S2nConn { conn, server, io })
+        Ok(S2nConn {
+            conn,
+            server,
+            io,
+            capturing: self.capturing,
+            #[cfg(not(feature = "historical-perf"))]
+            raw: None,
+        })
     }
 }
 
@@ -421,6 +466,12 @@ struct S2nConn {
     server: bool,
     #[cfg_attr(not(s2n_no_curve_getter), allow(dead_code))]
     io: Pin<Box<Io>>,
+    /// Made by a capturing config: takes [`S2nConn::raw`] in the handshake.
+    #[cfg_attr(feature = "historical-perf", allow(dead_code))]
+    capturing: bool,
+    /// This connection's own `s2n_connection`, once captured.
+    #[cfg(not(feature = "historical-perf"))]
+    raw: Option<vectored::RawConn>,
 }
 
 /// Whether the handshake resumed a session (`s2n_connection_is_session_resumed`).
@@ -495,6 +546,13 @@ fn pending<T>(p: Poll<Result<T, crate::config::s2n_api::error::Error>>) -> Resul
 
 impl TlsConnection for S2nConn {
     fn handshake(&mut self) -> Result<bool> {
+        #[cfg(not(feature = "historical-perf"))]
+        if self.capturing && self.raw.is_none() {
+            vectored::clear();
+            let done = pending(self.conn.poll_negotiate())?.is_some();
+            self.raw = vectored::take(self.server)?;
+            return Ok(done);
+        }
         let done = pending(self.conn.poll_negotiate())?.is_some();
         #[cfg(s2n_no_curve_getter)]
         self.io.flight.done.set(done);
@@ -506,6 +564,14 @@ impl TlsConnection for S2nConn {
             let n = pending(self.conn.poll_send(data))?.context("s2n-tls send blocked")?;
             data = &data[n..];
         }
+        pending(self.conn.poll_flush())?.context("s2n-tls flush blocked")?;
+        Ok(())
+    }
+
+    #[cfg(not(feature = "historical-perf"))]
+    fn send_vectored(&mut self, parts: &[IoSlice<'_>]) -> Result<()> {
+        let raw = self.raw.as_ref().context("s2n-tls: no connection pointer captured in the handshake")?;
+        raw.sendv(parts)?;
         pending(self.conn.poll_flush())?.context("s2n-tls flush blocked")?;
         Ok(())
     }

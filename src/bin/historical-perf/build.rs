@@ -110,7 +110,11 @@ pub fn manifest(repo: &Path, release: &Release, suite: Suite) -> Result<String> 
                 _ => {}
             }
         }
-        Library::S2nTls => doc["dependencies"]["s2n-tls"]["version"] = value(pinned),
+        Library::S2nTls => {
+            // s2n-tls pins its own s2n-tls-sys to the same version.
+            doc["dependencies"]["s2n-tls-sys"]["version"] = value(pinned.clone());
+            doc["dependencies"]["s2n-tls"]["version"] = value(pinned);
+        }
         // The newest `openssl` crate, on the OpenSSL built beforehand.
         Library::Openssl => {}
     }

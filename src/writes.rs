@@ -1,0 +1,223 @@
+//! Small writes as data: the messages a server writes as several buffers
+//! (a header, a body, a trailer), the ways to hand them to a TLS library
+//! ([`Strategy`]), and what a record costs on the wire ([`record_overhead`]).
+//!
+//! The messages and the three strategies follow ssl-writev-benchmark's
+//! (`anchors.md`): N write calls for N buffers pay a record's framing and a
+//! seal per buffer, one write of a copied buffer or one gather write pays
+//! once.
+
+use std::fmt;
+
+use anyhow::{Result, bail, ensure};
+
+use crate::params::{Aead, Protocol};
+
+/// One message: the sizes of the buffers it is written from, in bytes, in
+/// order. `Display` is its component of a benchmark id: sizes joined by
+/// `+`, a run of equal sizes as `<size>x<count>`, then `B`, e.g.
+/// `50+300+100B`, `50x20B`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Message(pub &'static [usize]);
+
+/// The default messages, in bytes: one buffer, two, three, and twenty
+/// buffers of 50 bytes.
+pub const MESSAGES: [Message; 10] = [
+    Message(&[50]),
+    Message(&[300]),
+    Message(&[5000]),
+    Message(&[100, 50]),
+    Message(&[50, 300]),
+    Message(&[2000, 1000]),
+    Message(&[100, 50, 100]),
+    Message(&[50, 300, 100]),
+    Message(&[1000, 3000, 2000]),
+    Message(&[50; 20]),
+];
+
+/// The largest message [`Message::parse`] accepts, in bytes: 1 MiB.
+pub const MAX_MESSAGE_BYTES: usize = 1 << 20;
+
+/// The most buffers [`Message::parse`] accepts in one message (Linux's
+/// `IOV_MAX`).
+pub const MAX_BUFFERS: usize = 1024;
+
+impl Message {
+    /// The buffers' sizes, in bytes.
+    pub fn sizes(self) -> &'static [usize] {
+        self.0
+    }
+
+    /// The message's length: the sum of its buffers, in bytes.
+    pub fn len(self) -> usize {
+        self.0.iter().sum()
+    }
+
+    /// Whether the message has no bytes.
+    pub fn is_empty(self) -> bool {
+        self.len() == 0
+    }
+
+    /// Parses a list of buffer sizes in bytes, comma-separated, where
+    /// `<size>x<count>` stands for `count` buffers of `size`: `50,300,100`,
+    /// `50x20`, `100,50x3`. The sizes are leaked, so the message lives as
+    /// long as the process (a command line's few messages).
+    ///
+    /// Errors: an empty list, a size that is not a positive integer, more
+    /// than [`MAX_BUFFERS`] buffers or [`MAX_MESSAGE_BYTES`] bytes.
+    pub fn parse(text: &str) -> Result<Message> {
+        let mut sizes = Vec::new();
+        for item in text.split(',') {
+            let (size, count) = match item.trim().split_once('x') {
+                Some((s, c)) => (s, c.parse::<usize>().ok().filter(|&c| c > 0)),
+                None => (item.trim(), Some(1)),
+            };
+            let (Some(size), Some(count)) = (size.parse::<usize>().ok().filter(|&s| s > 0), count) else {
+                bail!(
+                    "message {text:?}: {item:?} is not a size in bytes (a positive integer, or SIZExCOUNT)"
+                );
+            };
+            ensure!(sizes.len() + count <= MAX_BUFFERS, "message {text:?}: more than {MAX_BUFFERS} buffers");
+            sizes.extend(std::iter::repeat_n(size, count));
+        }
+        let total: usize = sizes.iter().sum();
+        ensure!(total <= MAX_MESSAGE_BYTES, "message {text:?}: {total} bytes, more than {MAX_MESSAGE_BYTES}");
+        Ok(Message(Vec::leak(sizes)))
+    }
+}
+
+impl fmt::Display for Message {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut rest = self.0;
+        let mut first = true;
+        while let Some(&size) = rest.first() {
+            let run = rest.iter().take_while(|&&s| s == size).count();
+            if !first {
+                f.write_str("+")?;
+            }
+            first = false;
+            if run > 1 {
+                write!(f, "{size}x{run}")?;
+            } else {
+                write!(f, "{size}")?;
+            }
+            rest = &rest[run..];
+        }
+        f.write_str("B")
+    }
+}
+
+/// How a message's buffers are handed to the library.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Strategy {
+    /// One library write call per buffer.
+    PerBuffer,
+    /// The buffers copied into one buffer (the copy is timed: it is the
+    /// application's cost), then one write call.
+    Coalesced,
+    /// One call to the library's own gather write
+    /// ([`crate::harness::TlsConnection::send_vectored`]); skipped where the
+    /// library has none, never emulated.
+    Vectored,
+}
+
+impl Strategy {
+    /// Every strategy.
+    pub const ALL: [Strategy; 3] = [Strategy::PerBuffer, Strategy::Coalesced, Strategy::Vectored];
+
+    /// Its name in ids and on command lines: `per-buffer`, `coalesced`,
+    /// `vectored`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Strategy::PerBuffer => "per-buffer",
+            Strategy::Coalesced => "coalesced",
+            Strategy::Vectored => "vectored",
+        }
+    }
+
+    /// The strategy named `name`. Errors: an unknown name (the error lists
+    /// the valid ones).
+    pub fn from_name(name: &str) -> Result<Strategy> {
+        match Strategy::ALL.into_iter().find(|s| s.name() == name) {
+            Some(s) => Ok(s),
+            None => bail!("unknown strategy {name:?}; valid: per-buffer, coalesced, vectored"),
+        }
+    }
+}
+
+impl fmt::Display for Strategy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Records and bytes one message put on the wire, as the transport counted
+/// them (record headers parsed from the written bytes).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Wire {
+    /// TLS records written.
+    pub records: u64,
+    /// Bytes written: record headers and bodies.
+    pub bytes: u64,
+}
+
+impl Wire {
+    /// Bytes on the wire beyond the message's own `payload` bytes: record
+    /// headers, nonces, content types, tags.
+    pub fn overhead(&self, payload: usize) -> i64 {
+        self.bytes as i64 - payload as i64
+    }
+}
+
+/// Bytes a TLS record adds to its plaintext, with no padding, in bytes:
+/// - TLS 1.3: 5 (header) + 1 (inner content type) + 16 (AEAD tag) = 22
+///   (RFC 8446 section 5.2);
+/// - TLS 1.2 AES-GCM: 5 + 8 (explicit nonce) + 16 = 29 (RFC 5288 section 3);
+/// - TLS 1.2 ChaCha20-Poly1305: 5 + 16 = 21 (RFC 7905 section 2, no
+///   explicit nonce).
+pub fn record_overhead(protocol: Protocol, aead: Aead) -> usize {
+    const HEADER: usize = 5;
+    const TAG: usize = 16;
+    match (protocol, aead) {
+        (Protocol::Tls13, _) => HEADER + 1 + TAG,
+        (Protocol::Tls12, Aead::Aes128Gcm | Aead::Aes256Gcm) => HEADER + 8 + TAG,
+        (Protocol::Tls12, Aead::Chacha20Poly1305) => HEADER + TAG,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_print_runs_and_parse_back() {
+        let shown: Vec<String> = MESSAGES.iter().map(Message::to_string).collect();
+        assert_eq!(shown[0], "50B");
+        assert_eq!(shown[8], "1000+3000+2000B");
+        assert_eq!(shown[9], "50x20B");
+        for m in MESSAGES {
+            let text = m.to_string().trim_end_matches('B').replace('+', ",");
+            assert_eq!(Message::parse(&text).unwrap(), m, "{text}");
+        }
+        assert_eq!(Message::parse("100, 50x3").unwrap().sizes(), &[100, 50, 50, 50]);
+        for bad in ["", "0", "50,", "x3", "50x0", "-1", "5000000", "1x2000"] {
+            assert!(Message::parse(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn strategies_by_name() {
+        for s in Strategy::ALL {
+            assert_eq!(Strategy::from_name(s.name()).unwrap(), s);
+        }
+        let e = Strategy::from_name("writev").unwrap_err().to_string();
+        assert!(e.contains("per-buffer, coalesced, vectored"), "{e}");
+    }
+
+    #[test]
+    fn record_overheads_match_the_rfcs() {
+        assert_eq!(record_overhead(Protocol::Tls13, Aead::Aes256Gcm), 22);
+        assert_eq!(record_overhead(Protocol::Tls12, Aead::Aes256Gcm), 29);
+        assert_eq!(record_overhead(Protocol::Tls12, Aead::Chacha20Poly1305), 21);
+    }
+}

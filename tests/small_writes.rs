@@ -1,0 +1,218 @@
+//! Small writes for every library of this build: each message and strategy
+//! once, in TLS 1.3 and TLS 1.2 with AES-256-GCM (and the other AEADs),
+//! checked byte for byte by the runner; the records and bytes each message
+//! put on the wire against the formula (22 bytes per record in TLS 1.3, 29
+//! in TLS 1.2 AES-GCM, 21 in TLS 1.2 ChaCha20-Poly1305, 5 for the plaintext
+//! floor); and the `small-writes` binary's command line.
+
+use std::{fs, path::PathBuf, process::Command};
+
+use tls_bench::{
+    bench::{Case, Workload, small_write_params},
+    harness::TlsLibrary,
+    params::{Aead, Params, Protocol},
+    runner::{Prepared, prepare},
+    stacks,
+    transport::RECORD_HEADER_LEN,
+    writes::{MESSAGES, Message, Strategy, Wire, record_overhead},
+};
+
+/// Largest record body, in bytes (RFC 8446 section 5.1).
+const MAX_FRAGMENT: usize = 16384;
+
+/// Libraries without a gather write: OpenSSL and the libraries on its API.
+fn has_no_gather_write(name: &str) -> bool {
+    name.starts_with("openssl") || name.starts_with("boring")
+}
+
+fn case(lib: &dyn TlsLibrary, params: Params, message: Message, strategy: Strategy) -> Case {
+    Case { workload: Workload::SmallWrites { message, strategy }, params, library: lib.name() }
+}
+
+/// One checked message of `case`: what it put on the wire, or the skip reason.
+fn send_once(case: &Case, libs: &[Box<dyn TlsLibrary>]) -> Result<Wire, String> {
+    match prepare(case, libs).unwrap_or_else(|e| panic!("{case}: {e:#}")) {
+        Prepared::Ready { mut runner, .. } => {
+            let m = runner.run(1).unwrap_or_else(|e| panic!("{case}: {e:#}"));
+            Ok(m.wire.unwrap_or_else(|| panic!("{case}: no wire count")))
+        }
+        Prepared::Skipped(why) => Err(why),
+    }
+}
+
+/// The records `strategy` should produce for `message`: one per buffer (or
+/// more for a buffer over a record), or for one write the message split
+/// into full records.
+fn expected_records(message: Message, strategy: Strategy) -> u64 {
+    let records = |len: usize| len.div_ceil(MAX_FRAGMENT) as u64;
+    match strategy {
+        Strategy::PerBuffer => message.sizes().iter().map(|&s| records(s)).sum(),
+        Strategy::Coalesced | Strategy::Vectored => records(message.len()),
+    }
+}
+
+#[test]
+fn every_library_sends_every_message_with_the_formula_overhead() {
+    let libs = stacks::all();
+    // The standard messages, one of exactly 16 KiB, and one of three records.
+    let mut messages = MESSAGES.to_vec();
+    messages.push(Message(&[8192, 8192]));
+    messages.push(Message(&[20000, 100, 20000]));
+    let mut measured = 0;
+    // The default suites, and the others (s2n-tls has no TLS 1.2 policy
+    // that prefers AES-256-GCM: it is measured in TLS 1.2 with AES-128-GCM).
+    let suites = [
+        (Protocol::Tls13, Aead::Aes256Gcm),
+        (Protocol::Tls12, Aead::Aes256Gcm),
+        (Protocol::Tls12, Aead::Aes128Gcm),
+        (Protocol::Tls13, Aead::Chacha20Poly1305),
+        (Protocol::Tls12, Aead::Chacha20Poly1305),
+    ];
+    let mut s2n_tls12 = false;
+    for (protocol, aead) in suites {
+        let params = small_write_params(protocol, aead);
+        let per_record =
+            |lib: &str| if lib == "plaintext" { RECORD_HEADER_LEN } else { record_overhead(protocol, aead) };
+        for lib in &libs {
+            let name = lib.name();
+            let probe = case(lib.as_ref(), params, messages[0], Strategy::PerBuffer);
+            if let Err(why) = send_once(&probe, &libs) {
+                // The library cannot do these parameters at all (a FIPS
+                // build without x25519): every strategy skips alike.
+                for s in Strategy::ALL {
+                    let c = case(lib.as_ref(), params, messages[0], s);
+                    assert!(send_once(&c, &libs).is_err(), "{c} runs where per-buffer skips ({why})");
+                }
+                eprintln!("skip {name} {protocol}: {why}");
+                continue;
+            }
+            for &message in &messages {
+                for strategy in Strategy::ALL {
+                    let c = case(lib.as_ref(), params, message, strategy);
+                    let wire = match send_once(&c, &libs) {
+                        Ok(w) => w,
+                        Err(why) => {
+                            assert!(
+                                strategy == Strategy::Vectored && has_no_gather_write(&name),
+                                "{c} skipped: {why}"
+                            );
+                            assert!(why.contains("no gather write"), "{c}: {why}");
+                            continue;
+                        }
+                    };
+                    assert!(
+                        !(strategy == Strategy::Vectored && has_no_gather_write(&name)),
+                        "{c} runs though the library has no gather write"
+                    );
+                    let records = expected_records(message, strategy);
+                    assert_eq!(wire.records, records, "{c}: records");
+                    let overhead = records as usize * per_record(&name);
+                    assert_eq!(wire.bytes as usize, message.len() + overhead, "{c}: bytes on the wire");
+                    assert_eq!(wire.overhead(message.len()), overhead as i64, "{c}");
+                    measured += 1;
+                    s2n_tls12 |= strategy == Strategy::Vectored
+                        && name.starts_with("s2n")
+                        && protocol == Protocol::Tls12;
+                }
+            }
+        }
+    }
+    assert!(measured > 0, "no library measured anything");
+    if cfg!(feature = "s2n-tls") && !libs.iter().any(|l| l.name().contains("fips")) {
+        assert!(s2n_tls12, "s2n-tls's gather write was not run in TLS 1.2");
+    }
+}
+
+#[test]
+fn per_buffer_pays_a_record_per_buffer_and_gathering_pays_one() {
+    let libs = stacks::all();
+    let params = small_write_params(Protocol::Tls13, Aead::Aes256Gcm);
+    let twenty = MESSAGES[9];
+    assert_eq!(twenty.sizes(), &[50; 20]);
+    for lib in libs.iter().filter(|l| !has_no_gather_write(&l.name())) {
+        let Ok(per_buffer) = send_once(&case(lib.as_ref(), params, twenty, Strategy::PerBuffer), &libs)
+        else {
+            continue;
+        };
+        let vectored = send_once(&case(lib.as_ref(), params, twenty, Strategy::Vectored), &libs)
+            .unwrap_or_else(|why| panic!("{}: vectored skipped: {why}", lib.name()));
+        assert_eq!((per_buffer.records, vectored.records), (20, 1), "{}", lib.name());
+        assert!(per_buffer.bytes > vectored.bytes, "{}", lib.name());
+    }
+}
+
+fn small_writes(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_small-writes")).args(args).output().expect("running small-writes")
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("small-writes-{name}"));
+    let _ = fs::remove_dir_all(&dir);
+    dir
+}
+
+#[test]
+fn unknown_names_are_errors_that_list_the_valid_ones() {
+    for (args, wanted) in [
+        (&["--strategy", "writev"][..], "valid: per-buffer, coalesced, vectored"),
+        (&["--library", "gnutls"][..], "valid: "),
+        (&["--protocol", "TLSv1.1"][..], "valid: TLSv1.3, TLSv1.2"),
+        (&["--suite", "TLS_AES_512"][..], "TLS_AES_256_GCM_SHA384"),
+        (&["--suite", "TLS_AES_128_GCM_SHA256", "--protocol", "TLSv1.2"][..], "does not select"),
+        (&["--message", "50,0"][..], "not a size in bytes"),
+        (&["--rounds", "0"][..], "--rounds must be"),
+    ] {
+        let out = small_writes(args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+        assert!(stderr.contains(wanted), "{args:?}: {stderr}");
+    }
+}
+
+#[test]
+fn a_short_run_writes_tables_json_csv_and_a_graph() {
+    let out_dir = scratch("run");
+    let lib = stacks::all()
+        .iter()
+        .map(|l| l.name())
+        .find(|n| n == "plaintext" || n.ends_with("+ring"))
+        .expect("no plaintext floor nor rustls+ring in this build");
+    let out_arg = out_dir.display().to_string();
+    let out = small_writes(&[
+        "--library",
+        &lib,
+        "--message",
+        "50x20",
+        "--message",
+        "100,50",
+        "--protocol",
+        "TLSv1.3",
+        "--iterations",
+        "40",
+        "--warmup",
+        "5",
+        "--rounds",
+        "2",
+        "--out",
+        &out_arg,
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains(&format!("### TLSv1.3, TLS_AES_256_GCM_SHA384: {lib}")), "{stdout}");
+    for row in ["per-buffer [50 x 20]", "coalesced [100, 50]", "vectored [50 x 20]"] {
+        assert!(stdout.contains(row), "{row}: {stdout}");
+    }
+    let report: serde_json::Value =
+        serde_json::from_slice(&fs::read(out_dir.join("results.json")).unwrap()).unwrap();
+    let rows = report["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 6);
+    assert!(rows.iter().all(|r| r["latency"]["count"] == 40), "{rows:?}");
+    let csv = fs::read_to_string(out_dir.join("results.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 7, "{csv}");
+    assert!(out_dir.join("p50-TLSv1.3.svg").is_file());
+    assert!(out_dir.join("report.md").is_file());
+    // The saved run prints again without running.
+    let again = small_writes(&["--report-only", "--out", &out_arg]);
+    assert!(again.status.success());
+    assert_eq!(String::from_utf8_lossy(&again.stdout), stdout);
+}
