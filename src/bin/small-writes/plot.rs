@@ -11,7 +11,7 @@ use plotters::{
     style::text_anchor::{HPos, Pos, VPos},
 };
 
-use super::results::{Report, Row};
+use super::results::{Report, Row, distinct};
 
 type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
 
@@ -29,17 +29,6 @@ const X_LABEL_CHAR: u32 = 6;
 
 fn plot_err(e: impl std::fmt::Display) -> anyhow::Error {
     anyhow!("drawing the small-writes graph: {e}")
-}
-
-/// The values of `f` over `rows`, each once, in order of first appearance.
-fn distinct<'r>(rows: impl Iterator<Item = &'r Row>, f: fn(&Row) -> &str) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for r in rows {
-        if !out.iter().any(|v| v == f(r)) {
-            out.push(f(r).to_string());
-        }
-    }
-    out
 }
 
 /// The values `m` x 10^k (each `m` of `multiples`, any whole k) within

@@ -149,24 +149,12 @@ impl Report {
 
     /// The protocol versions present, in order of first appearance.
     pub fn protocols(&self) -> Vec<String> {
-        let mut out: Vec<String> = Vec::new();
-        for r in &self.rows {
-            if !out.contains(&r.protocol) {
-                out.push(r.protocol.clone());
-            }
-        }
-        out
+        distinct(self.rows.iter(), |r| &r.protocol)
     }
 
     /// The libraries present, in order of first appearance.
     pub fn libraries(&self) -> Vec<String> {
-        let mut out: Vec<String> = Vec::new();
-        for r in &self.rows {
-            if !out.contains(&r.library) {
-                out.push(r.library.clone());
-            }
-        }
-        out
+        distinct(self.rows.iter(), |r| &r.library)
     }
 
     /// One Markdown table per protocol version and library (rows: strategy
@@ -249,13 +237,7 @@ impl Report {
                 writeln!(out, "### {protocol}, {}: p50 ns, per-buffer / coalesced / vectored\n", first.suite);
             let _ = writeln!(out, "| message | {} |", libraries.join(" | "));
             let _ = writeln!(out, "|---|{}", "--:|".repeat(libraries.len()));
-            let mut messages: Vec<&str> = Vec::new();
-            for r in &rows {
-                if !messages.contains(&r.message.as_str()) {
-                    messages.push(&r.message);
-                }
-            }
-            for message in messages {
+            for message in distinct(rows.iter().copied(), |r| &r.message) {
                 let cell = |library: &str| {
                     let p50 = |strategy: &str| {
                         rows.iter()
@@ -272,6 +254,18 @@ impl Report {
         }
         out
     }
+}
+
+/// The values of `field` over `rows`, each once, in order of first
+/// appearance.
+pub fn distinct<'r>(rows: impl Iterator<Item = &'r Row>, field: fn(&Row) -> &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for r in rows {
+        if !out.iter().any(|v| v == field(r)) {
+            out.push(field(r).to_string());
+        }
+    }
+    out
 }
 
 /// Criterion's mean for the id `id` with its interval, e.g.
