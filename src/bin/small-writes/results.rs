@@ -1,7 +1,7 @@
 //! A small-writes run's results: what is saved as JSON and CSV, and the
 //! Markdown tables printed from them.
 
-use std::{fmt::Write as _, fs, path::Path};
+use std::{fs, path::Path};
 
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
@@ -163,12 +163,11 @@ impl Report {
     /// `criterion` when it has the same id), then the skipped cases.
     pub fn markdown(&self, criterion: &[Measurement]) -> String {
         let mut out = String::new();
-        let _ = writeln!(
-            out,
+        out.push_str(&format!(
             "Small writes, {} ({}): sender's time per message in ns, {} iterations per case after {} \
-             warm-up, interleaved over {} rounds.\n",
+             warm-up, interleaved over {} rounds.\n\n",
             self.date, self.host, self.iterations, self.warmup, self.rounds
-        );
+        ));
         out.push_str(&self.summary());
         for protocol in self.protocols() {
             for library in self.libraries() {
@@ -178,7 +177,7 @@ impl Report {
                     .filter(|r| r.protocol == protocol && r.library == library && r.latency.is_some())
                     .collect();
                 let Some(first) = rows.first() else { continue };
-                let _ = writeln!(out, "### {protocol}, {}: {library}\n", first.suite);
+                out.push_str(&format!("### {protocol}, {}: {library}\n\n", first.suite));
                 out.push_str(
                     "| strategy [buffers] | min | p50 | p50 of rounds | p90 | p99 | p99.9 | max | records \
                      | bytes on wire | overhead | Criterion mean [95% CI] |\n",
@@ -188,9 +187,8 @@ impl Report {
                     let (Some(l), Some(w)) = (r.latency, r.wire) else { continue };
                     let criterion = criterion_mean(criterion, &r.id).unwrap_or_else(|| "-".to_string());
                     let rounds = r.p50_range().map_or("-".to_string(), |(lo, hi)| format!("{lo}-{hi}"));
-                    let _ = writeln!(
-                        out,
-                        "| {} | {} | {} | {rounds} | {} | {} | {} | {} | {} | {} | {} | {criterion} |",
+                    out.push_str(&format!(
+                        "| {} | {} | {} | {rounds} | {} | {} | {} | {} | {} | {} | {} | {criterion} |\n",
                         r.label(),
                         l.min,
                         l.p50,
@@ -200,8 +198,8 @@ impl Report {
                         l.max,
                         w.records,
                         w.bytes,
-                        w.overhead(r.payload_bytes),
-                    );
+                        w.overhead(r.payload_bytes)
+                    ));
                 }
                 out.push('\n');
             }
@@ -233,10 +231,12 @@ impl Report {
         for protocol in self.protocols() {
             let rows: Vec<&Row> = self.rows.iter().filter(|r| r.protocol == protocol).collect();
             let Some(first) = rows.first() else { continue };
-            let _ =
-                writeln!(out, "### {protocol}, {}: p50 ns, per-buffer / coalesced / vectored\n", first.suite);
-            let _ = writeln!(out, "| message | {} |", libraries.join(" | "));
-            let _ = writeln!(out, "|---|{}", "--:|".repeat(libraries.len()));
+            out.push_str(&format!(
+                "### {protocol}, {}: p50 ns, per-buffer / coalesced / vectored\n\n",
+                first.suite
+            ));
+            out.push_str(&format!("| message | {} |\n", libraries.join(" | ")));
+            out.push_str(&format!("|---|{}\n", "--:|".repeat(libraries.len())));
             for message in distinct(rows.iter().copied(), |r| &r.message) {
                 let cell = |library: &str| {
                     let p50 = |strategy: &str| {
@@ -248,7 +248,7 @@ impl Report {
                     format!("{} / {} / {}", p50("per-buffer"), p50("coalesced"), p50("vectored"))
                 };
                 let cells: Vec<String> = libraries.iter().map(|l| cell(l)).collect();
-                let _ = writeln!(out, "| {message} | {} |", cells.join(" | "));
+                out.push_str(&format!("| {message} | {} |\n", cells.join(" | ")));
             }
             out.push('\n');
         }
