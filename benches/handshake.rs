@@ -13,10 +13,9 @@
 mod common;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use tls_bench::bench::Workload;
 
 fn handshake(c: &mut Criterion) {
-    common::bench(c, "handshake", |w| w == Workload::Handshake);
+    common::bench(c, "handshake");
 }
 
 criterion_group! {

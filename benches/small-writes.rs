@@ -16,10 +16,9 @@
 mod common;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use tls_bench::bench::Workload;
 
 fn small_writes(c: &mut Criterion) {
-    common::bench(c, "small-writes", |w| matches!(w, Workload::SmallWrites { .. }));
+    common::bench(c, "small-writes");
 }
 
 criterion_group! {

@@ -14,10 +14,9 @@
 mod common;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use tls_bench::bench::Workload;
 
 fn throughput(c: &mut Criterion) {
-    common::bench(c, "throughput", |w| matches!(w, Workload::Throughput { .. }));
+    common::bench(c, "throughput");
 }
 
 criterion_group! {

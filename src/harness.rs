@@ -18,7 +18,7 @@ use crate::{
     callgrind,
     memory::{self, Scope},
     params::{CipherSuite, HandshakeKind, KxGroup, Params, Protocol},
-    transport::{Duplex, Endpoint, Side},
+    transport::{DEFAULT_MTU, Duplex, Endpoint, Side},
     writes::{Strategy, Wire},
 };
 
@@ -54,7 +54,7 @@ impl Negotiated {
         if self.suite != params.suite {
             wrong.push(format!("suite {} (wanted {})", self.suite, params.suite));
         }
-        let group_checked = !(resumption && params.protocol() == Protocol::Tls12);
+        let group_checked = !(resumption && params.protocol().stream_version() == Protocol::Tls12);
         if group_checked && self.group != Some(params.group) {
             let got = self.group.map_or("none".to_string(), |g| g.to_string());
             wrong.push(format!("group {got} (wanted {})", params.group));
@@ -164,6 +164,15 @@ pub trait TlsLibrary {
         Err(ConfigureError::Unsupported(format!("{}: this stack has no gather write", self.name())))
     }
 
+    /// [`TlsLibrary::configure`] for DTLS parameters ([`Params::datagram`]):
+    /// connections over a datagram [`Endpoint`], told its
+    /// [`Endpoint::max_datagram`] as their MTU. Errors:
+    /// [`ConfigureError::Unsupported`] with the reason when the library has
+    /// no DTLS (the default) or not this version, suite or group.
+    fn configure_datagram(&self, _params: &Params) -> Result<Box<dyn Configured>, ConfigureError> {
+        Err(ConfigureError::Unsupported("no DTLS (TLS over a byte stream only)".to_string()))
+    }
+
     /// Settings this library uses for `params` that the benchmark id does
     /// not name but that change what is measured, e.g. s2n-tls's security
     /// policy (`security policy default_tls13`). `None` when there are none
@@ -267,11 +276,35 @@ impl Pair {
                 stalled = 0;
             }
         }
+        if self.duplex.max_datagram().is_some() {
+            self.settle_datagrams(times)?;
+        }
         ensure!(
             self.duplex.pending_for(Side::Server) == 0,
             "server left {} bytes of the client unread after the handshake",
             self.duplex.pending_for(Side::Server)
         );
+        Ok(())
+    }
+
+    /// DTLS 1.3: the server acknowledges the client's last flight with an
+    /// ACK record (RFC 9147 section 7), which the client must process to
+    /// know its flight arrived (else it would retransmit it). A side with
+    /// datagrams still queued when both report done reads them here, timed
+    /// into its side of the handshake; no application data may be among
+    /// them. Errors: a library error, or application data.
+    fn settle_datagrams(&mut self, times: &mut SideTimes) -> Result<()> {
+        for side in [Side::Client, Side::Server] {
+            if self.duplex.datagrams_for(side) == 0 {
+                continue;
+            }
+            let (conn, acc) = self.side_mut(side, times);
+            let mut byte = [0u8; 1];
+            let n = timed(side, acc, || conn.recv(&mut byte))?;
+            ensure!(n == 0, "the {side:?} received application data at the end of the handshake");
+            let left = self.duplex.datagrams_for(side);
+            ensure!(left == 0, "the {side:?} left {left} datagrams unread after the handshake");
+        }
         Ok(())
     }
 
@@ -419,6 +452,84 @@ impl Pair {
         Ok((times, wire))
     }
 
+    /// The send loop: [`Pair::send_writes`] then [`Pair::receive_writes`].
+    /// Returns the time in the sender's calls and in the receiver's, each in
+    /// its side. Errors: theirs.
+    pub fn send_loop(&mut self, from: Side, data: &[u8], payload: usize, scratch: &mut [u8]) -> Result<SideTimes> {
+        let mut times = SideTimes::default();
+        self.send_writes(from, data, payload, &mut times)?;
+        self.receive_writes(from.peer(), data, payload, scratch, &mut times)?;
+        Ok(times)
+    }
+
+    /// The send loop's first half: `data` from `from` to the peer in writes
+    /// of `payload` bytes (`data.len()` a multiple of it), the sender's calls
+    /// timed into `times`. Each write must go out as exactly one record, and
+    /// on a datagram duplex as one datagram: the transport's counters are
+    /// checked. Errors: a library error, a write that was not one record
+    /// (datagram).
+    pub fn send_writes(&mut self, from: Side, data: &[u8], payload: usize, times: &mut SideTimes) -> Result<()> {
+        ensure!(
+            payload > 0 && data.len().is_multiple_of(payload),
+            "{} bytes are not a whole number of {payload}-byte writes",
+            data.len()
+        );
+        let writes = (data.len() / payload) as u64;
+        let before = self.duplex.stats(from);
+        self.send(from, data, payload, times)?;
+        let after = self.duplex.stats(from);
+        let records = after.records - before.records;
+        ensure!(records == writes, "{writes} writes of {payload} bytes went out as {records} records");
+        if self.duplex.max_datagram().is_some() {
+            let datagrams = after.datagrams - before.datagrams;
+            ensure!(datagrams == writes, "{writes} writes of {payload} bytes went out as {datagrams} datagrams");
+        }
+        Ok(())
+    }
+
+    /// The send loop's second half: side `to` reads each of the writes of
+    /// `payload` bytes that [`Pair::send_writes`] sent into its own slot of
+    /// `scratch` (poisoned first), its calls timed into `times`; the slots
+    /// are compared with `data`, and both queues must then be empty.
+    /// Errors: a library error; a slot that stayed short (a lost datagram:
+    /// the in-memory transport never loses one, so a harness or library
+    /// bug); a slot that differs from what was sent (corrupted or
+    /// reordered); bytes left queued.
+    pub fn receive_writes(
+        &mut self,
+        to: Side,
+        data: &[u8],
+        payload: usize,
+        scratch: &mut [u8],
+        times: &mut SideTimes,
+    ) -> Result<()> {
+        ensure!(scratch.len() == data.len(), "receive buffer of {} bytes for {}", scratch.len(), data.len());
+        ensure!(payload > 0, "writes of 0 bytes");
+        let writes = data.len() / payload;
+        scratch.iter_mut().zip(data).for_each(|(s, d)| *s = !d);
+        let (conn, acc) = self.side_mut(to, times);
+        timed(to, acc, || {
+            for (i, slot) in scratch.chunks_mut(payload).enumerate() {
+                let mut filled = 0;
+                while filled < payload {
+                    match conn.recv(&mut slot[filled..])? {
+                        0 => bail!("write {i} of {writes}: {filled} of {payload} bytes arrived; no more queued (lost)"),
+                        n => filled += n,
+                    }
+                }
+            }
+            Ok(())
+        })?;
+        if let Some(i) = scratch.chunks(payload).zip(data.chunks(payload)).position(|(got, sent)| got != sent) {
+            bail!("write {i} of {writes} arrived corrupted or out of order");
+        }
+        for side in [Side::Client, Side::Server] {
+            let left = self.duplex.pending_for(side);
+            ensure!(left == 0, "{left} bytes left queued for the {side:?} after a send loop");
+        }
+        Ok(())
+    }
+
     /// Both sides send close_notify.
     pub fn shutdown(&mut self) -> Result<()> {
         memory::in_scope(Scope::Client, || self.client.shutdown())?;
@@ -459,6 +570,8 @@ pub struct Handshaker {
     client: Rc<dyn Configured>,
     server: Rc<dyn Configured>,
     session: Option<Session>,
+    /// The path MTU of DTLS connections' duplexes, in bytes.
+    mtu: usize,
 }
 
 impl Handshaker {
@@ -474,11 +587,14 @@ impl Handshaker {
         params: Params,
     ) -> Result<Handshaker, ConfigureError> {
         params.validate().map_err(ConfigureError::Unsupported)?;
-        let client: Rc<dyn Configured> = client_lib.configure(&params)?.into();
+        let configure = |lib: &dyn TlsLibrary| {
+            if params.datagram { lib.configure_datagram(&params) } else { lib.configure(&params) }
+        };
+        let client: Rc<dyn Configured> = configure(client_lib)?.into();
         let server = if client_lib.name() == server_lib.name() {
             client.clone()
         } else {
-            server_lib.configure(&params)?.into()
+            configure(server_lib)?.into()
         };
         Handshaker::from_configured(client, server, params)
     }
@@ -493,10 +609,10 @@ impl Handshaker {
         params: Params,
     ) -> Result<Handshaker, ConfigureError> {
         params.validate().map_err(ConfigureError::Unsupported)?;
-        let mut h = Handshaker { params, client, server, session: None };
+        let mut h = Handshaker { params, client, server, session: None, mtu: DEFAULT_MTU };
         if params.kind == HandshakeKind::Resumption {
             let mut times = SideTimes::default();
-            let mut pair = h.pair(Duplex::new(), &mut times)?;
+            let mut pair = h.pair(h.duplex()?, &mut times)?;
             pair.handshake(&mut times)?;
             h.session = Some(pair.take_session(&mut times)?);
         }
@@ -506,6 +622,22 @@ impl Handshaker {
     /// The parameters this handshaker runs.
     pub fn params(&self) -> &Params {
         &self.params
+    }
+
+    /// Sets the path MTU of the duplexes of DTLS connections from now on,
+    /// in bytes ([`DEFAULT_MTU`] until then; a byte stream has none).
+    /// Errors: an MTU [`Duplex::datagram`] refuses.
+    pub fn set_mtu(&mut self, mtu: usize) -> Result<()> {
+        Duplex::datagram(mtu).map_err(|e| anyhow!(e))?;
+        self.mtu = mtu;
+        Ok(())
+    }
+
+    /// A new, empty duplex of the kind the parameters need: a byte stream
+    /// for TLS, datagrams of the set MTU for DTLS. Errors: none once the
+    /// MTU was accepted ([`Duplex::datagram`]'s check).
+    pub fn duplex(&self) -> Result<Duplex> {
+        if self.params.datagram { Duplex::datagram(self.mtu).map_err(|e| anyhow!(e)) } else { Ok(Duplex::new()) }
     }
 
     /// A new connection pair over `duplex`, resuming the last session for
@@ -539,9 +671,9 @@ impl Handshaker {
         Ok(Handshake { pair, retired })
     }
 
-    /// [`Handshaker::run_on`] over a new duplex.
+    /// [`Handshaker::run_on`] over a new duplex ([`Handshaker::duplex`]).
     pub fn run(&mut self, times: &mut SideTimes) -> Result<Handshake> {
-        self.run_on(Duplex::new(), times)
+        self.run_on(self.duplex()?, times)
     }
 
     /// One checked handshake: [`Handshaker::run`] and the check of both

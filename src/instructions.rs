@@ -99,7 +99,7 @@ impl Counted {
         let side = |s: Side| if s == Side::Client { Region::Client } else { Region::Server };
         match (self.case.workload, self.figure) {
             (Workload::Handshake, Figure::Both) => Region::Handshake,
-            (Workload::Throughput { .. }, Figure::Both) => Region::BothSides,
+            (Workload::Throughput { .. } | Workload::SendLoop { .. }, Figure::Both) => Region::BothSides,
             (Workload::SmallWrites { .. }, Figure::Both) => side(first),
             (_, Figure::First) => side(first),
             (_, Figure::Second) => side(first.peer()),

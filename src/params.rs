@@ -8,18 +8,48 @@
 
 use std::fmt;
 
-/// TLS protocol version (RFC 5246, RFC 8446).
+/// Protocol version: TLS over a byte stream (RFC 5246, RFC 8446) or DTLS
+/// over datagrams (RFC 6347, RFC 9147).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Protocol {
     /// TLS 1.2, RFC 5246.
     Tls12,
     /// TLS 1.3, RFC 8446.
     Tls13,
+    /// DTLS 1.2, RFC 6347: TLS 1.2's handshake and suites over datagrams.
+    Dtls12,
+    /// DTLS 1.3, RFC 9147: TLS 1.3's handshake and suites over datagrams.
+    Dtls13,
 }
 
 impl Protocol {
-    /// Every protocol version benchmarked.
+    /// Every TLS (byte-stream) version benchmarked.
     pub const ALL: [Protocol; 2] = [Protocol::Tls12, Protocol::Tls13];
+    /// Every DTLS (datagram) version benchmarked.
+    pub const DATAGRAM: [Protocol; 2] = [Protocol::Dtls12, Protocol::Dtls13];
+
+    /// Whether this is a DTLS version (records in datagrams).
+    pub fn is_datagram(self) -> bool {
+        matches!(self, Protocol::Dtls12 | Protocol::Dtls13)
+    }
+
+    /// The TLS version whose handshake and cipher suites this version uses:
+    /// itself for TLS, TLS 1.2 for DTLS 1.2 (RFC 6347 section 1), TLS 1.3
+    /// for DTLS 1.3 (RFC 9147 section 1).
+    pub fn stream_version(self) -> Protocol {
+        match self {
+            Protocol::Tls12 | Protocol::Dtls12 => Protocol::Tls12,
+            Protocol::Tls13 | Protocol::Dtls13 => Protocol::Tls13,
+        }
+    }
+
+    /// The DTLS version built on this TLS version (itself for DTLS).
+    pub fn datagram_version(self) -> Protocol {
+        match self.stream_version() {
+            Protocol::Tls13 => Protocol::Dtls13,
+            _ => Protocol::Dtls12,
+        }
+    }
 }
 
 impl fmt::Display for Protocol {
@@ -27,6 +57,8 @@ impl fmt::Display for Protocol {
         f.write_str(match self {
             Protocol::Tls12 => "TLSv1.2",
             Protocol::Tls13 => "TLSv1.3",
+            Protocol::Dtls12 => "DTLSv1.2",
+            Protocol::Dtls13 => "DTLSv1.3",
         })
     }
 }
@@ -90,9 +122,10 @@ impl CipherSuite {
 
     /// The suite for `protocol` with bulk cipher `aead`, authenticated by a
     /// certificate of `key` type (the key type matters only for TLS 1.2).
+    /// DTLS uses its TLS version's suites.
     pub fn for_protocol(protocol: Protocol, aead: Aead, key: KeyType) -> CipherSuite {
         use CipherSuite::*;
-        match (protocol, key, aead) {
+        match (protocol.stream_version(), key, aead) {
             (Protocol::Tls13, _, Aead::Aes128Gcm) => TLS_AES_128_GCM_SHA256,
             (Protocol::Tls13, _, Aead::Aes256Gcm) => TLS_AES_256_GCM_SHA384,
             (Protocol::Tls13, _, Aead::Chacha20Poly1305) => TLS_CHACHA20_POLY1305_SHA256,
@@ -106,10 +139,11 @@ impl CipherSuite {
             (Protocol::Tls12, KeyType::Rsa, Aead::Chacha20Poly1305) => {
                 TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256
             }
+            (Protocol::Dtls12 | Protocol::Dtls13, ..) => unreachable!("stream_version is a TLS version"),
         }
     }
 
-    /// The protocol version this suite belongs to.
+    /// The TLS version this suite belongs to (DTLS uses the same suites).
     pub fn protocol(self) -> Protocol {
         match self.auth() {
             None => Protocol::Tls13,
@@ -285,7 +319,7 @@ impl KxGroup {
     /// Whether the group can be used with `protocol` (hybrid ML-KEM groups are
     /// defined for TLS 1.3 only).
     pub fn usable_with(self, protocol: Protocol) -> bool {
-        self != KxGroup::X25519Mlkem768 || protocol == Protocol::Tls13
+        self != KxGroup::X25519Mlkem768 || protocol.stream_version() == Protocol::Tls13
     }
 }
 
@@ -413,6 +447,9 @@ pub struct Params {
     pub group: KxGroup,
     /// The server's (and for mTLS the client's) certificate chain.
     pub cert: CertChain,
+    /// DTLS over a datagram transport (the suite's TLS version's DTLS:
+    /// RFC 6347, RFC 9147) instead of TLS over a byte stream.
+    pub datagram: bool,
 }
 
 impl Default for Params {
@@ -424,21 +461,27 @@ impl Default for Params {
             suite: CipherSuite::TLS_AES_128_GCM_SHA256,
             group: KxGroup::X25519,
             cert: CertChain::EcdsaP256,
+            datagram: false,
         }
     }
 }
 
 impl Params {
-    /// The protocol version (from the suite).
+    /// The protocol version (from the suite and [`Params::datagram`]).
     pub fn protocol(&self) -> Protocol {
-        self.suite.protocol()
+        let tls = self.suite.protocol();
+        if self.datagram { tls.datagram_version() } else { tls }
     }
 
-    /// These parameters with the protocol changed to `protocol`, keeping the
-    /// suite's AEAD (and choosing the TLS 1.2 suite that matches the
-    /// certificate's key type).
+    /// These parameters with the protocol changed to `protocol` (TLS or
+    /// DTLS), keeping the suite's AEAD (and choosing the TLS 1.2 suite that
+    /// matches the certificate's key type).
     pub fn with_protocol(self, protocol: Protocol) -> Params {
-        Params { suite: CipherSuite::for_protocol(protocol, self.suite.aead(), self.cert.key_type()), ..self }
+        Params {
+            suite: CipherSuite::for_protocol(protocol, self.suite.aead(), self.cert.key_type()),
+            datagram: protocol.is_datagram(),
+            ..self
+        }
     }
 
     /// These parameters with the suite's AEAD changed to `aead` (same
@@ -464,7 +507,7 @@ impl Params {
     /// and the negotiated group is still checked to be the benchmarked one.
     pub fn offered_groups(&self) -> Vec<KxGroup> {
         let mut groups = vec![self.group];
-        if self.protocol() == Protocol::Tls12
+        if self.protocol().stream_version() == Protocol::Tls12
             && let Some(curve) = self.cert.ecdsa_curve()
             && curve != self.group
         {
@@ -524,7 +567,7 @@ impl Params {
                     for group in KxGroup::ALL {
                         for cert in CertChain::ALL {
                             let suite = CipherSuite::for_protocol(protocol, aead, cert.key_type());
-                            let p = Params { kind, suite, group, cert };
+                            let p = Params { kind, suite, group, cert, datagram: false };
                             if p.validate().is_ok() {
                                 out.push(p);
                             }

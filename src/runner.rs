@@ -23,6 +23,16 @@
 //!   (the receiver's calls timed into its side only), the records and
 //!   bytes it put on the wire checked to be the same every iteration
 //!   ([`crate::harness::Pair::deliver`]).
+//! - Send loop (DTLS, and TLS for contrast): on a checked connection, one
+//!   untimed warm-up loop; then per iteration [`SEND_LOOP_WRITES`] writes
+//!   from [`SEND_LOOP_SENDER`], each checked to leave as one record (DTLS:
+//!   one datagram), each read by the peer into its own slot of a poisoned
+//!   buffer and compared, the queues checked empty
+//!   ([`crate::harness::Pair::send_loop`]). The sender's calls and the
+//!   receiver's are timed apart.
+//!
+//! DTLS cases run over a datagram duplex of the MTU [`crate::bench::MTU_ENV`]
+//! sets.
 
 use std::{
     io::IoSlice,
@@ -33,11 +43,10 @@ use std::{
 use anyhow::{Result, ensure};
 
 use crate::{
-    bench::{BLOCK_BYTES, Case, Figure, SENDER, Workload, pattern},
+    bench::{BLOCK_BYTES, Case, Figure, SEND_LOOP_SENDER, SEND_LOOP_WRITES, SENDER, Workload, mtu_from_env, pattern},
     callgrind,
     error::ConfigureError,
     harness::{Configured, Handshaker, SideTimes, TlsLibrary},
-    transport::Duplex,
     writes::{Message, Strategy, Wire},
 };
 
@@ -111,17 +120,24 @@ impl Runner {
         if lib.name() != case.library {
             return Err(anyhow::anyhow!("{case}: runner given library {}", lib.name()).into());
         }
-        let handshaker = match case.workload {
+        let mut handshaker = match case.workload {
             Workload::SmallWrites { strategy: Strategy::Vectored, .. } => {
                 let configured: Rc<dyn Configured> = lib.configure_vectored(&case.params)?.into();
                 Handshaker::from_configured(configured.clone(), configured, case.params)?
             }
             _ => Handshaker::new(lib, lib, case.params)?,
         };
+        if case.params.datagram {
+            handshaker.set_mtu(mtu_from_env()?)?;
+        }
         let (block, len) = match case.workload {
             Workload::Handshake => (Vec::new(), 0),
             Workload::Throughput { .. } => (pattern(BLOCK_BYTES), BLOCK_BYTES + OFFSET_SPAN),
             Workload::SmallWrites { message, .. } => (pattern(message.len()), message.len() + OFFSET_SPAN),
+            Workload::SendLoop { payload } => {
+                let bytes = payload * SEND_LOOP_WRITES;
+                (pattern(bytes), bytes + OFFSET_SPAN)
+            }
         };
         Ok(Runner {
             workload: case.workload,
@@ -160,13 +176,35 @@ impl Runner {
             Workload::Handshake => self.handshakes(iters, each),
             Workload::Throughput { write_size } => self.transfers(iters, write_size, each),
             Workload::SmallWrites { message, strategy } => self.messages(iters, message, strategy, each),
+            Workload::SendLoop { payload } => self.send_loops(iters, payload, each),
         }
+    }
+
+    fn send_loops(&mut self, iters: u64, payload: usize, each: &mut dyn FnMut(Duration)) -> Result<Measured> {
+        let len = self.block.len();
+        let (d, r) = buffer_offsets(self.runs);
+        let data = &mut self.data[d..d + len];
+        data.copy_from_slice(&self.block);
+        let data = &*data;
+        let scratch = &mut self.scratch[r..r + len];
+        let (mut pair, _) = self.handshaker.handshake_checked()?;
+        // Warm-up: the first loop grows the queues and library buffers.
+        pair.send_loop(SEND_LOOP_SENDER, data, payload, scratch)?;
+        let mut m = Measured { iters, ..Measured::default() };
+        for _ in 0..iters {
+            let t = callgrind::counted(self.count, || pair.send_loop(SEND_LOOP_SENDER, data, payload, scratch))?;
+            m.both += t.client + t.server;
+            m.sides.client += t.client;
+            m.sides.server += t.server;
+            each(t.client + t.server);
+        }
+        Ok(m)
     }
 
     fn handshakes(&mut self, iters: u64, each: &mut dyn FnMut(Duration)) -> Result<Measured> {
         let mut m = Measured { iters, ..Measured::default() };
         for _ in 0..iters {
-            let duplex = Duplex::new();
+            let duplex = self.handshaker.duplex()?;
             let mut times = SideTimes::default();
             let handshaker = &mut self.handshaker;
             let start = Instant::now();

@@ -1,15 +1,24 @@
-//! An in-memory duplex transport: two byte queues, no system calls.
+//! An in-memory duplex transport: two queues, no system calls.
 //!
 //! A [`Duplex`] joins a client [`Endpoint`] and a server [`Endpoint`]. Each
 //! endpoint writes into its outgoing queue and reads from its incoming one; a
-//! read of an empty queue is "would block" (`0` from [`Endpoint::read`],
+//! read of an empty queue is "would block" (`0` from [`Endpoint::read_bytes`],
 //! `ErrorKind::WouldBlock` from `std::io::Read`), never end of file.
 //!
-//! Per direction it counts bytes, write calls and TLS records. Records are
-//! counted by parsing the 5-byte record header (RFC 8446 section 5.1:
-//! content type, legacy version, 16-bit length) in the written byte stream,
-//! so the counts are of what went on the wire, whatever the library's
-//! internal buffering.
+//! A duplex is a byte stream (for TLS, [`Duplex::new`]) or carries
+//! datagrams (for DTLS, [`Duplex::datagram`]): then each `Write::write` is
+//! one datagram of at most [`Duplex::max_datagram`] bytes, and each
+//! `Read::read` returns one whole datagram, in order. Nothing is lost or
+//! reordered; a datagram over the size, or one that does not fit the
+//! reader's buffer (UDP would truncate it), is an error, not a silent loss.
+//!
+//! Per direction it counts bytes, write calls, datagrams and records.
+//! Records are counted by parsing their headers in what was written (TLS:
+//! the 5-byte header of RFC 8446 section 5.1 in the byte stream, whatever
+//! the write boundaries; DTLS: the 13-byte header of RFC 6347 section 4.1
+//! or the unified header of RFC 9147 section 4, within each datagram), so
+//! the counts are of what went on the wire, whatever the library's internal
+//! buffering.
 //!
 //! Each byte is copied twice: into the queue on write, out of it on read.
 
@@ -30,13 +39,26 @@ pub const CONTENT_APPLICATION_DATA: u8 = 23;
 /// TLS content type of handshake records.
 pub const CONTENT_HANDSHAKE: u8 = 22;
 
+/// The default path MTU of a datagram duplex, in bytes (Ethernet's).
+pub const DEFAULT_MTU: usize = 1500;
+/// Bytes of IPv4 (20) and UDP (8) headers in each datagram: the largest
+/// datagram payload is the MTU minus this (RFC 6347 section 4.1.1).
+pub const IPV4_UDP_HEADERS: usize = 28;
+/// Size of a DTLS 1.2 record header in bytes (RFC 6347 section 4.1).
+pub const DTLS_RECORD_HEADER_LEN: usize = 13;
+
 /// Counters for one direction (what one side sent).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct DirectionStats {
-    /// Bytes written (all record headers and bodies), in bytes.
+    /// Bytes written (all record headers and bodies), in bytes; for a
+    /// datagram duplex the datagrams' payloads (IP and UDP headers not
+    /// included).
     pub bytes: u64,
     /// Write calls the library made on the transport.
     pub writes: u64,
+    /// Datagrams sent (datagram duplex only; one per write): what a packets
+    /// per second figure counts.
+    pub datagrams: u64,
     /// TLS records whose header was written.
     pub records: u64,
     /// Of those, records of content type application_data (23). In TLS 1.3
@@ -78,10 +100,52 @@ impl RecordCounter {
     }
 }
 
-/// One direction: a byte queue with its counters.
+/// Counts the DTLS records of one datagram: DTLSPlaintext/DTLSCiphertext
+/// headers of 13 bytes (RFC 6347 section 4.1) and DTLS 1.3's unified
+/// header (RFC 9147 section 4: first bits `001`, then flags for a
+/// connection id, a 16-bit sequence number and a length). A record without
+/// a length runs to the end of the datagram. Returns the records and how
+/// many of them were application data or encrypted (unified header);
+/// `None` when the datagram does not parse as DTLS records.
+pub fn dtls_records(mut datagram: &[u8]) -> Option<(u64, u64)> {
+    let (mut records, mut app) = (0, 0);
+    while !datagram.is_empty() {
+        let first = datagram[0];
+        let (header, body) = if first & 0xE0 == 0x20 {
+            // Connection ids are never negotiated here; their length is not
+            // in the header.
+            if first & 0x10 != 0 {
+                return None;
+            }
+            let seq = if first & 0x08 != 0 { 2 } else { 1 };
+            let header = 1 + seq + if first & 0x04 != 0 { 2 } else { 0 };
+            let body = if first & 0x04 != 0 {
+                let at = 1 + seq;
+                usize::from(u16::from_be_bytes([*datagram.get(at)?, *datagram.get(at + 1)?]))
+            } else {
+                datagram.len().checked_sub(header)?
+            };
+            app += 1;
+            (header, body)
+        } else {
+            let h = datagram.get(..DTLS_RECORD_HEADER_LEN)?;
+            if first == CONTENT_APPLICATION_DATA {
+                app += 1;
+            }
+            (DTLS_RECORD_HEADER_LEN, usize::from(u16::from_be_bytes([h[11], h[12]])))
+        };
+        datagram = datagram.get(header + body..)?;
+        records += 1;
+    }
+    Some((records, app))
+}
+
+/// One direction: a byte queue with its counters, and for a datagram duplex
+/// the length of each queued datagram.
 #[derive(Debug, Default)]
 struct Pipe {
     queue: VecDeque<u8>,
+    datagrams: VecDeque<usize>,
     stats: DirectionStats,
     counter: RecordCounter,
 }
@@ -102,6 +166,8 @@ struct Inner {
     /// Bytes the server sent, the client reads.
     to_client: Pipe,
     capture: Option<Vec<CapturedWrite>>,
+    /// The path MTU of a datagram duplex; `None` for a byte stream.
+    mtu: Option<usize>,
 }
 
 impl Inner {
@@ -121,9 +187,60 @@ pub struct Duplex {
 }
 
 impl Duplex {
-    /// A new, empty duplex.
+    /// A new, empty byte-stream duplex (for TLS).
     pub fn new() -> Duplex {
         Duplex::default()
+    }
+
+    /// A new, empty datagram duplex (for DTLS) with path MTU `mtu` in bytes:
+    /// datagrams of up to `mtu -` [`IPV4_UDP_HEADERS`] bytes. Errors: an MTU
+    /// below 576, the least every IPv4 host must accept (RFC 791), or above
+    /// 65535.
+    pub fn datagram(mtu: usize) -> Result<Duplex, String> {
+        if !(576..=65535).contains(&mtu) {
+            return Err(format!("an MTU of {mtu} bytes: it must be from 576 to 65535"));
+        }
+        let d = Duplex::default();
+        d.inner.borrow_mut().mtu = Some(mtu);
+        Ok(d)
+    }
+
+    /// The largest datagram payload in bytes (MTU minus IPv4 and UDP
+    /// headers), `None` for a byte stream.
+    pub fn max_datagram(&self) -> Option<usize> {
+        self.inner.borrow().mtu.map(|m| m - IPV4_UDP_HEADERS)
+    }
+
+    /// Fault injection for tests of the checks: removes datagram `index`
+    /// (0 is the next) of those queued for `side`, or with `swap_with`
+    /// exchanges it with that one, and returns whether they were queued. The
+    /// transport itself never loses or reorders a datagram. Always `false`
+    /// on a byte stream.
+    #[doc(hidden)]
+    pub fn tamper(&self, side: Side, index: usize, swap_with: Option<usize>) -> bool {
+        let mut inner = self.inner.borrow_mut();
+        if inner.mtu.is_none() {
+            return false;
+        }
+        let pipe = inner.outgoing(side.peer());
+        let n = pipe.datagrams.len();
+        if index >= n || swap_with.is_some_and(|j| j >= n) {
+            return false;
+        }
+        let mut grams: Vec<Vec<u8>> =
+            pipe.datagrams.iter().map(|&len| pipe.queue.drain(..len).collect()).collect();
+        match swap_with {
+            Some(j) => grams.swap(index, j),
+            None => drop(grams.remove(index)),
+        }
+        pipe.datagrams = grams.iter().map(Vec::len).collect();
+        pipe.queue = grams.concat().into();
+        true
+    }
+
+    /// Datagrams queued for `side` to read (0 for a byte stream).
+    pub fn datagrams_for(&self, side: Side) -> usize {
+        self.inner.borrow_mut().outgoing(side.peer()).datagrams.len()
     }
 
     /// Starts keeping a copy of every write (used to record a handshake for
@@ -159,8 +276,11 @@ impl Duplex {
     pub fn shrink_queues(&self) {
         memory::in_scope(Scope::Harness, || {
             let mut inner = self.inner.borrow_mut();
-            inner.to_server.queue.shrink_to_fit();
-            inner.to_client.queue.shrink_to_fit();
+            let Inner { to_server, to_client, .. } = &mut *inner;
+            for pipe in [to_server, to_client] {
+                pipe.queue.shrink_to_fit();
+                pipe.datagrams.shrink_to_fit();
+            }
         });
     }
 
@@ -183,8 +303,75 @@ impl Endpoint {
         self.side
     }
 
+    /// The largest datagram payload in bytes, `None` on a byte stream: a
+    /// DTLS library is told this as its MTU (e.g. OpenSSL's `SSL_set_mtu`,
+    /// which excludes the IP and UDP headers).
+    pub fn max_datagram(&self) -> Option<usize> {
+        self.duplex.max_datagram()
+    }
+
+    /// Sends `data` as one datagram. Errors: a byte-stream duplex, or a
+    /// datagram longer than [`Endpoint::max_datagram`] (a library that
+    /// ignores its MTU).
+    pub fn send_datagram(&self, data: &[u8]) -> io::Result<()> {
+        let max = self.max_datagram().ok_or_else(|| io::Error::other("a byte stream has no datagrams"))?;
+        if data.len() > max {
+            return Err(io::Error::other(format!(
+                "a datagram of {} bytes exceeds the largest of {max} (MTU {})",
+                data.len(),
+                max + IPV4_UDP_HEADERS
+            )));
+        }
+        let (records, app) = dtls_records(data).ok_or_else(|| {
+            io::Error::other(format!("a datagram of {} bytes does not parse as DTLS records", data.len()))
+        })?;
+        let mut inner = self.duplex.inner.borrow_mut();
+        let side = self.side;
+        if let Some(capture) = inner.capture.as_mut() {
+            capture.push(CapturedWrite { from: side, bytes: data.to_vec() });
+        }
+        let pipe = inner.outgoing(side);
+        if pipe.queue.capacity() - pipe.queue.len() < data.len() || pipe.datagrams.capacity() == pipe.datagrams.len() {
+            memory::in_scope(Scope::Harness, || {
+                pipe.queue.reserve(data.len());
+                pipe.datagrams.reserve(1);
+            });
+        }
+        pipe.queue.extend(data);
+        pipe.datagrams.push_back(data.len());
+        pipe.stats.writes += 1;
+        pipe.stats.datagrams += 1;
+        pipe.stats.bytes += data.len() as u64;
+        pipe.stats.records += records;
+        pipe.stats.application_data_records += app;
+        Ok(())
+    }
+
+    /// Moves the next datagram from the peer into `buf`; `Ok(None)` when
+    /// none is queued. Errors: a byte-stream duplex, or a datagram longer
+    /// than `buf` (UDP would truncate it; here it stays queued).
+    pub fn recv_datagram(&self, buf: &mut [u8]) -> io::Result<Option<usize>> {
+        if self.max_datagram().is_none() {
+            return Err(io::Error::other("a byte stream has no datagrams"));
+        }
+        let mut inner = self.duplex.inner.borrow_mut();
+        let pipe = inner.outgoing(self.side.peer());
+        let Some(&len) = pipe.datagrams.front() else { return Ok(None) };
+        if len > buf.len() {
+            return Err(io::Error::other(format!(
+                "a datagram of {len} bytes does not fit a read buffer of {}",
+                buf.len()
+            )));
+        }
+        pipe.datagrams.pop_front();
+        for (b, q) in buf[..len].iter_mut().zip(pipe.queue.drain(..len)) {
+            *b = q;
+        }
+        Ok(Some(len))
+    }
+
     /// Queues all of `data` for the peer and counts it as one write. Never
-    /// blocks.
+    /// blocks. Byte streams only (as [`Endpoint::write_parts`]).
     pub fn write_all_bytes(&self, data: &[u8]) {
         self.write_parts(&[data]);
     }
@@ -195,6 +382,9 @@ impl Endpoint {
     /// ([`memory::Scope::Harness`]), not to the calling library; a write
     /// that fits in the queue's capacity (the steady state of a benchmark)
     /// allocates nothing and does no accounting.
+    ///
+    /// Byte streams only: on a datagram duplex it panics (a harness bug; the
+    /// DTLS stacks write through `std::io::Write`).
     pub fn write_parts(&self, parts: &[&[u8]]) {
         self.write_gathered(parts.iter().copied());
     }
@@ -207,6 +397,7 @@ impl Endpoint {
 
     fn write_gathered<'a>(&self, parts: impl Iterator<Item = &'a [u8]> + Clone) {
         let mut inner = self.duplex.inner.borrow_mut();
+        assert!(inner.mtu.is_none(), "a byte-stream write on a datagram duplex");
         let side = self.side;
         if let Some(capture) = inner.capture.as_mut() {
             capture.push(CapturedWrite { from: side, bytes: parts.clone().flatten().copied().collect() });
@@ -226,9 +417,11 @@ impl Endpoint {
     }
 
     /// Moves up to `buf.len()` queued bytes from the peer into `buf`;
-    /// returns how many, `0` when the queue is empty (would block).
+    /// returns how many, `0` when the queue is empty (would block). Byte
+    /// streams only: on a datagram duplex it panics (a harness bug).
     pub fn read_bytes(&self, buf: &mut [u8]) -> usize {
         let mut inner = self.duplex.inner.borrow_mut();
+        assert!(inner.mtu.is_none(), "a byte-stream read on a datagram duplex");
         let pipe = inner.outgoing(self.side.peer());
         // VecDeque's Read takes from the front; it cannot fail.
         pipe.queue.read(buf).unwrap_or(0)
@@ -241,8 +434,13 @@ impl Endpoint {
 }
 
 impl Read for Endpoint {
-    /// Reads queued bytes; `ErrorKind::WouldBlock` when none are queued.
+    /// Reads queued bytes (a datagram duplex: one whole datagram,
+    /// [`Endpoint::recv_datagram`]); `ErrorKind::WouldBlock` when none are
+    /// queued.
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.max_datagram().is_some() {
+            return self.recv_datagram(buf)?.ok_or_else(|| io::ErrorKind::WouldBlock.into());
+        }
         if buf.is_empty() {
             return Ok(0);
         }
@@ -254,9 +452,14 @@ impl Read for Endpoint {
 }
 
 impl Write for Endpoint {
-    /// Queues all of `buf`; never blocks.
+    /// Queues all of `buf` (a datagram duplex: as one datagram,
+    /// [`Endpoint::send_datagram`], whose errors it returns); never blocks.
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.write_all_bytes(buf);
+        if self.max_datagram().is_some() {
+            self.send_datagram(buf)?;
+        } else {
+            self.write_all_bytes(buf);
+        }
         Ok(buf.len())
     }
 
@@ -314,6 +517,38 @@ mod tests {
         assert_eq!(server.read(&mut buf).unwrap(), 3);
         assert_eq!(&buf[..3], b"rld");
         assert_eq!(server.read(&mut buf).unwrap_err().kind(), io::ErrorKind::WouldBlock);
+    }
+
+    #[test]
+    fn datagrams_keep_their_boundaries_and_size_limits() {
+        assert!(Duplex::datagram(575).is_err());
+        let d = Duplex::datagram(DEFAULT_MTU).unwrap();
+        assert_eq!(d.max_datagram(), Some(1472));
+        let mut client = d.endpoint(Side::Client);
+        let mut server = d.endpoint(Side::Server);
+        // Two DTLS 1.2 records in one datagram, then a unified-header record
+        // without a length (to the end of the datagram), then one with.
+        let mut two = vec![22, 0xFE, 0xFD, 0, 0, 0, 0, 0, 0, 0, 1, 0, 3, 1, 2, 3];
+        two.extend([23, 0xFE, 0xFD, 0, 1, 0, 0, 0, 0, 0, 1, 0, 1, 9]);
+        client.write_all(&two).unwrap();
+        client.write_all(&[0x28, 7, 1, 2, 3, 4]).unwrap();
+        client.write_all(&[0x2C, 7, 7, 0, 1, 5]).unwrap();
+        let s = d.stats(Side::Client);
+        assert_eq!((s.datagrams, s.writes, s.records, s.application_data_records), (3, 3, 4, 3));
+        assert_eq!(s.bytes, (two.len() + 6 + 6) as u64);
+        assert_eq!(d.datagrams_for(Side::Server), 3);
+        let mut small = [0u8; 4];
+        assert!(server.read(&mut small).unwrap_err().to_string().contains("does not fit"));
+        let mut buf = [0u8; 1472];
+        assert_eq!(server.read(&mut buf).unwrap(), two.len());
+        assert_eq!(&buf[..two.len()], &two[..]);
+        assert_eq!(server.read(&mut buf).unwrap(), 6);
+        assert_eq!(server.read(&mut buf).unwrap(), 6);
+        assert_eq!(server.read(&mut buf).unwrap_err().kind(), io::ErrorKind::WouldBlock);
+        let big = vec![0u8; 1473];
+        assert!(client.write(&big).unwrap_err().to_string().contains("exceeds the largest of 1472"));
+        assert!(client.write(&[22, 0xFE]).unwrap_err().to_string().contains("does not parse"));
+        assert_eq!(d.stats(Side::Client).datagrams, 3);
     }
 
     #[test]

@@ -169,20 +169,29 @@ impl Wire {
     }
 }
 
-/// Bytes a TLS record adds to its plaintext, with no padding, in bytes:
+/// Bytes a record adds to its plaintext, with no padding, in bytes:
 /// - TLS 1.3: 5 (header) + 1 (inner content type) + 16 (AEAD tag) = 22
 ///   (RFC 8446 section 5.2);
 /// - TLS 1.2 AES-GCM: 5 + 8 (explicit nonce) + 16 = 29 (RFC 5288 section 3);
 /// - TLS 1.2 ChaCha20-Poly1305: 5 + 16 = 21 (RFC 7905 section 2, no
-///   explicit nonce).
-pub fn record_overhead(protocol: Protocol, aead: Aead) -> usize {
-    const HEADER: usize = 5;
+///   explicit nonce);
+/// - DTLS 1.2: the same with a 13-byte header (epoch and sequence number
+///   added, RFC 6347 section 4.1): 37 and 29.
+///
+/// `None` for DTLS 1.3, whose header form (8- or 16-bit sequence number,
+/// length present or not) each library chooses (RFC 9147 section 4).
+pub fn record_overhead(protocol: Protocol, aead: Aead) -> Option<usize> {
     const TAG: usize = 16;
-    match (protocol, aead) {
-        (Protocol::Tls13, _) => HEADER + 1 + TAG,
-        (Protocol::Tls12, Aead::Aes128Gcm | Aead::Aes256Gcm) => HEADER + 8 + TAG,
-        (Protocol::Tls12, Aead::Chacha20Poly1305) => HEADER + TAG,
-    }
+    let header = match protocol {
+        Protocol::Tls12 | Protocol::Tls13 => 5,
+        Protocol::Dtls12 => 13,
+        Protocol::Dtls13 => return None,
+    };
+    Some(match (protocol.stream_version(), aead) {
+        (Protocol::Tls12, Aead::Aes128Gcm | Aead::Aes256Gcm) => header + 8 + TAG,
+        (Protocol::Tls12, Aead::Chacha20Poly1305) => header + TAG,
+        _ => header + 1 + TAG,
+    })
 }
 
 #[cfg(test)]
@@ -216,8 +225,10 @@ mod tests {
 
     #[test]
     fn record_overheads_match_the_rfcs() {
-        assert_eq!(record_overhead(Protocol::Tls13, Aead::Aes256Gcm), 22);
-        assert_eq!(record_overhead(Protocol::Tls12, Aead::Aes256Gcm), 29);
-        assert_eq!(record_overhead(Protocol::Tls12, Aead::Chacha20Poly1305), 21);
+        assert_eq!(record_overhead(Protocol::Tls13, Aead::Aes256Gcm), Some(22));
+        assert_eq!(record_overhead(Protocol::Tls12, Aead::Aes256Gcm), Some(29));
+        assert_eq!(record_overhead(Protocol::Tls12, Aead::Chacha20Poly1305), Some(21));
+        assert_eq!(record_overhead(Protocol::Dtls12, Aead::Aes128Gcm), Some(37));
+        assert_eq!(record_overhead(Protocol::Dtls13, Aead::Aes128Gcm), None);
     }
 }

@@ -9,7 +9,7 @@ use std::{env, time::Duration};
 
 use criterion::{BenchmarkId, Criterion, SamplingMode, Throughput};
 use tls_bench::{
-    bench::{Case, Figure, Matrix, SIDES_ENV, Workload, sides_from_env},
+    bench::{Case, Figure, Matrix, SIDES_ENV, sides_from_env},
     filter::IdFilter,
     harness::TlsLibrary,
     runner::{Prepared, prepare},
@@ -48,20 +48,22 @@ fn fail(msg: &str) -> ! {
 }
 
 /// Benchmarks every case of the matrix ([`Matrix::from_env`],
-/// [`Matrix::all_cases`]) whose workload `wanted` accepts and whose id the
+/// [`Matrix::all_cases`]) that belongs to the bench named `bench`
+/// ([`Case::bench_target`]) and whose id the
 /// command line's filter selects ([`IdFilter`]), for every built library:
 /// the `Both` figure, and with `TLS_BENCH_SIDES=1` the per-side figures too
-/// (measured in groups of their own; [`Workload::figures`]). Only selected cases are configured. Unsupported cases are
+/// (measured in groups of their own; [`tls_bench::bench::Workload::figures`]). Only selected cases are configured. Unsupported cases are
 /// skipped with their reason printed; library settings not in the id
-/// (s2n-tls's security policy) are printed as `note` lines. `bench` names
-/// this benchmark in messages.
+/// (s2n-tls's security policy) are printed as `note` lines. The send loop's
+/// Criterion throughput is in elements (writes: packets per second for
+/// DTLS), the throughput benchmark's in bytes.
 ///
 /// Exits with an error on a bad environment value or filter, and when the
 /// filter selects no case of any benchmark, or every selected case of every
 /// benchmark is skipped (nothing would be measured). Panics on a
 /// configuration failure or any error in an iteration: a benchmark must not
 /// go on with a broken library.
-pub fn bench(c: &mut Criterion, bench: &str, wanted: fn(Workload) -> bool) {
+pub fn bench(c: &mut Criterion, bench: &str) {
     let matrix = Matrix::from_env().unwrap_or_else(|e| fail(&format!("{e:#}")));
     let sides = sides_from_env().unwrap_or_else(|e| fail(&format!("{e:#}")));
     let filter = IdFilter::from_args(env::args().skip(1)).unwrap_or_else(|e| fail(&format!("{e:#}")));
@@ -70,7 +72,7 @@ pub fn bench(c: &mut Criterion, bench: &str, wanted: fn(Workload) -> bool) {
     let cases = matrix.all_cases(&libs);
     let example = cases.first().map(Case::to_string).unwrap_or_default();
     let (here, elsewhere): (Vec<Case>, Vec<Case>) =
-        cases.into_iter().filter(selected).partition(|c| wanted(c.workload));
+        cases.into_iter().filter(selected).partition(|c| c.bench_target() == bench);
     let mut runners = Vec::new();
     let selected_here = here.len();
     for case in here {
@@ -107,7 +109,9 @@ pub fn bench(c: &mut Criterion, bench: &str, wanted: fn(Workload) -> bool) {
             for (case, runner) in
                 runners.iter_mut().filter(|(c, _)| measured(c) && c.workload.group(figure) == name)
             {
-                if let Some(bytes) = case.workload.bytes_per_iteration() {
+                if let Some(writes) = case.workload.writes_per_iteration() {
+                    group.throughput(Throughput::Elements(writes));
+                } else if let Some(bytes) = case.workload.bytes_per_iteration() {
                     group.throughput(Throughput::Bytes(bytes));
                 }
                 let workload = case.workload;
@@ -144,11 +148,15 @@ fn nothing_here(
         matches!(prepare(case, libs).unwrap_or_else(|e| panic!("{e:#}")), Prepared::Ready { .. })
     });
     if runs_elsewhere {
-        // The small-writes bench is `bench = false`: a plain `cargo bench` does not run it.
-        let hint = if elsewhere.iter().all(|c| matches!(c.workload, Workload::SmallWrites { .. })) {
-            " (small-writes ids run with `cargo bench --bench small-writes`)"
-        } else {
-            ""
+        // The small-writes and dtls benches are `bench = false`: a plain
+        // `cargo bench` does not run them.
+        let hint = match elsewhere.first().map(Case::bench_target) {
+            Some(target @ ("small-writes" | "dtls"))
+                if elsewhere.iter().all(|c| c.bench_target() == target) =>
+            {
+                format!(" ({target} ids run with `cargo bench --bench {target}`)")
+            }
+            _ => String::new(),
         };
         eprintln!("{bench}: no benchmark here matches the {filter}; other benchmarks have some{hint}");
         return;

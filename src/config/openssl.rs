@@ -156,21 +156,47 @@ fn set_num_tickets(builder: &mut SslContextBuilder, n: usize) -> Result<(), Conf
     check(ok, || format!("{} rejects SSL_CTX_set_num_tickets({n})", library_name()))
 }
 
-fn version_of(p: Protocol) -> SslVersion {
-    match p {
+/// The library's version constant for `p`. Errors: DTLS 1.3, which no
+/// OpenSSL release up to 4.0 has (it was merged for 4.1), and which the
+/// `openssl` crate does not name on AWS-LC either.
+fn version_of(p: Protocol) -> Result<SslVersion, ConfigureError> {
+    Ok(match p {
         Protocol::Tls12 => SslVersion::TLS1_2,
         Protocol::Tls13 => SslVersion::TLS1_3,
-    }
+        Protocol::Dtls12 => SslVersion::DTLS1_2,
+        #[cfg(feature = "boring")]
+        Protocol::Dtls13 => SslVersion::DTLS1_3,
+        #[cfg(not(feature = "boring"))]
+        Protocol::Dtls13 => {
+            return Err(ConfigureError::Unsupported(format!(
+                "{}: no DTLS 1.3 (not in any OpenSSL release up to 4.0; the openssl crate has no DTLS1_3)",
+                library_name()
+            )));
+        }
+    })
 }
 
-/// Settings both sides share: one version, one suite, one group.
+/// The method of `params`: `TLS_method` or, for DTLS, `DTLS_method`
+/// (versions are then pinned by [`common`]).
+fn method(params: &Params) -> SslMethod {
+    if params.datagram { SslMethod::dtls() } else { SslMethod::tls() }
+}
+
+/// Settings both sides share: one version, one suite, one group. For DTLS
+/// also `SSL_OP_NO_QUERY_MTU`: the MTU is set on each connection from its
+/// transport (`SSL_set_mtu`), never asked of the BIO. No cookie exchange
+/// (HelloVerifyRequest): OpenSSL's server sends one only with
+/// `SSL_OP_COOKIE_EXCHANGE`, which is not set.
 fn common(builder: &mut SslContextBuilder, params: &Params) -> Result<(), ConfigureError> {
-    let v = version_of(params.protocol());
+    let v = version_of(params.protocol())?;
     builder.set_min_proto_version(Some(v)).map_err(anyhow::Error::from)?;
     builder.set_max_proto_version(Some(v)).map_err(anyhow::Error::from)?;
-    match params.protocol() {
+    if params.datagram {
+        builder.set_options(SslOptions::NO_QUERY_MTU);
+    }
+    match params.protocol().stream_version() {
         Protocol::Tls13 => set_tls13_suite(builder, params)?,
-        Protocol::Tls12 => {
+        _ => {
             let suite = params.suite.openssl_name();
             builder.set_cipher_list(suite).map_err(|e| {
                 ConfigureError::Unsupported(format!("{} rejects suite {suite}: {e}", library_name()))
@@ -221,7 +247,7 @@ fn load_identity(builder: &mut SslContextBuilder, (chain, key): (&[u8], &[u8])) 
 /// in a way that its successor inherits.
 pub fn client_context(params: &Params) -> Result<SslContext, ConfigureError> {
     let files = certs::load(params.cert)?;
-    let mut b = SslContext::builder(SslMethod::tls()).map_err(anyhow::Error::from)?;
+    let mut b = SslContext::builder(method(params)).map_err(anyhow::Error::from)?;
     common(&mut b, params)?;
     trust(&mut b, &files)?;
     b.set_verify(SslVerifyMode::PEER);
@@ -251,7 +277,7 @@ pub fn client_context(params: &Params) -> Result<SslContext, ConfigureError> {
 /// TLS 1.2), otherwise no tickets.
 pub fn server_context(params: &Params) -> Result<SslContext, ConfigureError> {
     let files = certs::load(params.cert)?;
-    let mut b = SslContext::builder(SslMethod::tls()).map_err(anyhow::Error::from)?;
+    let mut b = SslContext::builder(method(params)).map_err(anyhow::Error::from)?;
     common(&mut b, params)?;
     identity(&mut b, &files, true)?;
     if params.kind == HandshakeKind::MutualAuth {

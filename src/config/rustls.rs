@@ -177,9 +177,11 @@ static TLS12_ONLY: [&SupportedProtocolVersion; 1] = [&rustls::version::TLS12];
 static TLS13_ONLY: [&SupportedProtocolVersion; 1] = [&rustls::version::TLS13];
 
 fn versions(params: &Params) -> &'static [&'static SupportedProtocolVersion] {
-    match params.protocol() {
+    // DTLS parameters never reach here (rustls has no DTLS: the default
+    // `TlsLibrary::configure_datagram` refuses them).
+    match params.protocol().stream_version() {
         Protocol::Tls12 => &TLS12_ONLY,
-        Protocol::Tls13 => &TLS13_ONLY,
+        _ => &TLS13_ONLY,
     }
 }
 

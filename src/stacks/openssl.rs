@@ -2,6 +2,8 @@
 //! or AWS-LC (the `openssl` crate) or BoringSSL (the `boring` crate), one per
 //! build (see [`crate::config::openssl`]). An `SslStream` whose stream is the
 //! [`Endpoint`]; `WANT_READ` from the library means the transport is empty.
+//! DTLS runs the same connections over a datagram [`Endpoint`] (each BIO
+//! read and write one datagram), the MTU set from it.
 
 use anyhow::{Context, Result, anyhow, bail, ensure};
 
@@ -29,6 +31,17 @@ impl TlsLibrary for OpenSsl {
 
     fn configure(&self, params: &Params) -> Result<Box<dyn Configured>, ConfigureError> {
         Ok(Box::new(OpenSslContexts { client: client_context(params)?, server: server_context(params)? }))
+    }
+
+    /// DTLS 1.2 in OpenSSL, AWS-LC and BoringSSL; DTLS 1.3 in BoringSSL
+    /// only (see [`crate::config::openssl`]). The contexts come from
+    /// `DTLS_method`; each connection's MTU is its endpoint's largest
+    /// datagram.
+    fn configure_datagram(&self, params: &Params) -> Result<Box<dyn Configured>, ConfigureError> {
+        if !params.datagram {
+            return Err(anyhow!("{}: configure_datagram with TLS parameters {params}", self.name()).into());
+        }
+        self.configure(params)
     }
 
     /// Never: OpenSSL, BoringSSL and AWS-LC have no gather write (no
@@ -59,6 +72,7 @@ impl Configured for OpenSslContexts {
         }
         #[cfg(any(feature = "boring", openssl_awslc))]
         ssl.set_ex_data(crate::config::openssl::received_session_index()?, None);
+        set_mtu(&ssl, &io)?;
         // SAFETY: valid SSL pointer (the `boring` crate has no safe wrapper).
         unsafe { ffi::SSL_set_connect_state(ssl.as_ptr()) };
         Ok(Box::new(OpenSslConn { stream: SslStream::new(ssl, io)?, tickets_flushed: false }))
@@ -66,10 +80,24 @@ impl Configured for OpenSslContexts {
 
     fn server(&self, io: Endpoint) -> Result<Box<dyn TlsConnection>> {
         let ssl = Ssl::new(&self.server)?;
+        set_mtu(&ssl, &io)?;
         // SAFETY: valid SSL pointer (the `boring` crate has no safe wrapper).
         unsafe { ffi::SSL_set_accept_state(ssl.as_ptr()) };
         Ok(Box::new(OpenSslConn { stream: SslStream::new(ssl, io)?, tickets_flushed: false }))
     }
+}
+
+/// On a datagram endpoint, tells the connection its largest datagram
+/// (`SSL_set_mtu`: the datagram payload, IP and UDP headers excluded; the
+/// contexts set `SSL_OP_NO_QUERY_MTU`). Nothing on a byte stream. Errors:
+/// the library refuses the size.
+fn set_mtu(ssl: &Ssl, io: &Endpoint) -> Result<()> {
+    let Some(mtu) = io.max_datagram() else { return Ok(()) };
+    // SAFETY: valid SSL pointer; the call only sets a size. OpenSSL returns
+    // the MTU set (an `SSL_ctrl`), BoringSSL 1; both 0 on failure.
+    let set = unsafe { ffi::SSL_set_mtu(ssl.as_ptr(), mtu as _) };
+    ensure!(set > 0, "{} refuses an MTU of {mtu} bytes", library_name());
+    Ok(())
 }
 
 struct OpenSslConn {
@@ -261,6 +289,9 @@ impl TlsConnection for OpenSslConn {
         let protocol = match ssl.version2() {
             Some(SslVersion::TLS1_2) => Protocol::Tls12,
             Some(SslVersion::TLS1_3) => Protocol::Tls13,
+            Some(SslVersion::DTLS1_2) => Protocol::Dtls12,
+            #[cfg(feature = "boring")]
+            Some(SslVersion::DTLS1_3) => Protocol::Dtls13,
             other => bail!("OpenSSL negotiated {other:?}"),
         };
         let cipher = ssl.current_cipher().context("no cipher negotiated")?;
@@ -301,12 +332,12 @@ impl TlsConnection for OpenSslConn {
         ensure!(self.recv(&mut byte)? == 0, "unexpected application data while waiting for a ticket");
         let session = match self.new_ticket(before)? {
             Some(session) => session,
-            // TLS 1.2: a server may resume without issuing a new ticket
+            // (D)TLS 1.2: a server may resume without issuing a new ticket
             // (RFC 5077 section 3.3); the client keeps the session it resumed.
             None => {
                 let ssl = self.stream.ssl();
                 ensure!(
-                    ssl.version2() == Some(SslVersion::TLS1_2),
+                    matches!(ssl.version2(), Some(SslVersion::TLS1_2 | SslVersion::DTLS1_2)),
                     "{} client received no session ticket",
                     library_name()
                 );

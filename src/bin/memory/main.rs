@@ -27,7 +27,7 @@ use tls_bench::{
     bench::library_family,
     harness::TlsLibrary,
     memory::Snapshot,
-    params::{CertChain, HandshakeKind, Params},
+    params::{CertChain, HandshakeKind, Params, Protocol},
     stacks,
 };
 
@@ -111,6 +111,11 @@ struct MeasureArgs {
     /// Small run to check the tool works (10 pairs, 1 warm-up, 4 writes).
     #[arg(long)]
     quick: bool,
+    /// DTLS 1.2 and DTLS 1.3 over the in-memory datagram transport (MTU
+    /// 1500) instead of TLS 1.3: libraries without DTLS, or without a
+    /// version, are skipped with the reason.
+    #[arg(long)]
+    dtls: bool,
     /// JSON report path (missing directories are created; checked before
     /// measuring).
     #[arg(long)]
@@ -255,23 +260,13 @@ fn measure_all(args: MeasureArgs) -> Result<()> {
         rows: Vec::new(),
         skipped: Vec::new(),
     };
+    let protocols: &[Protocol] = if args.dtls { &Protocol::DATAGRAM } else { &[Protocol::Tls13] };
     for lib in &libs {
         for &kind in &kinds {
             for &cert in &chains {
-                let params = Params { kind, ..Params::default() }.with_cert(cert);
-                let id = format!("memory/{params}/{}", lib.name());
-                match measure::measure(lib.as_ref(), params, &opts).with_context(|| id.clone())? {
-                    Ok(row) => {
-                        eprintln!(
-                            "{id}: held client {:.0} B, server {:.0} B; {:.0} allocations per handshake",
-                            row.held.client.mean, row.held.server.mean, row.handshake_allocs.pair.mean
-                        );
-                        report.rows.push(row);
-                    }
-                    Err(reason) => {
-                        eprintln!("skip {id}: {reason}");
-                        report.skipped.push(Skip { library: lib.name(), params: params.to_string(), reason });
-                    }
+                for &protocol in protocols {
+                    let params = Params { kind, ..Params::default() }.with_cert(cert).with_protocol(protocol);
+                    measure_one(lib.as_ref(), params, &opts, &mut report)?;
                 }
             }
         }
@@ -282,6 +277,40 @@ fn measure_all(args: MeasureArgs) -> Result<()> {
         report.write_csv(csv)?;
     }
     eprintln!("memory: wrote {}", args.json.display());
+    Ok(())
+}
+
+/// Measures `lib` on `params` into `report` (a row, or the skip and its
+/// reason), printing a line of the figures. Errors: a library failure.
+fn measure_one(lib: &dyn TlsLibrary, params: Params, opts: &Options, report: &mut Report) -> Result<()> {
+    let id = format!("memory/{params}/{}", lib.name());
+    match measure::measure(lib, params, opts).with_context(|| id.clone())? {
+        Ok(row) => {
+            let writes: Vec<String> = row
+                .writes
+                .iter()
+                .map(|w| {
+                    format!(
+                        "{} B: sender {:.2}, receiver {:.2}",
+                        w.write_size, w.sender_allocs.mean, w.receiver_allocs.mean
+                    )
+                })
+                .collect();
+            eprintln!(
+                "{id}: held client {:.0} B, server {:.0} B; {:.0} allocations per handshake; \
+                 allocations per write {}",
+                row.held.client.mean,
+                row.held.server.mean,
+                row.handshake_allocs.pair.mean,
+                writes.join("; ")
+            );
+            report.rows.push(row);
+        }
+        Err(reason) => {
+            eprintln!("skip {id}: {reason}");
+            report.skipped.push(Skip { library: lib.name(), params: params.to_string(), reason });
+        }
+    }
     Ok(())
 }
 

@@ -8,7 +8,7 @@ use tls_bench::{
     harness::{ConfigureError, Handshaker, Pair, SideTimes, TlsLibrary},
     memory::{self, Scope, Snapshot},
     params::Params,
-    transport::{Duplex, Side},
+    transport::Side,
 };
 
 use crate::{
@@ -167,7 +167,7 @@ fn run(hs: &mut Handshaker, params: Params, n: usize, data: &[u8], opts: &Option
     for _ in 0..n {
         let before = Snapshot::take();
         let mut times = SideTimes::default();
-        let mut pair = hs.pair(Duplex::new(), &mut times)?;
+        let mut pair = hs.pair(hs.duplex()?, &mut times)?;
         buffer_release = pair.release_buffers()?.to_string();
         let retired = hs.complete(&mut pair, &mut times)?;
         memory::in_scope(Scope::Client, || drop(retired));

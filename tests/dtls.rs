@@ -1,0 +1,174 @@
+//! DTLS for every library of this build: each DTLS handshake of the
+//! benchmark once (checked by the runner), the send loop once at each
+//! payload (one datagram per write, its size against RFC 6347's record
+//! overhead), the named skips of libraries without DTLS, the MTU, and the
+//! loud failures a lost or reordered datagram must give.
+
+use tls_bench::{
+    bench::{Case, SEND_LOOP_PAYLOADS, SEND_LOOP_SENDER, Workload, dtls_handshake_params, pattern, send_loop_params},
+    harness::{ConfigureError, Handshaker, SideTimes, TlsLibrary},
+    params::{Aead, HandshakeKind, Params, Protocol},
+    runner::{Prepared, prepare},
+    stacks,
+    transport::{IPV4_UDP_HEADERS, Side},
+    writes::record_overhead,
+};
+
+/// Whether the library of `name` has DTLS 1.2: the libraries on OpenSSL's
+/// API (OpenSSL, BoringSSL; AWS-LC is checked by the skip reason).
+fn has_dtls12(name: &str) -> bool {
+    name.starts_with("openssl-") && !name.starts_with("openssl-aws-lc") || name.starts_with("boring-")
+}
+
+/// Whether the library of `name` has DTLS 1.3: BoringSSL only.
+fn has_dtls13(name: &str) -> bool {
+    name.starts_with("boring-")
+}
+
+fn expected(name: &str, params: &Params) -> bool {
+    match params.protocol() {
+        Protocol::Dtls12 => has_dtls12(name),
+        Protocol::Dtls13 => has_dtls13(name),
+        _ => true,
+    }
+}
+
+/// Runs `case` once; `Err(reason)` when its library skips it.
+fn run_once(case: &Case, libs: &[Box<dyn TlsLibrary>]) -> Result<(), String> {
+    match prepare(case, libs).unwrap_or_else(|e| panic!("{case}: {e:#}")) {
+        Prepared::Ready { mut runner, .. } => {
+            runner.run(2).unwrap_or_else(|e| panic!("{case}: {e:#}"));
+            Ok(())
+        }
+        Prepared::Skipped(why) => Err(why),
+    }
+}
+
+fn check_skip(name: &str, params: &Params, why: &str) {
+    if name.starts_with("openssl-aws-lc") {
+        return; // Whatever AWS-LC's DTLS does, it is named; printed below.
+    }
+    let wanted = if name.starts_with("openssl-") && params.protocol() == Protocol::Dtls13 {
+        "no DTLS 1.3"
+    } else {
+        "no DTLS (TLS over a byte stream only)"
+    };
+    assert!(why.contains(wanted), "{name} {params}: {why}");
+}
+
+#[test]
+fn every_dtls_handshake_runs_or_is_a_named_skip() {
+    let libs = stacks::all();
+    for lib in &libs {
+        let name = lib.name();
+        for params in dtls_handshake_params() {
+            let case = Case { workload: Workload::Handshake, params, library: name.clone() };
+            match run_once(&case, &libs) {
+                Ok(()) => assert!(expected(&name, &params), "{case} ran: {name} has no such DTLS"),
+                Err(why) => {
+                    eprintln!("skip {case}: {why}");
+                    assert!(!expected(&name, &params), "{case} skipped: {why}");
+                    check_skip(&name, &params, &why);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn the_send_loop_sends_one_datagram_per_write_of_the_rfc_size() {
+    let libs = stacks::all();
+    for lib in &libs {
+        let name = lib.name();
+        for params in send_loop_params() {
+            for payload in SEND_LOOP_PAYLOADS {
+                let case = Case { workload: Workload::SendLoop { payload }, params, library: name.clone() };
+                if let Err(why) = run_once(&case, &libs) {
+                    assert!(!expected(&name, &params) || name.starts_with("s2n"), "{case}: {why}");
+                    continue;
+                }
+                if !params.datagram {
+                    continue;
+                }
+                // The sizes on the wire, from a pair of our own.
+                let mut hs = Handshaker::new(lib.as_ref(), lib.as_ref(), params).unwrap();
+                let (mut pair, _) = hs.handshake_checked().unwrap();
+                let data = pattern(payload * 8);
+                let mut scratch = vec![0; data.len()];
+                let before = pair.duplex.stats(SEND_LOOP_SENDER);
+                pair.send_loop(SEND_LOOP_SENDER, &data, payload, &mut scratch).unwrap();
+                let after = pair.duplex.stats(SEND_LOOP_SENDER);
+                assert_eq!(after.datagrams - before.datagrams, 8, "{case}");
+                assert_eq!(after.records - before.records, 8, "{case}");
+                if let Some(overhead) = record_overhead(params.protocol(), params.suite.aead()) {
+                    assert_eq!(after.bytes - before.bytes, (8 * (payload + overhead)) as u64, "{case}");
+                }
+            }
+        }
+    }
+}
+
+/// A DTLS 1.2 library of this build, if any.
+fn dtls_library() -> Option<Box<dyn TlsLibrary>> {
+    stacks::all().into_iter().find(|l| has_dtls12(&l.name()))
+}
+
+fn dtls12() -> Params {
+    send_loop_params()[0]
+}
+
+#[test]
+fn a_small_mtu_fragments_the_handshake_and_refuses_larger_writes() {
+    let Some(lib) = dtls_library() else { return };
+    for kind in HandshakeKind::ALL {
+        let params = Params { kind, ..dtls12() };
+        let mut hs = Handshaker::new(lib.as_ref(), lib.as_ref(), params).unwrap();
+        hs.set_mtu(576).unwrap();
+        let (mut pair, _) = hs.handshake_checked().unwrap();
+        let data = pattern(256 * 4);
+        let mut scratch = vec![0; data.len()];
+        pair.send_loop(Side::Client, &data, 256, &mut scratch).unwrap();
+        // A write larger than the datagram is an error, never a silent
+        // split into several datagrams.
+        let big = pattern(1400);
+        let mut times = SideTimes::default();
+        assert!(pair.send_writes(Side::Client, &big, 1400, &mut times).is_err(), "{params}");
+    }
+    let mut hs = Handshaker::new(lib.as_ref(), lib.as_ref(), dtls12()).unwrap();
+    assert!(hs.set_mtu(100).is_err());
+    assert_eq!(hs.duplex().unwrap().max_datagram(), Some(1500 - IPV4_UDP_HEADERS));
+}
+
+#[test]
+fn a_lost_or_reordered_datagram_fails_loudly() {
+    let Some(lib) = dtls_library() else { return };
+    let mut hs = Handshaker::new(lib.as_ref(), lib.as_ref(), dtls12()).unwrap();
+    let data = pattern(1024 * 8);
+    let mut scratch = vec![0; data.len()];
+    let mut times = SideTimes::default();
+    for (index, swap, wanted) in [(3, None, "no more queued (lost)"), (2, Some(5), "out of order")] {
+        let (mut pair, _) = hs.handshake_checked().unwrap();
+        pair.send_writes(Side::Client, &data, 1024, &mut times).unwrap();
+        assert!(pair.duplex.tamper(Side::Server, index, swap));
+        let e = pair.receive_writes(Side::Server, &data, 1024, &mut scratch, &mut times).unwrap_err();
+        assert!(format!("{e:#}").contains(wanted), "{e:#}");
+    }
+}
+
+#[test]
+fn libraries_without_dtls_refuse_it_by_name() {
+    for lib in stacks::all() {
+        let name = lib.name();
+        let params = Params { ..dtls12() };
+        match Handshaker::new(lib.as_ref(), lib.as_ref(), params) {
+            Ok(_) => assert!(has_dtls12(&name) || name.starts_with("openssl-aws-lc"), "{name}"),
+            Err(ConfigureError::Unsupported(why)) => {
+                assert!(!has_dtls12(&name), "{name}: {why}");
+                check_skip(&name, &params, &why);
+            }
+            Err(e) => panic!("{name}: {e}"),
+        }
+    }
+    assert_eq!(dtls12().suite.aead(), Aead::Aes128Gcm);
+}
+
