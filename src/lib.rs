@@ -1,5 +1,5 @@
-//! tls-bench: benchmarks comparing TLS libraries on the same work over an
-//! in-memory transport.
+//! tls-bench: benchmarks comparing TLS and DTLS libraries on the same work
+//! over an in-memory transport.
 //!
 //! What belongs in each module, and which way the arrows go (a module uses
 //! only those listed before it, `stacks` and `config` aside):
@@ -13,7 +13,8 @@
 //! - [`certs`]: the committed certificate chains.
 //! - [`memory`]: heap accounting by side, fed by the `memory` binary's
 //!   allocator interposer.
-//! - [`transport`]: the in-memory duplex that counts bytes, records, writes.
+//! - [`transport`]: the in-memory duplex, a byte stream (TLS) or datagrams
+//!   of an MTU (DTLS), that counts bytes, records, writes, datagrams.
 //! - [`writes`]: small writes as data: messages of several buffers, the
 //!   ways to send them, a record's overhead on the wire.
 //! - [`wire`]: the negotiated group and resumption read from the server's

@@ -15,9 +15,9 @@ use tls_bench::{
 };
 
 /// Whether the library of `name` has DTLS 1.2: the libraries on OpenSSL's
-/// API (OpenSSL, BoringSSL; AWS-LC is checked by the skip reason).
+/// API (OpenSSL, AWS-LC, BoringSSL).
 fn has_dtls12(name: &str) -> bool {
-    name.starts_with("openssl-") && !name.starts_with("openssl-aws-lc") || name.starts_with("boring-")
+    name.starts_with("openssl-") || name.starts_with("boring-")
 }
 
 /// Whether the library of `name` has DTLS 1.3: BoringSSL only.
@@ -45,9 +45,6 @@ fn run_once(case: &Case, libs: &[Box<dyn TlsLibrary>]) -> Result<(), String> {
 }
 
 fn check_skip(name: &str, params: &Params, why: &str) {
-    if name.starts_with("openssl-aws-lc") {
-        return; // Whatever AWS-LC's DTLS does, it is named; printed below.
-    }
     let wanted = if name.starts_with("openssl-") && params.protocol() == Protocol::Dtls13 {
         "no DTLS 1.3"
     } else {
@@ -161,7 +158,7 @@ fn libraries_without_dtls_refuse_it_by_name() {
         let name = lib.name();
         let params = Params { ..dtls12() };
         match Handshaker::new(lib.as_ref(), lib.as_ref(), params) {
-            Ok(_) => assert!(has_dtls12(&name) || name.starts_with("openssl-aws-lc"), "{name}"),
+            Ok(_) => assert!(has_dtls12(&name), "{name}"),
             Err(ConfigureError::Unsupported(why)) => {
                 assert!(!has_dtls12(&name), "{name}: {why}");
                 check_skip(&name, &params, &why);

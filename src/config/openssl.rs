@@ -157,8 +157,9 @@ fn set_num_tickets(builder: &mut SslContextBuilder, n: usize) -> Result<(), Conf
 }
 
 /// The library's version constant for `p`. Errors: DTLS 1.3, which no
-/// OpenSSL release up to 4.0 has (it was merged for 4.1), and which the
-/// `openssl` crate does not name on AWS-LC either.
+/// OpenSSL release up to 4.0 has (it was merged for 4.1), nor AWS-LC (its
+/// ssl.h has no `DTLS1_3_VERSION`, checked in 1.73 and 5.12); BoringSSL
+/// has it.
 fn version_of(p: Protocol) -> Result<SslVersion, ConfigureError> {
     Ok(match p {
         Protocol::Tls12 => SslVersion::TLS1_2,
@@ -166,10 +167,17 @@ fn version_of(p: Protocol) -> Result<SslVersion, ConfigureError> {
         Protocol::Dtls12 => SslVersion::DTLS1_2,
         #[cfg(feature = "boring")]
         Protocol::Dtls13 => SslVersion::DTLS1_3,
-        #[cfg(not(feature = "boring"))]
+        #[cfg(not(any(feature = "boring", openssl_awslc)))]
         Protocol::Dtls13 => {
             return Err(ConfigureError::Unsupported(format!(
                 "{}: no DTLS 1.3 (not in any OpenSSL release up to 4.0; the openssl crate has no DTLS1_3)",
+                library_name()
+            )));
+        }
+        #[cfg(all(not(feature = "boring"), openssl_awslc))]
+        Protocol::Dtls13 => {
+            return Err(ConfigureError::Unsupported(format!(
+                "{}: no DTLS 1.3 (AWS-LC has no DTLS1_3_VERSION)",
                 library_name()
             )));
         }

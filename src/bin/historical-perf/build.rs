@@ -82,7 +82,7 @@ pub fn manifest(repo: &Path, release: &Release, suite: Suite) -> Result<String> 
     doc["lib"]["path"] = abs("src/lib.rs");
     doc.remove("target");
     let bins = doc["bin"].as_array_of_tables_mut().context("no [[bin]]")?;
-    keep_targets(bins, suite.bins(), |name| abs(&format!("src/bin/{name}.rs")))?;
+    keep_targets(bins, suite.bins(), |name| abs(&bin_path(repo, name)))?;
     if bins.is_empty() {
         doc.remove("bin");
     }
@@ -119,6 +119,27 @@ pub fn manifest(repo: &Path, release: &Release, suite: Suite) -> Result<String> 
         Library::Openssl => {}
     }
     Ok(doc.to_string())
+}
+
+/// Where binary `name`'s crate root is, relative to `repo`, as Cargo finds
+/// it: `src/bin/<name>.rs`, or `src/bin/<name>/main.rs` for a binary of
+/// several files (`memory`).
+fn bin_path(repo: &Path, name: &str) -> String {
+    let single = format!("src/bin/{name}.rs");
+    if repo.join(&single).is_file() { single } else { format!("src/bin/{name}/main.rs") }
+}
+
+/// The executable Cargo built for binary target `name`, from the JSON
+/// messages (`--message-format=json...`) on a build's standard output.
+/// Errors: no such artifact among them.
+pub fn executable(stdout: &[u8], name: &str) -> Result<PathBuf> {
+    String::from_utf8_lossy(stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|m| m["reason"] == "compiler-artifact" && m["target"]["name"] == name)
+        .filter(|m| m["target"]["kind"].as_array().is_some_and(|k| k.iter().any(|k| k == "bin")))
+        .find_map(|m| m["executable"].as_str().map(PathBuf::from))
+        .with_context(|| format!("the build names no executable of binary {name}"))
 }
 
 /// Keeps only the targets named in `wanted` (each whose name is there),
@@ -460,5 +481,47 @@ mod tests {
         let criterion: DocumentMut = manifest(repo, &release, Suite::Criterion).unwrap().parse().unwrap();
         assert_eq!(doc["dependencies"].to_string(), criterion["dependencies"].to_string());
         assert_eq!(doc["features"].to_string(), criterion["features"].to_string());
+    }
+
+    #[test]
+    fn the_dtls_manifest_keeps_the_dtls_bench_and_the_memory_binary() {
+        let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let release =
+            Release { library: Library::Openssl, version: Version::parse("300.1.6+3.1.4").unwrap() };
+        let doc: DocumentMut = manifest(repo, &release, Suite::Dtls).unwrap().parse().unwrap();
+        let target = |kind: &str| -> Vec<(String, String)> {
+            doc[kind]
+                .as_array_of_tables()
+                .unwrap()
+                .iter()
+                .map(|t| (t["name"].as_str().unwrap().to_string(), t["path"].as_str().unwrap().to_string()))
+                .collect()
+        };
+        let (bins, benches) = (target("bin"), target("bench"));
+        assert_eq!(bins.len(), 1);
+        assert_eq!(bins[0].0, "memory");
+        assert!(bins[0].1.ends_with("src/bin/memory/main.rs") && Path::new(&bins[0].1).is_file(), "{bins:?}");
+        assert_eq!(benches.len(), 1);
+        assert!(benches[0].0 == "dtls" && Path::new(&benches[0].1).is_file(), "{benches:?}");
+        assert!(!doc["dev-dependencies"].as_table().unwrap().contains_key("gungraun"));
+        let deps = doc["dependencies"].as_table().unwrap();
+        assert!(
+            deps.contains_key("openssl") && !deps.contains_key("rustls") && !deps.contains_key("s2n-tls")
+        );
+    }
+
+    #[test]
+    fn the_built_executable_is_read_from_cargos_messages() {
+        let messages = [
+            r#"{"reason":"compiler-artifact","target":{"name":"tls_bench","kind":["lib"]},"executable":null}"#,
+            r#"{"reason":"compiler-artifact","target":{"name":"dtls","kind":["bench"]},"executable":"/t/release/deps/dtls-0123"}"#,
+            "not JSON",
+            r#"{"reason":"compiler-artifact","target":{"name":"memory","kind":["bin"]},"executable":"/t/release/memory"}"#,
+            r#"{"reason":"build-finished","success":true}"#,
+        ]
+        .join("\n");
+        assert_eq!(executable(messages.as_bytes(), "memory").unwrap(), Path::new("/t/release/memory"));
+        assert!(executable(messages.as_bytes(), "dtls").is_err(), "a bench is no binary");
+        assert!(executable(b"", "memory").is_err());
     }
 }

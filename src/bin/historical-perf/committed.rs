@@ -16,6 +16,7 @@ use crate::{
     plot,
     releases::{self, Library, Release},
     results::{self, ReleaseResult},
+    suite::Suite,
 };
 
 /// Where the committed results of every library are (`<root>/results`).
@@ -147,7 +148,7 @@ fn write(library: Library, set: &[(Release, ReleaseResult)], root: &Path) -> Res
     remove_others(&results_root.join(library.to_string()), "json", &saved)?;
     let results: Vec<ReleaseResult> = set.iter().map(|(_, r)| r.clone()).collect();
     let graphs = graphs_dir(root, library);
-    let drawn = plot::report(library, &results, &graphs)?;
+    let drawn = plot::report(Suite::Criterion, library, &results, &graphs)?;
     remove_others(&graphs, "svg", &drawn)?;
     eprintln!(
         "historical-perf: committed {} results of {library} in {}",

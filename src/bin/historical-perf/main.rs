@@ -1,13 +1,15 @@
 //! `historical-perf`: tls-bench's handshake and throughput benchmarks across
 //! past releases of s2n-tls, OpenSSL and rustls (see README, "Historical
 //! performance"), timed with Criterion or, with `--instructions`, counted in
-//! instructions under Callgrind. `historical-perf/bench-past.sh` runs it.
+//! instructions under Callgrind; with `--dtls` (OpenSSL only), the DTLS 1.2
+//! send loop against its TLS 1.2 contrast and allocations per write.
+//! `historical-perf/bench-past.sh` runs it.
 //!
 //! ```text
 //! historical-perf run [s2n-tls|openssl|rustls|all] [--quick] [--versions ..] [--all-releases] [--newest N]
 //!                     [--rounds N] [--add-rounds] [--out DIR] [--graphs DIR] [--update-committed]
-//!                     [--instructions]
-//! historical-perf plot [library] [--kept [--instructions] [--out DIR]] [--graphs DIR] [--update-committed]
+//!                     [--instructions | --dtls]
+//! historical-perf plot [library] [--kept [--instructions | --dtls] [--out DIR]] [--graphs DIR] [--update-committed]
 //! historical-perf list [library] [--versions ..] [--all-releases] [--newest N]
 //! ```
 //!
@@ -17,13 +19,15 @@
 //! benchmarks ([`suite`]); its figures (Criterion estimates, or gungraun's
 //! instruction counts) are kept in `<out>/<library>/<release>.json` and its
 //! graphs drawn into `<out>/graphs/<library>/`, all under `target/`
-//! (instruction counts under `target/historical-perf/instructions/`). The
+//! (instruction counts under `target/historical-perf/instructions/`, DTLS
+//! figures under `target/historical-perf/dtls/`). The
 //! committed results and graphs (`historical-perf/results/`,
 //! `historical-perf/graphs/`) are Criterion's and change only with
 //! `--update-committed`, from a complete set ([`committed`]). A run exits
 //! non-zero when it measured nothing or a release named with `--versions`
 //! failed ([`outcome`]).
 
+mod allocations;
 mod build;
 mod committed;
 mod outcome;
@@ -150,6 +154,16 @@ struct RunArgs {
     /// committed).
     #[arg(long, conflicts_with = "update_committed")]
     instructions: bool,
+    /// DTLS instead, OpenSSL only (rustls and s2n-tls have no DTLS): each
+    /// release's `cargo bench --bench dtls -- '^send-loop'` (Criterion;
+    /// DTLS 1.2 and TLS 1.2, 64 writes of 1024 bytes per iteration, in
+    /// writes per second and MB/s from Criterion's mean), then its `memory`
+    /// binary's allocation calls per write (DTLS 1.2, and TLS 1.3 for
+    /// contrast). Kept under target/historical-perf/dtls (never committed);
+    /// three graphs (writes per second of both send loops, and of each
+    /// side; allocations per write) and the table.
+    #[arg(long, conflicts_with_all = ["update_committed", "instructions"])]
+    dtls: bool,
     /// Run every release this many times, round-robin, and keep for each
     /// benchmark the round with the lowest median: a noisy spell on a
     /// shared machine then spoils one round of a release, not its figure.
@@ -162,8 +176,9 @@ struct RunArgs {
     #[arg(long)]
     add_rounds: bool,
     /// Where results are kept [default: target/historical-perf, or
-    /// target/historical-perf/instructions with --instructions; each with
-    /// /quick for --quick runs].
+    /// target/historical-perf/instructions with --instructions,
+    /// target/historical-perf/dtls with --dtls; each with /quick for
+    /// --quick runs].
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
     /// Where graphs go [default: <out>/graphs].
@@ -186,9 +201,14 @@ struct PlotArgs {
     /// (--out defaults to target/historical-perf/instructions).
     #[arg(long, requires = "kept", conflicts_with = "update_committed")]
     instructions: bool,
+    /// With --kept: the DTLS figures kept by `run --dtls` (OpenSSL only;
+    /// --out defaults to target/historical-perf/dtls).
+    #[arg(long, requires = "kept", conflicts_with_all = ["update_committed", "instructions"])]
+    dtls: bool,
     /// Where the kept results are [default: target/historical-perf, or
-    /// target/historical-perf/instructions with --instructions; each with
-    /// /quick for --quick runs].
+    /// target/historical-perf/instructions with --instructions,
+    /// target/historical-perf/dtls with --dtls; each with /quick for
+    /// --quick runs].
     #[arg(long, value_name = "DIR", requires = "kept")]
     out: Option<PathBuf>,
     /// Where graphs go [default: target/historical-perf/committed-graphs
@@ -249,10 +269,11 @@ fn run(cli: Cli) -> Result<()> {
 /// replaces the committed set. Errors: a library without results (the
 /// others are drawn), or an incomplete set.
 fn plot(args: PlotArgs) -> Result<()> {
-    let PlotArgs { library, kept, instructions, out, graphs, committed } = args;
+    let PlotArgs { library, kept, instructions, dtls, out, graphs, committed } = args;
     let root = repo().join(&committed.committed);
     let libraries = library.libraries();
-    let suite = if instructions { Suite::Instructions } else { Suite::Criterion };
+    let suite = Suite::from_flags(instructions, dtls);
+    suite.check_libraries(&libraries)?;
     let source = if kept {
         out.map_or_else(|| suite.out_dir(&repo().join("target/historical-perf"), false), |o| repo().join(o))
     } else {
@@ -268,7 +289,7 @@ fn plot(args: PlotArgs) -> Result<()> {
     };
     for_each(&libraries, |lib| {
         let results = if kept { kept_results(lib, &source)? } else { committed::load(lib, &root)? };
-        plot::report(lib, &results, &graphs.join(lib.to_string())).map(drop)
+        plot::report(suite, lib, &results, &graphs.join(lib.to_string())).map(drop)
     })
 }
 
@@ -279,8 +300,9 @@ fn plot(args: PlotArgs) -> Result<()> {
 /// before anything runs), nothing measured, a release named with
 /// `--versions` failed ([`outcome::verdict`]).
 fn run_and_report(args: RunArgs) -> Result<()> {
-    let RunArgs { selection, quick, instructions, rounds, add_rounds, out, graphs, committed } = args;
-    let suite = if instructions { Suite::Instructions } else { Suite::Criterion };
+    let RunArgs { selection, quick, instructions, dtls, rounds, add_rounds, out, graphs, committed } = args;
+    let suite = Suite::from_flags(instructions, dtls);
+    suite.check_libraries(&selection.library.libraries())?;
     let base = repo().join("target/historical-perf");
     let out = out.map_or_else(|| suite.out_dir(&base, quick), |o| repo().join(o));
     let graphs = graphs.map_or_else(|| out.join("graphs"), |g| repo().join(g));
@@ -298,7 +320,7 @@ fn run_and_report(args: RunArgs) -> Result<()> {
     let how = How { suite, quick, rounds, add_to_kept: add_rounds };
     let outcomes = run_releases(&paths, &releases, how, &out)?;
     let drawn = for_each(&libraries, |lib| {
-        plot::report(lib, &kept_results(lib, &out)?, &graphs.join(lib.to_string())).map(drop)
+        plot::report(suite, lib, &kept_results(lib, &out)?, &graphs.join(lib.to_string())).map(drop)
     });
     eprint!("{}", outcome::summary(&outcomes)?);
     outcome::verdict(&outcomes, !selection.versions.is_empty())?;
@@ -478,10 +500,12 @@ fn fmt_duration(d: Duration) -> String {
     format!("{}m{:02}s", d.as_secs() / 60, d.as_secs() % 60)
 }
 
-/// Prepares, builds and runs `suite` for one release; returns its
+/// Prepares, builds and runs `suite` for one release (then, for DTLS, the
+/// release's own `memory` binary, [`Suite::memory_runs`]); returns its
 /// benchmarks and the crypto library it linked. Errors: the failing stage
-/// and why, or nothing measured (the skips named), or a benchmark of
-/// another release.
+/// and why, or nothing measured (the skips named), a figure the suite needs
+/// missing ([`Suite::missing_groups`]), or a benchmark of another
+/// release.
 fn run_release(
     paths: &Paths,
     release: &Release,
@@ -515,18 +539,42 @@ fn run_release(
         cmd
     };
     stage("building the benchmarks");
-    build::run(&mut cargo(&["--no-run"]), "building the benchmarks")?;
+    // Cargo builds the kept binaries with the benches; its messages say where.
+    let built = build::run(
+        &mut cargo(&["--no-run", "--message-format=json-render-diagnostics"]),
+        "building the benchmarks",
+    )?;
     stage("running the benchmarks");
     let mut args = vec!["--"];
     args.extend(suite.bench_args(quick));
     let out = build::run(&mut cargo(&args), "running the benchmarks")?;
-    let skips: Vec<String> = String::from_utf8_lossy(&out.stderr)
+    let mut skips: Vec<String> = String::from_utf8_lossy(&out.stderr)
         .lines()
         .filter(|l| l.starts_with("skip "))
         .map(str::to_string)
         .collect();
+    if !suite.memory_runs().is_empty() {
+        let memory = build::executable(&built.stdout, "memory")?;
+        for run in suite.memory_runs() {
+            let what = if run.dtls {
+                "measuring allocations (memory --dtls)"
+            } else {
+                "measuring allocations (memory)"
+            };
+            stage(what);
+            let out = build::run(Command::new(&memory).args(run.args(release.library, &home, quick)), what)?;
+            skips.extend(
+                String::from_utf8_lossy(&out.stderr)
+                    .lines()
+                    .filter(|l| l.starts_with("skip "))
+                    .map(str::to_string),
+            );
+        }
+    }
     let benchmarks = suite.read(&home)?;
     ensure!(!benchmarks.is_empty(), "no benchmark ran; skips: {}", skips.join("; "));
+    let missing = suite.missing_groups(&benchmarks);
+    ensure!(missing.is_empty(), "no {} figure; skips: {}", missing.join(", "), skips.join("; "));
     let label = release.label();
     for b in &benchmarks {
         ensure!(

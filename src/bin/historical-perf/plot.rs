@@ -1,6 +1,8 @@
 //! One SVG per benchmark: the release on x (version order), the median on y
 //! with its confidence interval as error bars (or the instruction count,
-//! which has none), drawn with plotters.
+//! which has none), drawn with plotters. The DTLS suite draws a few graphs
+//! of several lines instead ([`draw_dtls`]): the send loops' writes per
+//! second, DTLS 1.2 beside TLS 1.2, and the allocations per write.
 
 use std::path::{Path, PathBuf};
 
@@ -8,8 +10,10 @@ use anyhow::{Result, anyhow, ensure};
 use plotters::{element::ErrorBar, prelude::*};
 
 use crate::{
+    allocations,
     releases::Library,
     results::{ReleaseResult, Shown, Unit, keys, table},
+    suite::Suite,
 };
 
 fn plot_err(e: impl std::fmt::Display) -> anyhow::Error {
@@ -23,13 +27,17 @@ pub fn file_name(key: &str) -> String {
     format!("{safe}.svg")
 }
 
-/// Draws `library`'s graphs from `results` (version order) into `dir`,
-/// prints their table on stdout and where the graphs went on stderr.
-/// Returns the graph files. Errors: `results` is empty, or a graph cannot
-/// be written.
-pub fn report(library: Library, results: &[ReleaseResult], dir: &Path) -> Result<Vec<PathBuf>> {
+/// Draws `library`'s graphs from `results` (version order, of `suite`)
+/// into `dir`: one per benchmark ([`draw_all`]), or for DTLS the few of
+/// [`draw_dtls`]; prints their table on stdout and where the graphs went
+/// on stderr. Returns the graph files. Errors: `results` is empty, or a
+/// graph cannot be written.
+pub fn report(suite: Suite, library: Library, results: &[ReleaseResult], dir: &Path) -> Result<Vec<PathBuf>> {
     ensure!(!results.is_empty(), "no results of {library} to draw");
-    let files = draw_all(results, dir, &note(results))?;
+    let files = match suite {
+        Suite::Dtls => draw_dtls(results, dir, &note(results))?,
+        Suite::Criterion | Suite::Instructions => draw_all(results, dir, &note(results))?,
+    };
     println!("{}", table(library, results));
     eprintln!("historical-perf: {} graphs in {}", files.len(), dir.display());
     Ok(files)
@@ -37,8 +45,9 @@ pub fn report(library: Library, results: &[ReleaseResult], dir: &Path) -> Result
 
 /// The line under each graph's title, from the results alone (so the same
 /// results draw the same graphs on any machine): the latest run date, the
-/// CPU models recorded, what each figure is (a median, or an instruction
-/// count), and whether a run was quick.
+/// CPU models recorded, what each figure is (a median, an instruction
+/// count, or the DTLS suite's mean rates and allocation counts), and
+/// whether a run was quick.
 pub fn note(results: &[ReleaseResult]) -> String {
     let date = results.iter().map(|r| r.date.as_str()).max().unwrap_or("");
     let mut cpus: Vec<&str> =
@@ -48,8 +57,21 @@ pub fn note(results: &[ReleaseResult]) -> String {
     let cpu = if cpus.is_empty() { "CPU not recorded".to_string() } else { cpus.join("; ") };
     let measured = || results.iter().filter(|r| r.failure.is_none()).map(|r| r.rounds);
     let (fewest, most) = (measured().min().unwrap_or(1), measured().max().unwrap_or(1));
-    let counts = results.iter().flat_map(|r| &r.benchmarks).any(|b| b.shown().unit.is_count());
+    let units = || results.iter().flat_map(|r| &r.benchmarks).map(|b| b.shown().unit);
+    let counts = units().any(Unit::is_count);
+    let rates = units().any(|u| matches!(u, Unit::WritesPerSecond | Unit::AllocationsPerWrite));
     let figure = match (fewest, most) {
+        _ if rates => {
+            let rounds = match (fewest, most) {
+                (_, 1) => String::new(),
+                (n, m) if n == m => format!(", best of {m} rounds"),
+                (n, m) => format!(", best of {n}-{m} rounds"),
+            };
+            format!(
+                "writes/s from Criterion's mean and its 95% confidence interval; allocations: mean per write \
+                 over connections (memory binary){rounds}"
+            )
+        }
         _ if counts => {
             let rounds = match (fewest, most) {
                 (_, 1) => String::new(),
@@ -146,7 +168,7 @@ pub fn draw(results: &[ReleaseResult], key: &str, note: &str, path: &Path) -> Re
     chart
         .draw_series(LineSeries::new(points.iter().map(|(i, p)| (*i as f64, p.value)), color.stroke_width(2)))
         .map_err(plot_err)?;
-    if !unit.is_count() {
+    if unit.has_interval() {
         chart
             .draw_series(
                 points
@@ -173,10 +195,177 @@ pub fn draw(results: &[ReleaseResult], key: &str, note: &str, path: &Path) -> Re
     Ok(())
 }
 
+/// The DTLS suite's graphs: which figures each holds (by group) and its
+/// file name.
+struct DtlsGraph {
+    file: &'static str,
+    title: &'static str,
+    /// Figure groups drawn, each of their keys one line.
+    groups: &'static [&'static str],
+}
+
+/// The DTLS suite's graphs ([`draw_dtls`]).
+const DTLS_GRAPHS: [DtlsGraph; 3] = [
+    DtlsGraph {
+        file: "send-loop-writes-per-second.svg",
+        title: "send loop, writes per second (DTLS: datagrams per second): 64 writes per iteration, sender and receiver time",
+        groups: &["send-loop"],
+    },
+    DtlsGraph {
+        file: "send-loop-sides-writes-per-second.svg",
+        title: "send loop, writes per second of the sender's calls only (send) and the receiver's only (recv)",
+        groups: &["send-loop-send", "send-loop-recv"],
+    },
+    DtlsGraph {
+        file: "allocations-per-write.svg",
+        title: "allocation calls per write (memory binary; its sender is the server, its receiver the client)",
+        groups: &[allocations::SEND_GROUP, allocations::RECV_GROUP],
+    },
+];
+
+/// The colours of a graph's lines, in turn.
+const PALETTE: [RGBColor; 6] = [
+    RGBColor(0x1f, 0x77, 0xb4),
+    RGBColor(0xd6, 0x27, 0x28),
+    RGBColor(0x2c, 0xa0, 0x2c),
+    RGBColor(0xff, 0x7f, 0x0e),
+    RGBColor(0x94, 0x67, 0xbd),
+    RGBColor(0x8c, 0x56, 0x4b),
+];
+
+/// Draws the DTLS suite's graphs of `results` (one library, version order)
+/// into `dir`: writes per second of the send loop (`send-loop`: DTLS 1.2
+/// and its TLS 1.2 contrast as two lines), of each side (`send-loop-send`,
+/// `send-loop-recv`), and the allocation calls per write of sender and
+/// receiver (DTLS 1.2 and TLS 1.3); a graph with no figure is not drawn.
+/// `note` goes under each title. Returns the files.
+pub fn draw_dtls(results: &[ReleaseResult], dir: &Path, note: &str) -> Result<Vec<PathBuf>> {
+    std::fs::create_dir_all(dir)?;
+    let all = keys(results);
+    let mut files = Vec::new();
+    for graph in &DTLS_GRAPHS {
+        let lines: Vec<&String> = graph
+            .groups
+            .iter()
+            .flat_map(|g| all.iter().filter(move |k| k.split('/').next() == Some(g)))
+            .collect();
+        if lines.is_empty() {
+            continue;
+        }
+        let path = dir.join(graph.file);
+        draw_lines(results, graph.title, &lines, note, &path)?;
+        files.push(path);
+    }
+    Ok(files)
+}
+
+/// Draws benchmarks `lines` (of one unit) across `results` into `path`,
+/// one coloured line each, named in a legend under the title by their key's
+/// group and parameters. Releases without a figure keep their place on the
+/// x axis, empty; error bars for figures with an interval.
+pub fn draw_lines(
+    results: &[ReleaseResult],
+    title: &str,
+    lines: &[&String],
+    note: &str,
+    path: &Path,
+) -> Result<()> {
+    let labels: Vec<String> = results.iter().map(|r| r.release.clone()).collect();
+    let series: Vec<Vec<(usize, Shown)>> = lines
+        .iter()
+        .map(|key| {
+            results
+                .iter()
+                .enumerate()
+                .filter_map(|(i, r)| r.benchmarks.iter().find(|b| &&b.key == key).map(|b| (i, b.shown())))
+                .collect()
+        })
+        .collect();
+    let unit = series.iter().flatten().next().map_or(Unit::Micros, |(_, p)| p.unit);
+    let top = series.iter().flatten().map(|(_, p)| p.high).fold(0.0f64, f64::max);
+    let y_max = if top > 0.0 { top * 1.15 } else { 1.0 };
+    let n = labels.len().max(1);
+    let legend_row = 18;
+    let head = 56 + legend_row * lines.len() as u32;
+    let root = SVGBackend::new(path, (1000, 480 + head)).into_drawing_area();
+    root.fill(&WHITE).map_err(plot_err)?;
+    let (top_area, body) = root.split_vertically(head);
+    top_area.draw(&Text::new(title.to_string(), (10, 8), ("sans-serif", 16))).map_err(plot_err)?;
+    top_area.draw(&Text::new(note.to_string(), (10, 32), ("sans-serif", 12))).map_err(plot_err)?;
+    for (i, key) in lines.iter().enumerate() {
+        let color = PALETTE[i % PALETTE.len()];
+        let y = 56 + legend_row as i32 * i as i32 + 6;
+        top_area.draw(&PathElement::new(vec![(14, y), (44, y)], color.stroke_width(3))).map_err(plot_err)?;
+        top_area.draw(&Circle::new((29, y), 4, color.filled())).map_err(plot_err)?;
+        let name = key.rsplit_once('/').map_or(key.as_str(), |(head, _)| head);
+        top_area.draw(&Text::new(name.to_string(), (52, y - 7), ("sans-serif", 13))).map_err(plot_err)?;
+    }
+    let mut chart = ChartBuilder::on(&body)
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(70)
+        .build_cartesian_2d(-0.5..(n as f64 - 0.5), 0.0..y_max)
+        .map_err(plot_err)?;
+    let label = |x: &f64| {
+        let i = x.round();
+        if (x - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < labels.len() {
+            labels[i as usize].clone()
+        } else {
+            String::new()
+        }
+    };
+    let tick = |y: &f64| unit.tick(*y).unwrap_or_default();
+    let mut mesh = chart.configure_mesh();
+    mesh.disable_x_mesh()
+        .x_labels(n)
+        .x_label_formatter(&label)
+        .x_desc("release (version order)")
+        .y_desc(unit.axis())
+        .label_style(("sans-serif", 12));
+    if unit.tick(0.0).is_some() {
+        mesh.y_label_formatter(&tick);
+    }
+    mesh.draw().map_err(plot_err)?;
+    for (i, points) in series.iter().enumerate() {
+        let color = PALETTE[i % PALETTE.len()];
+        chart
+            .draw_series(LineSeries::new(
+                points.iter().map(|(x, p)| (*x as f64, p.value)),
+                color.stroke_width(2),
+            ))
+            .map_err(plot_err)?;
+        if unit.has_interval() {
+            chart
+                .draw_series(
+                    points
+                        .iter()
+                        .map(|(x, p)| ErrorBar::new_vertical(*x as f64, p.low, p.value, p.high, color, 8)),
+                )
+                .map_err(plot_err)?;
+        }
+        chart
+            .draw_series(points.iter().map(|(x, p)| Circle::new((*x as f64, p.value), 4, color.filled())))
+            .map_err(plot_err)?;
+    }
+    for (i, r) in results.iter().enumerate() {
+        if r.failure.is_some() {
+            chart
+                .draw_series(std::iter::once(Text::new(
+                    "no result",
+                    (i as f64 - 0.15, y_max * 0.05),
+                    ("sans-serif", 11),
+                )))
+                .map_err(plot_err)?;
+        }
+    }
+    root.present().map_err(plot_err)?;
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::results::tests::{counts, fixture};
+    use crate::results::tests::{counts, dtls, fixture};
 
     #[test]
     fn draws_one_graph_per_benchmark_from_fixture_results() {
@@ -266,6 +455,59 @@ mod tests {
             std::fs::read_to_string(dir.join("times").join(file_name("handshake/server-auth,x/openssl")))
                 .unwrap();
         assert_eq!(bars(&timed), 1, "{timed}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn the_dtls_suite_draws_its_send_loops_and_allocations_as_lines() {
+        let dir = std::env::temp_dir().join(format!("tls-bench-hist-plot-dtls-{}", std::process::id()));
+        let mut results = [
+            dtls("3.1.4", "300.1.6+3.1.4", 640_000.0, 2.0),
+            fixture("3.2.1", "300.2.3+3.2.1", 0.0, Some("build failed")),
+            dtls("3.3.2", "300.3.2+3.3.2", 1_280_000.0, 5.0),
+        ];
+        results[0].rounds = 2;
+        let note = note(&results);
+        assert!(
+            note.contains("writes/s from Criterion's mean") && note.contains(", best of 1-2 rounds"),
+            "{note}"
+        );
+        let files = report(Suite::Dtls, Library::Openssl, &results, &dir).unwrap();
+        let names: Vec<&str> = files.iter().map(|f| f.file_name().unwrap().to_str().unwrap()).collect();
+        assert_eq!(
+            names,
+            [
+                "send-loop-writes-per-second.svg",
+                "send-loop-sides-writes-per-second.svg",
+                "allocations-per-write.svg"
+            ]
+        );
+        let svg = std::fs::read_to_string(&files[0]).unwrap();
+        for text in [
+            "send-loop/DTLSv1.2,TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,1024B",
+            "send-loop/TLSv1.2,TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,1024B",
+            "writes/s (DTLS: datagrams/s",
+            "3.1.4",
+            "3.3.2",
+            "no result",
+            ">\n100k\n<",
+        ] {
+            assert!(svg.contains(text), "{text} missing");
+        }
+        assert!(!svg.contains("send-loop-send/"), "the per-side figures have their own graph");
+        let svg = std::fs::read_to_string(&files[1]).unwrap();
+        assert!(svg.contains("send-loop-send/DTLSv1.2") && svg.contains("send-loop-recv/TLSv1.2"));
+        let svg = std::fs::read_to_string(&files[2]).unwrap();
+        for text in [
+            "allocations-per-write-send/DTLSv1.2,1024B",
+            "allocations-per-write-recv/TLSv1.3,1024B",
+            "allocation calls per write (lower is better)",
+        ] {
+            assert!(svg.contains(text), "{text} missing");
+        }
+        // No graph without figures.
+        let failed = [fixture("3.2.1", "300.2.3+3.2.1", 0.0, Some("build failed"))];
+        assert!(draw_dtls(&failed, &dir.join("none"), "fixture").unwrap().is_empty());
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

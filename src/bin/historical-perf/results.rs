@@ -1,7 +1,8 @@
 //! One release's results (kept as `<out>/<library>/<release>.json`), the
 //! table of figures with the change against the previous release, and the
-//! units shown: Criterion's times (µs, MB/s) or Callgrind's instruction
-//! counts (per handshake, per byte).
+//! units shown: Criterion's times (µs, MB/s), Callgrind's instruction
+//! counts (per handshake, per byte), or the DTLS suite's send-loop rates
+//! (writes per second, with MB/s) and allocations per write.
 
 use std::{collections::BTreeSet, fs, path::Path};
 
@@ -26,9 +27,10 @@ pub struct Bench {
     pub figure: Figure,
 }
 
-/// What one benchmark measured: a Criterion time or a Callgrind count. In
-/// the kept JSON the fields alone say which (results kept before counts
-/// existed are all times).
+/// What one benchmark measured: a Criterion time or rate, a Callgrind
+/// count, or the `memory` binary's allocations per write. In the kept JSON
+/// the fields alone say which (results kept before counts existed are all
+/// times).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum Figure {
@@ -55,6 +57,40 @@ pub enum Figure {
         instructions: u64,
         /// Iterations counted together (handshakes, or transfers).
         iterations: u64,
+    },
+    /// Criterion, a benchmark whose throughput is in elements (the send
+    /// loop: `Throughput::Elements(64)`, 64 writes per iteration): the
+    /// mean time per iteration and its 95% confidence interval, in ns,
+    /// shown as elements per second ([`Bench::shown`]).
+    Rate {
+        /// Criterion's mean, ns per iteration.
+        mean_ns: f64,
+        /// The low end of the mean's 95% confidence interval, ns.
+        mean_lower_ns: f64,
+        /// The high end of that interval, ns.
+        mean_upper_ns: f64,
+        /// Elements per iteration: writes (DTLS: datagrams).
+        elements: u64,
+        /// Application bytes per element (the write size, from the id's
+        /// `<n>B`), for MB/s; `None` when the id names none.
+        element_bytes: Option<u64>,
+    },
+    /// The `memory` binary: allocation calls per write in a steady send
+    /// loop of one side, the mean over connections of each connection's
+    /// per-write average.
+    Allocations {
+        /// The mean, allocation calls per write.
+        allocs_per_write: f64,
+        /// Their sample standard deviation over connections, calls per write.
+        allocs_stddev: f64,
+        /// The lowest connection's figure, calls per write.
+        allocs_min: f64,
+        /// The highest connection's figure, calls per write.
+        allocs_max: f64,
+        /// Application bytes per write.
+        write_size: u64,
+        /// Connection pairs measured.
+        connections: u64,
     },
 }
 
@@ -83,6 +119,19 @@ impl Bench {
         }
     }
 
+    /// From a Criterion measurement whose throughput is in elements (the
+    /// send loop), as a [`Figure::Rate`] on Criterion's mean; `None`
+    /// without an element throughput or a mean.
+    pub fn from_rate(m: &Measurement) -> Option<Bench> {
+        let (elements, [mean_lower_ns, mean_ns, mean_upper_ns]) = (m.elements?, m.mean_ns?);
+        let element_bytes = m.params.rsplit(',').next().and_then(|p| p.strip_suffix('B')?.parse().ok());
+        Some(Bench {
+            key: format!("{}/{}/{}", m.group, m.params, series(&m.library)),
+            library_id: m.library.clone(),
+            figure: Figure::Rate { mean_ns, mean_lower_ns, mean_upper_ns, elements, element_bytes },
+        })
+    }
+
     /// From a gungraun count, per handshake or per byte as
     /// [`Count::per_unit`] gives it.
     pub fn from_count(c: &Count) -> Bench {
@@ -99,19 +148,58 @@ impl Bench {
     }
 
     /// What rounds are compared by, lower being better: the median time in
-    /// ns, or the instructions per unit.
+    /// ns, the instructions per unit, the mean time in ns (rates), or the
+    /// allocations per write.
     pub fn cost(&self) -> f64 {
         match self.figure {
             Figure::Time { median_ns, .. } => median_ns,
             Figure::Instructions { per_unit, .. } => per_unit,
+            Figure::Rate { mean_ns, .. } => mean_ns,
+            Figure::Allocations { allocs_per_write, .. } => allocs_per_write,
+        }
+    }
+
+    /// For a [`Figure::Rate`] whose element size is known: MB/s (10^6
+    /// bytes/s), elements per second x bytes per element / 10^6; `None`
+    /// otherwise.
+    pub fn megabytes_per_second(&self) -> Option<f64> {
+        match self.figure {
+            Figure::Rate { element_bytes: Some(b), .. } => Some(self.shown().value * b as f64 / 1e6),
+            _ => None,
+        }
+    }
+
+    /// The figure in a table cell ([`Unit::cell`]), a rate with its MB/s
+    /// beside it, e.g. `123456 writes/s (126.4 MB/s)`.
+    pub fn cell(&self) -> String {
+        let shown = self.shown();
+        match self.megabytes_per_second() {
+            Some(mbs) => format!("{} ({mbs:.1} MB/s)", shown.unit.cell(shown.value)),
+            None => shown.unit.cell(shown.value),
         }
     }
 
     /// The figure shown: MB/s (10^6 bytes/s) for throughput, µs per
     /// iteration otherwise; instructions per handshake or per byte for
-    /// counts (no interval: `low` and `high` are the count).
+    /// counts (no interval: `low` and `high` are the count); writes per
+    /// second for rates (elements / mean time, with the interval of the
+    /// mean); allocations per write (no interval: `low` and `high` are the
+    /// mean).
     pub fn shown(&self) -> Shown {
         match self.figure {
+            // elements / ns * 1e9 = per second; the slow end of the time interval is the low end.
+            Figure::Rate { mean_ns, mean_lower_ns, mean_upper_ns, elements, .. } => {
+                let per_second = |ns: f64| elements as f64 / ns * 1e9;
+                Shown {
+                    value: per_second(mean_ns),
+                    low: per_second(mean_upper_ns),
+                    high: per_second(mean_lower_ns),
+                    unit: Unit::WritesPerSecond,
+                }
+            }
+            Figure::Allocations { allocs_per_write: v, .. } => {
+                Shown { value: v, low: v, high: v, unit: Unit::AllocationsPerWrite }
+            }
             // bytes / ns * 1e3 = MB/s; the slow end of the time interval is the low end.
             Figure::Time { median_ns, lower_ns, upper_ns, bytes: Some(b) } => {
                 let mbs = |ns: f64| b as f64 / ns * 1e3;
@@ -167,6 +255,11 @@ pub enum Unit {
     /// Instructions per byte of application data moved (Callgrind; lower is
     /// better).
     InstructionsPerByte,
+    /// Writes per second (the send loop; DTLS: datagrams per second;
+    /// higher is better).
+    WritesPerSecond,
+    /// Allocation calls per write (the `memory` binary; lower is better).
+    AllocationsPerWrite,
 }
 
 impl Unit {
@@ -175,32 +268,52 @@ impl Unit {
         matches!(self, Unit::InstructionsPerHandshake | Unit::InstructionsPerByte)
     }
 
+    /// Whether figures in this unit come with a confidence interval (drawn
+    /// as error bars): Criterion's times and rates.
+    pub fn has_interval(self) -> bool {
+        matches!(self, Unit::Micros | Unit::MegabytesPerSecond | Unit::WritesPerSecond)
+    }
+
     /// A figure in this unit in a table cell: `1000.0 µs`, `1000.0 MB/s`,
-    /// `4123456 instructions per handshake`, `2.875 instructions per byte`.
+    /// `4123456 instructions per handshake`, `2.875 instructions per byte`,
+    /// `123456 writes/s`, `3.25 allocations per write`.
     pub fn cell(self, v: f64) -> String {
         match self {
             Unit::Micros => format!("{v:.1} µs"),
             Unit::MegabytesPerSecond => format!("{v:.1} MB/s"),
             Unit::InstructionsPerHandshake => format!("{v:.0} instructions per handshake"),
             Unit::InstructionsPerByte => format!("{v:.3} instructions per byte"),
+            Unit::WritesPerSecond => format!("{v:.0} writes/s"),
+            Unit::AllocationsPerWrite => format!("{v:.2} allocations per write"),
         }
     }
 
     /// The change from `previous` to `v`, in percent with a sign; to
-    /// hundredths for counts (which move by less between runs).
+    /// hundredths for counts (which move by less between runs). Allocations
+    /// per write, often zero, change by their difference instead (e.g.
+    /// `+1.00`, in allocations per write).
     pub fn change(self, v: f64, previous: f64) -> String {
+        if self == Unit::AllocationsPerWrite {
+            return format!("{:+.2}", v - previous);
+        }
         let pct = (v / previous - 1.0) * 100.0;
         if self.is_count() { format!("{pct:+.2}%") } else { format!("{pct:+.1}%") }
     }
 
     /// A y-axis tick label for `v` when this unit has its own (`None`:
     /// plotters' default): millions of instructions per handshake, e.g.
-    /// `4.5M`, whose full counts would crowd the axis.
+    /// `4.5M`, whose full counts would crowd the axis; thousands of writes
+    /// per second, e.g. `150k`.
     pub fn tick(self, v: f64) -> Option<String> {
-        (self == Unit::InstructionsPerHandshake).then(|| {
-            let m = format!("{:.2}", v / 1e6);
-            format!("{}M", m.trim_end_matches('0').trim_end_matches('.'))
-        })
+        let short = |v: f64, suffix: &str| {
+            let m = format!("{v:.2}");
+            format!("{}{suffix}", m.trim_end_matches('0').trim_end_matches('.'))
+        };
+        match self {
+            Unit::InstructionsPerHandshake => Some(short(v / 1e6, "M")),
+            Unit::WritesPerSecond => Some(short(v / 1e3, "k")),
+            _ => None,
+        }
     }
 
     /// The y axis's description on a graph.
@@ -212,6 +325,8 @@ impl Unit {
                 "instructions per handshake (M = 10^6; Callgrind; lower is better)"
             }
             Unit::InstructionsPerByte => "instructions per byte (Callgrind; lower is better)",
+            Unit::WritesPerSecond => "writes/s (DTLS: datagrams/s; k = 10^3; higher is better)",
+            Unit::AllocationsPerWrite => "allocation calls per write (lower is better)",
         }
     }
 }
@@ -364,8 +479,14 @@ pub fn keys(results: &[ReleaseResult]) -> Vec<String> {
 /// its change against the previous release that has the benchmark; then the
 /// failed releases with their reasons.
 pub fn table(library: Library, results: &[ReleaseResult]) -> String {
-    let counts = results.iter().flat_map(|r| &r.benchmarks).any(|b| b.shown().unit.is_count());
-    let figure = if counts { "instructions" } else { "median" };
+    let units: Vec<Unit> = results.iter().flat_map(|r| &r.benchmarks).map(|b| b.shown().unit).collect();
+    let figure = if units.iter().any(|u| u.is_count()) {
+        "instructions"
+    } else if units.iter().all(|u| matches!(u, Unit::Micros | Unit::MegabytesPerSecond)) {
+        "median"
+    } else {
+        "figure"
+    };
     let mut s = format!(
         "\n### {library}\n\n| benchmark | release | {figure} | change vs previous |\n|---|---|--:|--:|\n"
     );
@@ -374,13 +495,14 @@ pub fn table(library: Library, results: &[ReleaseResult]) -> String {
         for r in results {
             let Some(b) = r.benchmarks.iter().find(|b| b.key == key) else { continue };
             let Shown { value: v, unit, .. } = b.shown();
+            let cell = b.cell();
             let change = match previous {
                 // For MB/s higher is better, for µs lower: a sign that reads
                 // as the figure's own change either way.
                 Some(p) => unit.change(v, p),
                 None => "-".to_string(),
             };
-            s += &format!("| {key} | {} | {} | {change} |\n", r.release, unit.cell(v));
+            s += &format!("| {key} | {} | {cell} | {change} |\n", r.release);
             previous = Some(v);
         }
     }
@@ -619,5 +741,87 @@ pub mod tests {
         );
         let joined = results[1].clone().lowest_with(counts("0.23.46", 3_990_000));
         assert_eq!((joined.rounds, joined.benchmarks[0].cost()), (2, 3_990_000.0));
+    }
+    /// A DTLS suite result of OpenSSL `release`: the send loop of DTLS 1.2
+    /// at `dtls_ns` and of TLS 1.2 at half that (mean ns per 64 writes of
+    /// 1024 bytes), and the sender's and receiver's allocations per write
+    /// over DTLS 1.2 (`dtls_allocs`, and one more) and TLS 1.3 (none).
+    pub fn dtls(release: &str, crate_version: &str, dtls_ns: f64, dtls_allocs: f64) -> ReleaseResult {
+        let rate = |key: &str, ns: f64| Bench {
+            key: key.into(),
+            library_id: format!("openssl-{release}"),
+            figure: Figure::Rate {
+                mean_ns: ns,
+                mean_lower_ns: ns * 0.95,
+                mean_upper_ns: ns * 1.05,
+                elements: 64,
+                element_bytes: Some(1024),
+            },
+        };
+        let allocs = |key: &str, v: f64| Bench {
+            key: key.into(),
+            library_id: format!("openssl-{release}"),
+            figure: Figure::Allocations {
+                allocs_per_write: v,
+                allocs_stddev: 0.0,
+                allocs_min: v,
+                allocs_max: v,
+                write_size: 1024,
+                connections: 10,
+            },
+        };
+        let (d, t) = (
+            "DTLSv1.2,TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,1024B",
+            "TLSv1.2,TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,1024B",
+        );
+        let mut benchmarks = Vec::new();
+        for group in ["send-loop", "send-loop-send", "send-loop-recv"] {
+            benchmarks.push(rate(&format!("{group}/{d}/openssl"), dtls_ns));
+            benchmarks.push(rate(&format!("{group}/{t}/openssl"), dtls_ns / 2.0));
+        }
+        benchmarks.extend([
+            allocs("allocations-per-write-send/DTLSv1.2,1024B/openssl", dtls_allocs),
+            allocs("allocations-per-write-recv/DTLSv1.2,1024B/openssl", dtls_allocs + 1.0),
+            allocs("allocations-per-write-send/TLSv1.3,1024B/openssl", 0.0),
+            allocs("allocations-per-write-recv/TLSv1.3,1024B/openssl", 0.0),
+        ]);
+        ReleaseResult { benchmarks, ..fixture(release, crate_version, 0.0, None) }
+    }
+
+    #[test]
+    fn dtls_figures_keep_their_json_and_are_tabled_with_mbs_and_allocation_differences() {
+        let results = [
+            dtls("3.1.4", "300.1.6+3.1.4", 640_000.0, 2.0),
+            dtls("3.2.1", "300.2.3+3.2.1", 1_280_000.0, 5.0),
+        ];
+        for b in &results[0].benchmarks {
+            assert_eq!(&serde_json::from_str::<Bench>(&serde_json::to_string(b).unwrap()).unwrap(), b);
+        }
+        let json = serde_json::to_string(&results[0].benchmarks[0]).unwrap();
+        assert!(
+            json.contains(r#""mean_ns":640000.0,"mean_lower_ns":608000.0,"mean_upper_ns":672000.0,"elements":64,"element_bytes":1024"#),
+            "{json}"
+        );
+        let json = serde_json::to_string(&results[0].benchmarks[6]).unwrap();
+        assert!(json.contains(r#""allocs_per_write":2.0,"allocs_stddev":0.0"#), "{json}");
+        let t = table(Library::Openssl, &results);
+        assert!(t.contains("| benchmark | release | figure | change vs previous |"), "{t}");
+        let send_loop = "send-loop/DTLSv1.2,TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,1024B/openssl";
+        assert!(t.contains(&format!("| {send_loop} | 3.1.4 | 100000 writes/s (102.4 MB/s) | - |")), "{t}");
+        assert!(t.contains(&format!("| {send_loop} | 3.2.1 | 50000 writes/s (51.2 MB/s) | -50.0% |")), "{t}");
+        assert!(
+            t.contains("| allocations-per-write-send/DTLSv1.2,1024B/openssl | 3.2.1 | 5.00 allocations per write | +3.00 |"),
+            "{t}"
+        );
+        assert!(
+            t.contains("| allocations-per-write-send/TLSv1.3,1024B/openssl | 3.2.1 | 0.00 allocations per write | +0.00 |"),
+            "{t}"
+        );
+        // Rounds keep the faster send loop (the lower mean time) and the fewer allocations.
+        let joined = results[1].clone().lowest_with(dtls("3.2.1", "300.2.3+3.2.1", 1_000_000.0, 6.0));
+        assert_eq!((joined.benchmarks[0].cost(), joined.benchmarks[6].cost()), (1_000_000.0, 5.0));
+        assert_eq!(Unit::WritesPerSecond.tick(150_000.0).as_deref(), Some("150k"));
+        assert!(Unit::WritesPerSecond.has_interval() && !Unit::AllocationsPerWrite.has_interval());
+        assert!(!Unit::WritesPerSecond.is_count() && !Unit::AllocationsPerWrite.is_count());
     }
 }

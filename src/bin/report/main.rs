@@ -4,7 +4,9 @@
 //! TLS library, and the plaintext floor beside them.
 //!
 //! Handshake groups are reported in µs per handshake; throughput groups in
-//! MB/s (10^6 bytes per second of application data). Each table says when
+//! MB/s (10^6 bytes per second of application data); send-loop groups in
+//! thousands of writes per second (kpps: one datagram each in DTLS) with
+//! the MB/s of their payloads. Each table says when
 //! its results were written; a result from an earlier run than the group's
 //! last one (Criterion keeps every benchmark's newest result, so a filtered
 //! run leaves older ones beside it) is marked `*` with its date.
@@ -29,6 +31,7 @@ use anyhow::{Result, bail};
 use chrono::{DateTime, Utc};
 use clap::Parser;
 use tls_bench::{
+    bench::SEND_LOOP_WRITES,
     criterion_json::{self, Measurement},
     error::exit_code,
     gungraun_json,
@@ -127,8 +130,15 @@ fn table(group: &str, rows: &Rows) -> String {
     let mut out = String::new();
     let libs: BTreeSet<&String> =
         rows.values().flat_map(|r| r.keys()).filter(|l| *l != "plaintext").collect();
-    let throughput = rows.values().flat_map(|r| r.values()).any(|r| r.bytes.is_some());
-    let unit = if throughput { "MB/s" } else { "µs" };
+    let send_loop = group.starts_with("send-loop");
+    let throughput = send_loop || rows.values().flat_map(|r| r.values()).any(|r| r.bytes.is_some());
+    let unit = if send_loop {
+        "kpps: thousands of writes per second, one datagram each in DTLS; MB/s of payload"
+    } else if throughput {
+        "MB/s"
+    } else {
+        "µs"
+    };
     let start = last_run_start(rows);
     let newest = rows.values().flat_map(|r| r.values()).map(|m| m.written).max().unwrap_or(start);
     let heading = if libs.is_empty() {
@@ -149,11 +159,16 @@ fn table(group: &str, rows: &Rows) -> String {
     out.push_str(&format!("| {} |\n", header.join(" | ")));
     out.push_str(&format!("|{}\n", "---|".repeat(header.len())));
     for (params, cells) in rows {
-        // Higher is better for MB/s, lower for µs.
+        // Higher is better for MB/s and kpps, lower for µs.
         let value = |r: &Measurement| match r.bytes {
-            Some(b) => b as f64 / r.median_ns * 1e3, // bytes/ns * 1e3 = MB/s
+            _ if send_loop => SEND_LOOP_WRITES as f64 / r.median_ns * 1e6, // writes/ns * 1e6 = kpps
+            Some(b) => b as f64 / r.median_ns * 1e3,                         // bytes/ns * 1e3 = MB/s
             None => r.median_ns / 1e3,
         };
+        // The send loop's payload, the id's last parameter (`1024B`).
+        let payload: f64 =
+            params.rsplit(',').next().and_then(|p| p.strip_suffix('B')).and_then(|p| p.parse().ok()).unwrap_or(0.0);
+        let shown = |v: f64| if send_loop { format!("{v:.0} kpps, {:.0} MB/s", v * payload / 1e3) } else { format!("{v:.1}") };
         let mark = |r: &Measurement| {
             if r.written < start { format!(" *{}", date(r.written)) } else { String::new() }
         };
@@ -169,14 +184,16 @@ fn table(group: &str, rows: &Rows) -> String {
                 (Some(r), Some(best)) => {
                     let v = value(r);
                     let ratio = if throughput { best / v } else { v / best };
-                    format!("{v:.1} ({ratio:.2}x){}", mark(r))
+                    format!("{} ({ratio:.2}x){}", shown(v), mark(r))
                 }
                 _ => "skipped".to_string(),
             });
         }
         row.push(match (cells.get("plaintext"), best) {
             (Some(r), Some(best)) if throughput => {
-                format!("{:.0} ({:.1}x the best TLS){}", value(r), value(r) / best, mark(r))
+                let v = value(r);
+                let text = if send_loop { shown(v) } else { format!("{v:.0}") };
+                format!("{text} ({:.1}x the best TLS){}", v / best, mark(r))
             }
             (Some(r), Some(best)) => {
                 format!("{:.2} ({:.2}% of the best TLS){}", value(r), value(r) / best * 100.0, mark(r))
