@@ -156,7 +156,12 @@ impl Matrix {
     pub fn dtls_workloads(self) -> Vec<(Workload, Params)> {
         let mut out: Vec<(Workload, Params)> = Vec::new();
         let loops = if cfg!(feature = "historical-perf") {
-            send_loop_params().into_iter().filter(|p| p.suite.aead() == Aead::Aes128Gcm && p.protocol().stream_version() == Protocol::Tls12).collect()
+            send_loop_params()
+                .into_iter()
+                .filter(|p| {
+                    p.suite.aead() == Aead::Aes128Gcm && p.protocol().stream_version() == Protocol::Tls12
+                })
+                .collect()
         } else {
             out.extend(dtls_handshake_params().into_iter().map(|p| (Workload::Handshake, p)));
             send_loop_params()
@@ -165,6 +170,9 @@ impl Matrix {
             for &payload in self.send_loop_payloads() {
                 out.push((Workload::SendLoop { payload }, p));
             }
+        }
+        if !cfg!(feature = "historical-perf") {
+            out.extend(udp_workloads(self.send_loop_payloads()));
         }
         out
     }
@@ -187,6 +195,22 @@ impl Matrix {
     }
 }
 
+/// The UDP workloads ([`crate::udp`]): handshakes with server
+/// authentication and mTLS, then the send loop at each of `payloads`; DTLS
+/// 1.2 and 1.3, AES-128-GCM, the send loop's secp256r1 and ECDSA P-256.
+pub fn udp_workloads(payloads: &[usize]) -> Vec<(Workload, Params)> {
+    let mut out = Vec::new();
+    let loops: Vec<Params> =
+        send_loop_params().into_iter().filter(|p| p.datagram && p.suite.aead() == Aead::Aes128Gcm).collect();
+    for kind in [HandshakeKind::ServerAuth, HandshakeKind::MutualAuth] {
+        out.extend(loops.iter().map(|&p| (Workload::UdpHandshake, Params { kind, ..p })));
+    }
+    for &p in &loops {
+        out.extend(payloads.iter().map(|&payload| (Workload::UdpSendLoop { payload }, p)));
+    }
+    out
+}
+
 /// Send-loop write sizes of [`Matrix::Full`], in bytes.
 pub const SEND_LOOP_PAYLOADS: [usize; 3] = [256, 1024, 1400];
 
@@ -207,7 +231,9 @@ pub fn dtls_handshake_params() -> Vec<Params> {
         for protocol in Protocol::DATAGRAM {
             for aead in [Aead::Aes128Gcm, Aead::Aes256Gcm] {
                 for group in [KxGroup::X25519, KxGroup::Secp256r1] {
-                    out.push(Params { kind, group, ..Params::default() }.with_protocol(protocol).with_aead(aead));
+                    out.push(
+                        Params { kind, group, ..Params::default() }.with_protocol(protocol).with_aead(aead),
+                    );
                 }
             }
         }
@@ -384,6 +410,15 @@ pub enum Workload {
         /// Application bytes per write.
         payload: usize,
     },
+    /// A DTLS handshake over UDP sockets on 127.0.0.1, one thread per side
+    /// ([`crate::udp`]).
+    UdpHandshake,
+    /// The send loop over UDP sockets on 127.0.0.1, one thread per side,
+    /// lost and reordered writes counted ([`crate::udp`]).
+    UdpSendLoop {
+        /// Application bytes per write.
+        payload: usize,
+    },
 }
 
 /// Which time of an iteration a figure holds.
@@ -418,6 +453,12 @@ impl Workload {
             (Workload::SendLoop { .. }, Figure::Both) => "send-loop",
             (Workload::SendLoop { .. }, Figure::First) => "send-loop-send",
             (Workload::SendLoop { .. }, Figure::Second) => "send-loop-recv",
+            (Workload::UdpHandshake, Figure::Both) => "udp-handshake",
+            (Workload::UdpHandshake, Figure::First) => "udp-handshake-client",
+            (Workload::UdpHandshake, Figure::Second) => "udp-handshake-server",
+            (Workload::UdpSendLoop { .. }, Figure::Both) => "udp-send-loop",
+            (Workload::UdpSendLoop { .. }, Figure::First) => "udp-send-loop-send",
+            (Workload::UdpSendLoop { .. }, Figure::Second) => "udp-send-loop-recv",
         }
     }
 
@@ -427,7 +468,9 @@ impl Workload {
     /// measures the sender and the receiver apart too.
     pub fn figures(self, sides: bool) -> &'static [Figure] {
         match (self, sides) {
-            (Workload::SendLoop { .. }, _) => &[Figure::Both, Figure::First, Figure::Second],
+            (Workload::SendLoop { .. } | Workload::UdpSendLoop { .. }, _) => {
+                &[Figure::Both, Figure::First, Figure::Second]
+            }
             (_, false) => &[Figure::Both],
             (Workload::SmallWrites { .. }, true) => &[Figure::Both, Figure::Second],
             (_, true) => &[Figure::Both, Figure::First, Figure::Second],
@@ -438,9 +481,9 @@ impl Workload {
     /// handshake, [`SENDER`] otherwise.
     pub fn first_side(self) -> Side {
         match self {
-            Workload::Handshake => Side::Client,
+            Workload::Handshake | Workload::UdpHandshake => Side::Client,
             Workload::Throughput { .. } | Workload::SmallWrites { .. } => SENDER,
-            Workload::SendLoop { .. } => SEND_LOOP_SENDER,
+            Workload::SendLoop { .. } | Workload::UdpSendLoop { .. } => SEND_LOOP_SENDER,
         }
     }
 
@@ -449,9 +492,11 @@ impl Workload {
     /// message).
     pub fn bytes_per_iteration(self) -> Option<u64> {
         match self {
-            Workload::Handshake | Workload::SmallWrites { .. } => None,
+            Workload::Handshake | Workload::UdpHandshake | Workload::SmallWrites { .. } => None,
             Workload::Throughput { .. } => Some(BLOCK_BYTES as u64),
-            Workload::SendLoop { payload } => Some((payload * SEND_LOOP_WRITES) as u64),
+            Workload::SendLoop { payload } | Workload::UdpSendLoop { payload } => {
+                Some((payload * SEND_LOOP_WRITES) as u64)
+            }
         }
     }
 
@@ -459,7 +504,7 @@ impl Workload {
     /// elements of its packets-per-second figure; `None` for the others.
     pub fn writes_per_iteration(self) -> Option<u64> {
         match self {
-            Workload::SendLoop { .. } => Some(SEND_LOOP_WRITES as u64),
+            Workload::SendLoop { .. } | Workload::UdpSendLoop { .. } => Some(SEND_LOOP_WRITES as u64),
             _ => None,
         }
     }
@@ -499,9 +544,10 @@ impl Case {
             }
             // Kind, group and chain are fixed ([`send_loop_params`]) and
             // still checked every run; the version tells DTLS from TLS.
-            Workload::SendLoop { payload } => {
+            Workload::SendLoop { payload } | Workload::UdpSendLoop { payload } => {
                 format!("{},{},{payload}B", self.params.protocol(), self.params.suite)
             }
+            Workload::UdpHandshake => self.params.to_string(),
         }
     }
 
@@ -510,7 +556,7 @@ impl Case {
     /// and every send loop).
     pub fn bench_target(&self) -> &'static str {
         match self.workload {
-            Workload::SendLoop { .. } => "dtls",
+            Workload::SendLoop { .. } | Workload::UdpHandshake | Workload::UdpSendLoop { .. } => "dtls",
             _ if self.params.datagram => "dtls",
             Workload::Handshake => "handshake",
             Workload::Throughput { .. } => "throughput",
@@ -593,7 +639,8 @@ mod tests {
             assert_eq!(cases.len(), m.workloads().len() * libs.len());
             let all = m.all_cases(&libs);
             check_unique(&all).unwrap();
-            let dtls = (24 + 5 * m.send_loop_payloads().len()) * libs.len();
+            let dtls =
+                (24 + 5 * m.send_loop_payloads().len() + 4 + 2 * m.send_loop_payloads().len()) * libs.len();
             assert_eq!(all.len(), cases.len() + m.small_write_params().len() * 10 * 3 * libs.len() + dtls);
         }
         let small = Case {

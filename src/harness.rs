@@ -455,7 +455,13 @@ impl Pair {
     /// The send loop: [`Pair::send_writes`] then [`Pair::receive_writes`].
     /// Returns the time in the sender's calls and in the receiver's, each in
     /// its side. Errors: theirs.
-    pub fn send_loop(&mut self, from: Side, data: &[u8], payload: usize, scratch: &mut [u8]) -> Result<SideTimes> {
+    pub fn send_loop(
+        &mut self,
+        from: Side,
+        data: &[u8],
+        payload: usize,
+        scratch: &mut [u8],
+    ) -> Result<SideTimes> {
         let mut times = SideTimes::default();
         self.send_writes(from, data, payload, &mut times)?;
         self.receive_writes(from.peer(), data, payload, scratch, &mut times)?;
@@ -468,7 +474,13 @@ impl Pair {
     /// on a datagram duplex as one datagram: the transport's counters are
     /// checked. Errors: a library error, a write that was not one record
     /// (datagram).
-    pub fn send_writes(&mut self, from: Side, data: &[u8], payload: usize, times: &mut SideTimes) -> Result<()> {
+    pub fn send_writes(
+        &mut self,
+        from: Side,
+        data: &[u8],
+        payload: usize,
+        times: &mut SideTimes,
+    ) -> Result<()> {
         ensure!(
             payload > 0 && data.len().is_multiple_of(payload),
             "{} bytes are not a whole number of {payload}-byte writes",
@@ -482,7 +494,10 @@ impl Pair {
         ensure!(records == writes, "{writes} writes of {payload} bytes went out as {records} records");
         if self.duplex.max_datagram().is_some() {
             let datagrams = after.datagrams - before.datagrams;
-            ensure!(datagrams == writes, "{writes} writes of {payload} bytes went out as {datagrams} datagrams");
+            ensure!(
+                datagrams == writes,
+                "{writes} writes of {payload} bytes went out as {datagrams} datagrams"
+            );
         }
         Ok(())
     }
@@ -513,14 +528,17 @@ impl Pair {
                 let mut filled = 0;
                 while filled < payload {
                     match conn.recv(&mut slot[filled..])? {
-                        0 => bail!("write {i} of {writes}: {filled} of {payload} bytes arrived; no more queued (lost)"),
+                        0 => bail!(
+                            "write {i} of {writes}: {filled} of {payload} bytes arrived; no more queued (lost)"
+                        ),
                         n => filled += n,
                     }
                 }
             }
             Ok(())
         })?;
-        if let Some(i) = scratch.chunks(payload).zip(data.chunks(payload)).position(|(got, sent)| got != sent) {
+        if let Some(i) = scratch.chunks(payload).zip(data.chunks(payload)).position(|(got, sent)| got != sent)
+        {
             bail!("write {i} of {writes} arrived corrupted or out of order");
         }
         for side in [Side::Client, Side::Server] {
@@ -637,7 +655,11 @@ impl Handshaker {
     /// for TLS, datagrams of the set MTU for DTLS. Errors: none once the
     /// MTU was accepted ([`Duplex::datagram`]'s check).
     pub fn duplex(&self) -> Result<Duplex> {
-        if self.params.datagram { Duplex::datagram(self.mtu).map_err(|e| anyhow!(e)) } else { Ok(Duplex::new()) }
+        if self.params.datagram {
+            Duplex::datagram(self.mtu).map_err(|e| anyhow!(e))
+        } else {
+            Ok(Duplex::new())
+        }
     }
 
     /// A new connection pair over `duplex`, resuming the last session for

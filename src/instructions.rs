@@ -98,8 +98,11 @@ impl Counted {
         let first = self.case.workload.first_side();
         let side = |s: Side| if s == Side::Client { Region::Client } else { Region::Server };
         match (self.case.workload, self.figure) {
-            (Workload::Handshake, Figure::Both) => Region::Handshake,
-            (Workload::Throughput { .. } | Workload::SendLoop { .. }, Figure::Both) => Region::BothSides,
+            (Workload::Handshake | Workload::UdpHandshake, Figure::Both) => Region::Handshake,
+            (
+                Workload::Throughput { .. } | Workload::SendLoop { .. } | Workload::UdpSendLoop { .. },
+                Figure::Both,
+            ) => Region::BothSides,
             (Workload::SmallWrites { .. }, Figure::Both) => side(first),
             (_, Figure::First) => side(first),
             (_, Figure::Second) => side(first.peer()),

@@ -28,6 +28,9 @@
 //! - [`bench`]: benchmarks as data: the [`bench::Case`] whose `Display` is
 //!   its id, the matrices, the data sent.
 //! - [`filter`]: which benchmark ids a Criterion command line selects.
+//! - [`udp`]: DTLS handshakes and the send loop over UDP sockets on
+//!   127.0.0.1, one thread per side (the kernel path beside the in-memory
+//!   figures).
 //! - [`runner`]: the measurement core: what one iteration of a case does
 //!   and what is timed, for every runner (Criterion, `compare`, tests).
 //! - [`instructions`]: the instruction-count suite as data (regions,
@@ -57,5 +60,6 @@ pub mod side;
 pub mod stacks;
 pub mod stats;
 pub mod transport;
+pub mod udp;
 pub mod wire;
 pub mod writes;

@@ -32,7 +32,8 @@
 //!   receiver's are timed apart.
 //!
 //! DTLS cases run over a datagram duplex of the MTU [`crate::bench::MTU_ENV`]
-//! sets.
+//! sets. The UDP workloads run over sockets, one thread per side: what is
+//! timed there is in [`crate::udp`].
 
 use std::{
     io::IoSlice,
@@ -43,10 +44,14 @@ use std::{
 use anyhow::{Result, ensure};
 
 use crate::{
-    bench::{BLOCK_BYTES, Case, Figure, SEND_LOOP_SENDER, SEND_LOOP_WRITES, SENDER, Workload, mtu_from_env, pattern},
+    bench::{
+        BLOCK_BYTES, Case, Figure, SEND_LOOP_SENDER, SEND_LOOP_WRITES, SENDER, Workload, mtu_from_env,
+        pattern,
+    },
     callgrind,
     error::ConfigureError,
     harness::{Configured, Handshaker, SideTimes, TlsLibrary},
+    udp,
     writes::{Message, Strategy, Wire},
 };
 
@@ -64,6 +69,9 @@ pub struct Measured {
     /// (the same for every iteration, or the run fails). `None` for other
     /// workloads and for zero iterations.
     pub wire: Option<Wire>,
+    /// The UDP send loop: the writes sent, received, lost and reordered
+    /// (counted, never a failure). `None` for other workloads.
+    pub losses: Option<udp::Losses>,
 }
 
 impl Measured {
@@ -107,6 +115,10 @@ pub struct Runner {
     /// Whether the measured part of each run enters the named regions
     /// Callgrind counts ([`Runner::count_instructions`]).
     count: bool,
+    /// The library's name (the UDP runs configure it in their threads).
+    library: String,
+    /// The path MTU of DTLS connections, in bytes.
+    mtu: usize,
 }
 
 impl Runner {
@@ -127,11 +139,15 @@ impl Runner {
             }
             _ => Handshaker::new(lib, lib, case.params)?,
         };
+        let mtu = mtu_from_env()?;
         if case.params.datagram {
-            handshaker.set_mtu(mtu_from_env()?)?;
+            handshaker.set_mtu(mtu)?;
+        }
+        if matches!(case.workload, Workload::UdpHandshake | Workload::UdpSendLoop { .. }) {
+            udp::supports(&case.params).map_err(ConfigureError::Unsupported)?;
         }
         let (block, len) = match case.workload {
-            Workload::Handshake => (Vec::new(), 0),
+            Workload::Handshake | Workload::UdpHandshake | Workload::UdpSendLoop { .. } => (Vec::new(), 0),
             Workload::Throughput { .. } => (pattern(BLOCK_BYTES), BLOCK_BYTES + OFFSET_SPAN),
             Workload::SmallWrites { message, .. } => (pattern(message.len()), message.len() + OFFSET_SPAN),
             Workload::SendLoop { payload } => {
@@ -147,6 +163,8 @@ impl Runner {
             scratch: vec![0; len],
             runs: 0,
             count: false,
+            library: case.library.clone(),
+            mtu,
         })
     }
 
@@ -169,7 +187,8 @@ impl Runner {
     /// [`Runner::run`], also handing `each` the [`Figure::Both`] time of
     /// every iteration (after the clock): a handshake's wall time, a
     /// transfer's sender plus receiver time, a small write's sender time.
-    /// For per-iteration latency percentiles.
+    /// For per-iteration latency percentiles; not called for the UDP
+    /// workloads, whose threads report totals.
     pub fn run_with(&mut self, iters: u64, each: &mut dyn FnMut(Duration)) -> Result<Measured> {
         self.runs += 1;
         match self.workload {
@@ -177,6 +196,14 @@ impl Runner {
             Workload::Throughput { write_size } => self.transfers(iters, write_size, each),
             Workload::SmallWrites { message, strategy } => self.messages(iters, message, strategy, each),
             Workload::SendLoop { payload } => self.send_loops(iters, payload, each),
+            Workload::UdpHandshake => {
+                let u = udp::handshakes(&self.library, *self.handshaker.params(), self.mtu, iters)?;
+                Ok(Measured { iters, both: u.both, sides: u.sides, ..Measured::default() })
+            }
+            Workload::UdpSendLoop { payload } => {
+                let u = udp::send_loop(&self.library, *self.handshaker.params(), payload, self.mtu, iters)?;
+                Ok(Measured { iters, both: u.both, sides: u.sides, losses: u.losses, ..Measured::default() })
+            }
         }
     }
 
@@ -192,7 +219,8 @@ impl Runner {
         pair.send_loop(SEND_LOOP_SENDER, data, payload, scratch)?;
         let mut m = Measured { iters, ..Measured::default() };
         for _ in 0..iters {
-            let t = callgrind::counted(self.count, || pair.send_loop(SEND_LOOP_SENDER, data, payload, scratch))?;
+            let t =
+                callgrind::counted(self.count, || pair.send_loop(SEND_LOOP_SENDER, data, payload, scratch))?;
             m.both += t.client + t.server;
             m.sides.client += t.client;
             m.sides.server += t.server;
@@ -301,8 +329,9 @@ pub enum Prepared {
     /// Configured, with the library's settings that the id does not name
     /// ([`TlsLibrary::settings`]).
     Ready {
-        /// The runner.
-        runner: Runner,
+        /// The runner (boxed: it holds the buffers' handles and the
+        /// handshaker).
+        runner: Box<Runner>,
         /// E.g. `security policy AWS-CRT-SDK-TLSv1.3` for s2n-tls.
         settings: Option<String>,
     },
@@ -320,7 +349,7 @@ pub fn prepare(case: &Case, libs: &[Box<dyn TlsLibrary>]) -> Result<Prepared> {
         .find(|l| l.name() == case.library)
         .ok_or_else(|| anyhow::anyhow!("{case}: library {} is not in this build", case.library))?;
     match Runner::new(case, lib.as_ref()) {
-        Ok(runner) => Ok(Prepared::Ready { runner, settings: lib.settings(&case.params) }),
+        Ok(runner) => Ok(Prepared::Ready { runner: Box::new(runner), settings: lib.settings(&case.params) }),
         Err(ConfigureError::Unsupported(why)) => Ok(Prepared::Skipped(why)),
         Err(e) => anyhow::bail!("{case}: {e}"),
     }

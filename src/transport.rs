@@ -24,9 +24,10 @@
 
 use crate::memory::{self, Scope};
 use std::{
-    cell::RefCell,
+    cell::{Cell, RefCell},
     collections::VecDeque,
     io::{self, IoSlice, Read, Write},
+    net::UdpSocket,
     rc::Rc,
 };
 
@@ -256,7 +257,7 @@ impl Duplex {
 
     /// The endpoint of `side`.
     pub fn endpoint(&self, side: Side) -> Endpoint {
-        Endpoint { duplex: self.clone(), side }
+        Endpoint { link: Link::Memory(self.clone()), side }
     }
 
     /// Counters of what `side` sent since creation or the last reset.
@@ -290,29 +291,79 @@ impl Duplex {
     }
 }
 
-/// One side's handle on a [`Duplex`]: writes go to the peer, reads come from it.
+/// A connected UDP socket as a datagram endpoint, with what it sent.
+#[derive(Debug)]
+struct UdpLink {
+    socket: UdpSocket,
+    max_datagram: usize,
+    sent: Cell<DirectionStats>,
+}
+
+/// What an [`Endpoint`] moves bytes over.
+#[derive(Clone, Debug)]
+enum Link {
+    /// One side of an in-memory [`Duplex`].
+    Memory(Duplex),
+    /// A connected UDP socket (the `udp` runner's).
+    Udp(Rc<UdpLink>),
+}
+
+/// One side's handle on a [`Duplex`] (writes go to the peer, reads come
+/// from it), or on a connected UDP socket ([`Endpoint::udp`]).
 #[derive(Clone, Debug)]
 pub struct Endpoint {
-    duplex: Duplex,
+    link: Link,
     side: Side,
 }
 
 impl Endpoint {
+    /// `side`'s endpoint on `socket`, a UDP socket connected to the peer's
+    /// (reads should time out: a timed-out read is "would block"), for
+    /// datagrams of path MTU `mtu`. Errors: an MTU [`Duplex::datagram`]
+    /// refuses.
+    pub fn udp(socket: UdpSocket, side: Side, mtu: usize) -> Result<Endpoint, String> {
+        Duplex::datagram(mtu)?;
+        let link = UdpLink { socket, max_datagram: mtu - IPV4_UDP_HEADERS, sent: Cell::default() };
+        Ok(Endpoint { link: Link::Udp(Rc::new(link)), side })
+    }
+
     /// Which side this endpoint is.
     pub fn side(&self) -> Side {
         self.side
+    }
+
+    /// The in-memory duplex; panics on a UDP endpoint (the byte-stream
+    /// calls are for in-memory TLS only: a harness bug).
+    fn duplex(&self) -> &Duplex {
+        match &self.link {
+            Link::Memory(d) => d,
+            Link::Udp(_) => panic!("a byte-stream call on a UDP endpoint"),
+        }
     }
 
     /// The largest datagram payload in bytes, `None` on a byte stream: a
     /// DTLS library is told this as its MTU (e.g. OpenSSL's `SSL_set_mtu`,
     /// which excludes the IP and UDP headers).
     pub fn max_datagram(&self) -> Option<usize> {
-        self.duplex.max_datagram()
+        match &self.link {
+            Link::Memory(d) => d.max_datagram(),
+            Link::Udp(u) => Some(u.max_datagram),
+        }
     }
 
-    /// Sends `data` as one datagram. Errors: a byte-stream duplex, or a
+    /// What this endpoint sent over UDP (datagrams, bytes, records); `None`
+    /// for an in-memory endpoint (its [`Duplex::stats`] has both sides).
+    pub fn udp_stats(&self) -> Option<DirectionStats> {
+        match &self.link {
+            Link::Memory(_) => None,
+            Link::Udp(u) => Some(u.sent.get()),
+        }
+    }
+
+    /// Sends `data` as one datagram. Errors: a byte-stream duplex, a
     /// datagram longer than [`Endpoint::max_datagram`] (a library that
-    /// ignores its MTU).
+    /// ignores its MTU), or one that is not DTLS records; over UDP, the
+    /// socket's error.
     pub fn send_datagram(&self, data: &[u8]) -> io::Result<()> {
         let max = self.max_datagram().ok_or_else(|| io::Error::other("a byte stream has no datagrams"))?;
         if data.len() > max {
@@ -325,13 +376,29 @@ impl Endpoint {
         let (records, app) = dtls_records(data).ok_or_else(|| {
             io::Error::other(format!("a datagram of {} bytes does not parse as DTLS records", data.len()))
         })?;
-        let mut inner = self.duplex.inner.borrow_mut();
+        if let Link::Udp(u) = &self.link {
+            let n = u.socket.send(data)?;
+            if n != data.len() {
+                return Err(io::Error::other(format!("UDP sent {n} of a datagram's {} bytes", data.len())));
+            }
+            let mut s = u.sent.get();
+            s.writes += 1;
+            s.datagrams += 1;
+            s.bytes += n as u64;
+            s.records += records;
+            s.application_data_records += app;
+            u.sent.set(s);
+            return Ok(());
+        }
+        let mut inner = self.duplex().inner.borrow_mut();
         let side = self.side;
         if let Some(capture) = inner.capture.as_mut() {
             capture.push(CapturedWrite { from: side, bytes: data.to_vec() });
         }
         let pipe = inner.outgoing(side);
-        if pipe.queue.capacity() - pipe.queue.len() < data.len() || pipe.datagrams.capacity() == pipe.datagrams.len() {
+        if pipe.queue.capacity() - pipe.queue.len() < data.len()
+            || pipe.datagrams.capacity() == pipe.datagrams.len()
+        {
             memory::in_scope(Scope::Harness, || {
                 pipe.queue.reserve(data.len());
                 pipe.datagrams.reserve(1);
@@ -354,7 +421,25 @@ impl Endpoint {
         if self.max_datagram().is_none() {
             return Err(io::Error::other("a byte stream has no datagrams"));
         }
-        let mut inner = self.duplex.inner.borrow_mut();
+        if let Link::Udp(u) = &self.link {
+            // Blocks until a datagram or the socket's read timeout. A
+            // datagram longer than `buf` would be truncated: refused by
+            // peeking at its length first is not possible without a copy,
+            // so `buf` must hold the largest datagram.
+            if buf.len() < u.max_datagram {
+                return Err(io::Error::other(format!(
+                    "a read buffer of {} bytes is smaller than the largest datagram, {}",
+                    buf.len(),
+                    u.max_datagram
+                )));
+            }
+            return match u.socket.recv(buf) {
+                Ok(n) => Ok(Some(n)),
+                Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => Ok(None),
+                Err(e) => Err(e),
+            };
+        }
+        let mut inner = self.duplex().inner.borrow_mut();
         let pipe = inner.outgoing(self.side.peer());
         let Some(&len) = pipe.datagrams.front() else { return Ok(None) };
         if len > buf.len() {
@@ -396,7 +481,7 @@ impl Endpoint {
     }
 
     fn write_gathered<'a>(&self, parts: impl Iterator<Item = &'a [u8]> + Clone) {
-        let mut inner = self.duplex.inner.borrow_mut();
+        let mut inner = self.duplex().inner.borrow_mut();
         assert!(inner.mtu.is_none(), "a byte-stream write on a datagram duplex");
         let side = self.side;
         if let Some(capture) = inner.capture.as_mut() {
@@ -420,7 +505,7 @@ impl Endpoint {
     /// returns how many, `0` when the queue is empty (would block). Byte
     /// streams only: on a datagram duplex it panics (a harness bug).
     pub fn read_bytes(&self, buf: &mut [u8]) -> usize {
-        let mut inner = self.duplex.inner.borrow_mut();
+        let mut inner = self.duplex().inner.borrow_mut();
         assert!(inner.mtu.is_none(), "a byte-stream read on a datagram duplex");
         let pipe = inner.outgoing(self.side.peer());
         // VecDeque's Read takes from the front; it cannot fail.
@@ -429,7 +514,7 @@ impl Endpoint {
 
     /// Bytes queued from the peer, ready to read.
     pub fn available(&self) -> usize {
-        self.duplex.pending_for(self.side)
+        self.duplex().pending_for(self.side)
     }
 }
 

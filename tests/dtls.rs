@@ -5,7 +5,10 @@
 //! loud failures a lost or reordered datagram must give.
 
 use tls_bench::{
-    bench::{Case, SEND_LOOP_PAYLOADS, SEND_LOOP_SENDER, Workload, dtls_handshake_params, pattern, send_loop_params},
+    bench::{
+        Case, SEND_LOOP_PAYLOADS, SEND_LOOP_SENDER, Workload, dtls_handshake_params, pattern,
+        send_loop_params,
+    },
     harness::{ConfigureError, Handshaker, SideTimes, TlsLibrary},
     params::{Aead, HandshakeKind, Params, Protocol},
     runner::{Prepared, prepare},
@@ -169,3 +172,35 @@ fn libraries_without_dtls_refuse_it_by_name() {
     assert_eq!(dtls12().suite.aead(), Aead::Aes128Gcm);
 }
 
+#[test]
+fn over_udp_handshakes_run_and_the_send_loop_counts_every_write() {
+    use tls_bench::{bench::SEND_LOOP_WRITES, transport::DEFAULT_MTU, udp};
+    for lib in stacks::all() {
+        let name = lib.name();
+        for params in
+            send_loop_params().into_iter().filter(|p| p.datagram && p.suite.aead() == Aead::Aes128Gcm)
+        {
+            if !expected(&name, &params) {
+                continue;
+            }
+            for kind in [HandshakeKind::ServerAuth, HandshakeKind::MutualAuth] {
+                let p = Params { kind, ..params };
+                let m =
+                    udp::handshakes(&name, p, DEFAULT_MTU, 2).unwrap_or_else(|e| panic!("{name} {p}: {e:#}"));
+                assert_eq!(m.iters, 2);
+                assert!(m.both >= m.sides.client.max(m.sides.server), "{name} {p}: {m:?}");
+            }
+            let m = udp::send_loop(&name, params, 1024, DEFAULT_MTU, 3)
+                .unwrap_or_else(|e| panic!("{name}: {e:#}"));
+            let l = m.losses.expect("the send loop counts its writes");
+            assert_eq!(l.sent, 3 * SEND_LOOP_WRITES as u64, "{name} {params}");
+            assert_eq!(l.received + l.lost, l.sent, "{name} {params}: {l:?}");
+            assert!(l.received > 0, "{name} {params}: {l:?}");
+        }
+    }
+    let resumption = Params { kind: HandshakeKind::Resumption, ..dtls12() };
+    assert!(udp::supports(&resumption).unwrap_err().contains("resumption"));
+    assert!(
+        udp::send_loop("openssl-0", dtls12(), 2, DEFAULT_MTU, 1).unwrap_err().to_string().contains("4-byte")
+    );
+}

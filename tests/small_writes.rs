@@ -71,8 +71,13 @@ fn every_library_sends_every_message_with_the_formula_overhead() {
     let mut s2n_tls12 = false;
     for (protocol, aead) in suites {
         let params = small_write_params(protocol, aead);
-        let per_record =
-            |lib: &str| if lib == "plaintext" { RECORD_HEADER_LEN } else { record_overhead(protocol, aead).expect("TLS overhead") };
+        let per_record = |lib: &str| {
+            if lib == "plaintext" {
+                RECORD_HEADER_LEN
+            } else {
+                record_overhead(protocol, aead).expect("TLS overhead")
+            }
+        };
         for lib in &libs {
             let name = lib.name();
             let probe = case(lib.as_ref(), params, messages[0], Strategy::PerBuffer);

@@ -118,6 +118,15 @@ pub fn bench(c: &mut Criterion, bench: &str) {
                 group.bench_function(BenchmarkId::new(case.parameters(), &case.library), |b| {
                     b.iter_custom(|iters| {
                         let m = runner.run(iters).unwrap_or_else(|e| panic!("{}: {e:#}", case.id(figure)));
+                        if let Some(l) = m.losses.filter(|l| l.lost + l.reordered > 0) {
+                            eprintln!(
+                                "note {}: over UDP {} of {} writes lost, {} reordered",
+                                case.id(figure),
+                                l.lost,
+                                l.sent,
+                                l.reordered
+                            );
+                        }
                         m.of(workload, figure)
                     })
                 });

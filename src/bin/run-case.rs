@@ -74,7 +74,7 @@ fn main() -> ExitCode {
             eprintln!("error: {id} is not supported: {why}");
             ExitCode::from(2)
         }
-        Ok(Prepared::Ready { runner, .. }) => exit_code(run(runner, args.iterations)),
+        Ok(Prepared::Ready { runner, .. }) => exit_code(run(*runner, args.iterations)),
         Err(e) => exit_code(Err(e)),
     }
 }

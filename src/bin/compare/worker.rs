@@ -98,7 +98,7 @@ pub fn serve(variant: &str, opts: &WorkerOptions) -> Result<()> {
     for case in &cases {
         let (skip, settings) = match prepare(case, &libs)? {
             Prepared::Ready { runner, settings } => {
-                runners.insert(case.to_string(), runner);
+                runners.insert(case.to_string(), *runner);
                 (None, settings)
             }
             Prepared::Skipped(why) => (Some(why), None),

@@ -1,8 +1,7 @@
 //! The DTLS suite's allocation figures ([`crate::suite::Suite::Dtls`]): the
-//! runs of the release's own `memory` binary (DTLS, and TLS 1.3 for
-//! contrast: `memory measure` without `--dtls` measures TLS 1.3), and
-//! their JSON reports read back as [`Bench`]es of allocation calls per
-//! write.
+//! runs of the release's own `memory` binary (DTLS 1.2, and TLS 1.2 for
+//! contrast, the versions of the Criterion send loop), and their JSON
+//! reports read back as [`Bench`]es of allocation calls per write.
 //!
 //! In `memory`'s steady send loop the server writes and the client reads,
 //! so `sender` is the server and `receiver` the client (the Criterion send
@@ -32,20 +31,21 @@ pub const SEND_GROUP: &str = "allocations-per-write-send";
 pub const RECV_GROUP: &str = "allocations-per-write-recv";
 
 /// One run of the `memory` binary: its report's file name under the
-/// suite's home and whether it measures DTLS (`--dtls`: DTLS 1.2 and 1.3)
-/// or TLS (1.3).
+/// suite's home and the protocol version it measures (`--protocols`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MemoryRun {
     /// The JSON report's file name under the home (`--json`).
     pub report: &'static str,
-    /// `memory measure --dtls`.
-    pub dtls: bool,
+    /// `memory measure --protocols <this>`.
+    pub protocol: &'static str,
 }
 
-/// The DTLS report (`memory.json`), then the TLS 1.3 contrast
+/// The DTLS 1.2 report (`memory.json`), then the TLS 1.2 contrast
 /// (`memory-tls.json`).
-pub const MEMORY_RUNS: [MemoryRun; 2] =
-    [MemoryRun { report: "memory.json", dtls: true }, MemoryRun { report: "memory-tls.json", dtls: false }];
+pub const MEMORY_RUNS: [MemoryRun; 2] = [
+    MemoryRun { report: "memory.json", protocol: "DTLSv1.2" },
+    MemoryRun { report: "memory-tls.json", protocol: "TLSv1.2" },
+];
 
 impl MemoryRun {
     /// Where the report goes: `<home>/<report>`.
@@ -53,15 +53,13 @@ impl MemoryRun {
         home.join(self.report)
     }
 
-    /// The `memory` binary's arguments: `measure [--dtls] --libraries
-    /// <library> --kinds server-auth --chains ECDSA-P256 --write-sizes 1024
-    /// [--quick] --json <home>/<report>`.
+    /// The `memory` binary's arguments: `measure --protocols <protocol>
+    /// --libraries <library> --kinds server-auth --chains ECDSA-P256
+    /// --write-sizes 1024 [--quick] --json <home>/<report>`.
     pub fn args(self, library: Library, home: &Path, quick: bool) -> Vec<String> {
         let mut args = vec!["measure".to_string()];
-        if self.dtls {
-            args.push("--dtls".into());
-        }
         for (option, value) in [
+            ("--protocols", self.protocol.to_string()),
             ("--libraries", library.to_string()),
             ("--kinds", "server-auth".into()),
             ("--chains", "ECDSA-P256".into()),
@@ -206,7 +204,8 @@ pub mod tests {
             MEMORY_RUNS[0].args(Library::Openssl, home, true),
             [
                 "measure",
-                "--dtls",
+                "--protocols",
+                "DTLSv1.2",
                 "--libraries",
                 "openssl",
                 "--kinds",
@@ -222,7 +221,8 @@ pub mod tests {
         );
         let tls = MEMORY_RUNS[1].args(Library::Openssl, home, false);
         assert_eq!(tls.first().map(String::as_str), Some("measure"));
-        assert!(!tls.contains(&"--dtls".to_string()) && !tls.contains(&"--quick".to_string()), "{tls:?}");
+        assert_eq!(tls[1..3], ["--protocols", "TLSv1.2"]);
+        assert!(!tls.contains(&"--quick".to_string()), "{tls:?}");
         assert_eq!(tls[tls.len() - 2..], ["--json", "/h/memory-tls.json"]);
     }
 

@@ -556,13 +556,9 @@ fn run_release(
     if !suite.memory_runs().is_empty() {
         let memory = build::executable(&built.stdout, "memory")?;
         for run in suite.memory_runs() {
-            let what = if run.dtls {
-                "measuring allocations (memory --dtls)"
-            } else {
-                "measuring allocations (memory)"
-            };
-            stage(what);
-            let out = build::run(Command::new(&memory).args(run.args(release.library, &home, quick)), what)?;
+            let what = format!("measuring allocations (memory --protocols {})", run.protocol);
+            stage(&what);
+            let out = build::run(Command::new(&memory).args(run.args(release.library, &home, quick)), &what)?;
             skips.extend(
                 String::from_utf8_lossy(&out.stderr)
                     .lines()

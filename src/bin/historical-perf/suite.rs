@@ -28,7 +28,7 @@ pub enum Suite {
     /// DTLS, OpenSSL only: the `dtls` bench's send loop with Criterion
     /// (DTLS 1.2 and its TLS 1.2 contrast, 64 writes of 1024 bytes per
     /// iteration: writes per second, MB/s), then the `memory` binary's
-    /// allocation calls per write (DTLS, and TLS 1.3 for contrast; see
+    /// allocation calls per write (DTLS 1.2, and TLS 1.2 for contrast; see
     /// [`allocations`]).
     Dtls,
 }
@@ -164,7 +164,7 @@ impl Suite {
 
     /// The runs of the release's own `memory` binary after the benches,
     /// each writing its report under `home` ([`MemoryRun::args`]): DTLS's
-    /// and TLS 1.3's allocations per write; none for the other suites.
+    /// and TLS 1.2's allocations per write; none for the other suites.
     pub fn memory_runs(self) -> &'static [MemoryRun] {
         match self {
             Suite::Dtls => &MEMORY_RUNS,
@@ -372,8 +372,8 @@ pub mod tests {
         }
         let runs = Suite::Dtls.memory_runs();
         assert_eq!(
-            runs.iter().map(|r| (r.report, r.dtls)).collect::<Vec<_>>(),
-            [("memory.json", true), ("memory-tls.json", false)]
+            runs.iter().map(|r| (r.report, r.protocol)).collect::<Vec<_>>(),
+            [("memory.json", "DTLSv1.2"), ("memory-tls.json", "TLSv1.2")]
         );
         assert!(Suite::Dtls.check_libraries(&[Library::Openssl]).is_ok());
         let err = Suite::Dtls.check_libraries(&Library::ALL).unwrap_err().to_string();
@@ -432,7 +432,7 @@ pub mod tests {
         assert!(Suite::Criterion.missing_groups(&[]).is_empty());
         let dtls_row = "server-auth,DTLSv1.2,TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,x25519,ECDSA-P256";
         fs::write(home.join("memory.json"), memory_report("openssl-3.2.1", &[(dtls_row, 1.0, 2.0)])).unwrap();
-        let tls_row = "server-auth,TLSv1.3,TLS_AES_128_GCM_SHA256,x25519,ECDSA-P256";
+        let tls_row = "server-auth,TLSv1.2,TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,x25519,ECDSA-P256";
         fs::write(home.join("memory-tls.json"), memory_report("openssl-3.2.1", &[(tls_row, 0.0, 0.25)]))
             .unwrap();
         let benches = Suite::Dtls.read(&home).unwrap();
@@ -451,11 +451,11 @@ pub mod tests {
                     "2.00 allocations per write".to_string()
                 ),
                 (
-                    "allocations-per-write-send/TLSv1.3,1024B/openssl",
+                    "allocations-per-write-send/TLSv1.2,1024B/openssl",
                     "0.00 allocations per write".to_string()
                 ),
                 (
-                    "allocations-per-write-recv/TLSv1.3,1024B/openssl",
+                    "allocations-per-write-recv/TLSv1.2,1024B/openssl",
                     "0.25 allocations per write".to_string()
                 ),
             ]

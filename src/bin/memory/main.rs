@@ -111,9 +111,13 @@ struct MeasureArgs {
     /// Small run to check the tool works (10 pairs, 1 warm-up, 4 writes).
     #[arg(long)]
     quick: bool,
-    /// DTLS 1.2 and DTLS 1.3 over the in-memory datagram transport (MTU
-    /// 1500) instead of TLS 1.3: libraries without DTLS, or without a
-    /// version, are skipped with the reason.
+    /// Protocol versions, any case: TLSv1.3 (the default), TLSv1.2,
+    /// DTLSv1.2, DTLSv1.3 (DTLS over the in-memory datagram transport, MTU
+    /// 1500). A library without a version is skipped with the reason.
+    /// Repeats are measured once.
+    #[arg(long, value_delimiter = ',', conflicts_with = "dtls")]
+    protocols: Vec<String>,
+    /// Short for `--protocols DTLSv1.2,DTLSv1.3`.
     #[arg(long)]
     dtls: bool,
     /// JSON report path (missing directories are created; checked before
@@ -260,11 +264,16 @@ fn measure_all(args: MeasureArgs) -> Result<()> {
         rows: Vec::new(),
         skipped: Vec::new(),
     };
-    let protocols: &[Protocol] = if args.dtls { &Protocol::DATAGRAM } else { &[Protocol::Tls13] };
+    const EVERY: [Protocol; 4] = [Protocol::Tls13, Protocol::Tls12, Protocol::Dtls12, Protocol::Dtls13];
+    let protocols = if args.dtls {
+        Protocol::DATAGRAM.to_vec()
+    } else {
+        pick("protocol", &args.protocols, &EVERY, &[Protocol::Tls13])?
+    };
     for lib in &libs {
         for &kind in &kinds {
             for &cert in &chains {
-                for &protocol in protocols {
+                for &protocol in &protocols {
                     let params = Params { kind, ..Params::default() }.with_cert(cert).with_protocol(protocol);
                     measure_one(lib.as_ref(), params, &opts, &mut report)?;
                 }

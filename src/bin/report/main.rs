@@ -162,13 +162,19 @@ fn table(group: &str, rows: &Rows) -> String {
         // Higher is better for MB/s and kpps, lower for µs.
         let value = |r: &Measurement| match r.bytes {
             _ if send_loop => SEND_LOOP_WRITES as f64 / r.median_ns * 1e6, // writes/ns * 1e6 = kpps
-            Some(b) => b as f64 / r.median_ns * 1e3,                         // bytes/ns * 1e3 = MB/s
+            Some(b) => b as f64 / r.median_ns * 1e3,                       // bytes/ns * 1e3 = MB/s
             None => r.median_ns / 1e3,
         };
         // The send loop's payload, the id's last parameter (`1024B`).
-        let payload: f64 =
-            params.rsplit(',').next().and_then(|p| p.strip_suffix('B')).and_then(|p| p.parse().ok()).unwrap_or(0.0);
-        let shown = |v: f64| if send_loop { format!("{v:.0} kpps, {:.0} MB/s", v * payload / 1e3) } else { format!("{v:.1}") };
+        let payload: f64 = params
+            .rsplit(',')
+            .next()
+            .and_then(|p| p.strip_suffix('B'))
+            .and_then(|p| p.parse().ok())
+            .unwrap_or(0.0);
+        let shown = |v: f64| {
+            if send_loop { format!("{v:.0} kpps, {:.0} MB/s", v * payload / 1e3) } else { format!("{v:.1}") }
+        };
         let mark = |r: &Measurement| {
             if r.written < start { format!(" *{}", date(r.written)) } else { String::new() }
         };

@@ -253,7 +253,7 @@ fn measure(args: &Args) -> Result<Report> {
                 running.push(Running {
                     index,
                     case,
-                    runner,
+                    runner: *runner,
                     latencies: Latencies::new()?,
                     round_p50: Vec::new(),
                     wire: None,
