@@ -51,6 +51,7 @@ use crate::{
     callgrind,
     error::ConfigureError,
     harness::{Configured, Handshaker, SideTimes, TlsLibrary},
+    transport::DEFAULT_MTU,
     udp,
     writes::{Message, Strategy, Wire},
 };
@@ -139,7 +140,7 @@ impl Runner {
             }
             _ => Handshaker::new(lib, lib, case.params)?,
         };
-        let mtu = mtu_from_env()?;
+        let mtu = if case.params.datagram { mtu_from_env()? } else { DEFAULT_MTU };
         if case.params.datagram {
             handshaker.set_mtu(mtu)?;
         }

@@ -20,8 +20,8 @@
 //!   outside the clocks). The first 4 bytes of each write hold its number,
 //!   the rest the fixed pattern: the server counts the writes that never
 //!   came (a read waited [`READ_TIMEOUT`]) as lost and those out of order
-//!   as reordered, and fails on any other difference (corruption is not
-//!   loss). The figure is the wall time from the first write to the last
+//!   (or late, after their batch) as reordered, and fails on any other
+//!   difference (corruption is not loss). The figure is the wall time from the first write to the last
 //!   read; the sides hold their own calls.
 
 use std::{
@@ -59,7 +59,8 @@ pub struct Losses {
     pub received: u64,
     /// Writes that never arrived (a read waited [`READ_TIMEOUT`]).
     pub lost: u64,
-    /// Writes that arrived after a later one.
+    /// Writes that arrived after a later one (or after their batch was
+    /// given up, also counted lost).
     pub reordered: u64,
 }
 
@@ -124,6 +125,27 @@ fn drive(conn: &mut dyn TlsConnection, side: Side) -> Result<()> {
         ensure!(stalled < STALLED_READS, "{side:?}: the DTLS handshake over UDP stalled (a datagram lost?)");
     }
     Ok(())
+}
+
+/// `side`'s connection of `library` on `socket`, its handshake done and
+/// its negotiated values checked (untimed: the send loop's setup). Errors:
+/// as [`configure`] and [`drive`], or a negotiated value that differs.
+fn connected(
+    side: Side,
+    library: &str,
+    params: &Params,
+    socket: UdpSocket,
+    mtu: usize,
+) -> Result<Box<dyn TlsConnection>> {
+    let configured = configure(library, params)?;
+    let io = Endpoint::udp(socket, side, mtu).map_err(|e| anyhow!(e))?;
+    let mut conn = match side {
+        Side::Client => configured.client(io, None)?,
+        Side::Server => configured.server(io)?,
+    };
+    drive(conn.as_mut(), side)?;
+    conn.negotiated()?.check(params).map_err(|e| anyhow!("{side:?} {e}"))?;
+    Ok(conn)
 }
 
 /// One side's end of a handshake: when its clock started and stopped.
@@ -215,11 +237,7 @@ fn send_loop_client(
     socket: UdpSocket,
     mtu: usize,
 ) -> Result<(Vec<(Instant, Duration)>, u64)> {
-    let configured = configure(library, &params)?;
-    let mut conn =
-        configured.client(Endpoint::udp(socket, Side::Client, mtu).map_err(|e| anyhow!(e))?, None)?;
-    drive(conn.as_mut(), Side::Client)?;
-    conn.negotiated()?.check(&params).map_err(|e| anyhow!("client {e}"))?;
+    let mut conn = connected(Side::Client, library, &params, socket, mtu)?;
     let block = pattern(payload * SEND_LOOP_WRITES);
     let mut runs = Vec::with_capacity(iters as usize);
     let mut byte = [0u8; 1];
@@ -243,7 +261,9 @@ fn send_loop_client(
     Ok((runs, (iters as usize * SEND_LOOP_WRITES) as u64))
 }
 
-/// What the server side of one send-loop iteration saw.
+/// What the server side of one send-loop iteration saw: `reordered`
+/// includes writes of an earlier batch that came after it was given up
+/// (they stay counted lost there).
 struct Batch {
     done: Instant,
     spent: Duration,
@@ -263,10 +283,7 @@ fn send_loop_server(
     socket: UdpSocket,
     mtu: usize,
 ) -> Result<Vec<Batch>> {
-    let configured = configure(library, &params)?;
-    let mut conn = configured.server(Endpoint::udp(socket, Side::Server, mtu).map_err(|e| anyhow!(e))?)?;
-    drive(conn.as_mut(), Side::Server)?;
-    conn.negotiated()?.check(&params).map_err(|e| anyhow!("server {e}"))?;
+    let mut conn = connected(Side::Server, library, &params, socket, mtu)?;
     let block = pattern(payload * SEND_LOOP_WRITES);
     let mut slot = vec![0u8; payload];
     let mut batches = Vec::with_capacity(iters as usize);
@@ -274,7 +291,7 @@ fn send_loop_server(
         let first = (i as usize * SEND_LOOP_WRITES) as u32;
         let last = first + SEND_LOOP_WRITES as u32 - 1;
         let mut next = first;
-        let (mut received, mut reordered) = (0, 0);
+        let (mut received, mut reordered, mut late) = (0, 0, 0);
         let mut spent = Duration::ZERO;
         loop {
             slot.fill(0);
@@ -286,15 +303,17 @@ fn send_loop_server(
             }
             ensure!(n == payload, "server: a read of {n} bytes, not one {payload}-byte write");
             let number = u32::from_be_bytes([slot[0], slot[1], slot[2], slot[3]]);
-            ensure!(
-                (first..=last).contains(&number),
-                "server: write {number} is not of this batch ({first}..={last})"
-            );
-            let k = (number - first) as usize;
+            ensure!(number <= last, "server: write {number} is past this batch's last, {last}");
+            let k = number as usize % SEND_LOOP_WRITES;
             ensure!(
                 slot[4..] == block[k * payload + 4..(k + 1) * payload],
                 "server: write {number} arrived corrupted"
             );
+            if number < first {
+                // A write of an earlier batch, counted lost there: late.
+                late += 1;
+                continue;
+            }
             received += 1;
             if number < next {
                 reordered += 1;
@@ -313,7 +332,7 @@ fn send_loop_server(
                 spent,
                 received,
                 lost: SEND_LOOP_WRITES as u64 - received,
-                reordered,
+                reordered: reordered + late,
             });
         }
     }

@@ -66,6 +66,8 @@ enum Sub {
         filter: Option<String>,
         #[arg(long)]
         s2n_policies: bool,
+        #[arg(long)]
+        dtls: bool,
     },
     /// Compares the ratios of two runs' results.json, row by row; exits
     /// non-zero when a ratio at the centre of the sweep moved more than
@@ -119,6 +121,11 @@ struct RunArgs {
     /// exactly a row's parameters (named `s2n-tls-...[policy]`).
     #[arg(long)]
     s2n_policies: bool,
+    /// Compare the DTLS benchmarks instead (the `dtls` bench's in-memory
+    /// cases: DTLS handshakes and the send loops, of the `--matrix`; not
+    /// the UDP ones).
+    #[arg(long)]
+    dtls: bool,
     /// Where JSON, CSV, SVG and the environment go.
     #[arg(long, default_value = concat!(env!("CARGO_MANIFEST_DIR"), "/target/compare"))]
     out: PathBuf,
@@ -140,8 +147,8 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> Result<()> {
     match cli.worker {
-        Some(Sub::Worker { variant, matrix, filter, s2n_policies }) => {
-            let opts = WorkerOptions { matrix: Matrix::from_name(&matrix)?, filter, s2n_policies };
+        Some(Sub::Worker { variant, matrix, filter, s2n_policies, dtls }) => {
+            let opts = WorkerOptions { matrix: Matrix::from_name(&matrix)?, filter, s2n_policies, dtls };
             worker::serve(&variant, &opts)
         }
         Some(Sub::Diff { a, b, max_percent }) => {
@@ -183,7 +190,12 @@ fn compare(args: RunArgs) -> Result<()> {
     ensure!(!slice.is_zero(), "--slice-ms must be positive");
     let known = variants::read()?;
     let chosen = variants::select(&known, &args.variants)?;
-    let opts = WorkerOptions { matrix, filter: args.filter.clone(), s2n_policies: args.s2n_policies };
+    let opts = WorkerOptions {
+        matrix,
+        filter: args.filter.clone(),
+        s2n_policies: args.s2n_policies,
+        dtls: args.dtls,
+    };
 
     // Build every worker first: nothing is timed while a compiler runs.
     let workers_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/compare/workers");
@@ -215,7 +227,7 @@ fn compare(args: RunArgs) -> Result<()> {
     let runnable: Vec<&(usize, CaseInfo)> = infos.iter().filter(|(_, c)| c.skip.is_none()).collect();
     if runnable.is_empty() {
         // The rows of the matrix, whatever the filter: what a filter can match.
-        let rows: Vec<String> = matrix
+        let rows: Vec<String> = opts
             .workloads()
             .into_iter()
             .map(|(workload, params)| Case { workload, params, library: String::new() }.row())

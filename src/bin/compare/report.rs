@@ -58,9 +58,10 @@ fn groups(rows: &[RowSummary]) -> Vec<String> {
     groups
 }
 
-/// Whether figures of `group` are throughputs (MB/s) rather than times (µs).
+/// Whether figures of `group` are throughputs (MB/s) rather than times (µs):
+/// the throughput and the send loop.
 fn is_throughput(group: &str) -> bool {
-    group == "throughput"
+    group == "throughput" || group == "send-loop"
 }
 
 /// The TLS libraries of `rows`, run or skipped, by name.
@@ -165,6 +166,9 @@ fn group_markdown(group: &str, rows: &[&RowSummary]) -> String {
     out.push_str(&match group {
         "handshake" => format!("### handshake (median µs per handshake; {ratio})\n\n"),
         "throughput" => format!("### throughput (median MB/s, 10^6 B/s; {ratio})\n\n"),
+        "send-loop" => format!(
+            "### send-loop (median MB/s of payload, 10^6 B/s; writes (DTLS: datagrams) per second = MB/s x 10^6 / payload bytes; {ratio})\n\n"
+        ),
         other => format!("### {other} (median µs per iteration; {ratio})\n\n"),
     });
     out.push_str(&table_line(&header));
@@ -186,7 +190,9 @@ fn group_markdown(group: &str, rows: &[&RowSummary]) -> String {
 
     out.push('\n');
     out.push_str(&match group {
-        "throughput" => "#### throughput per side (median µs per 64 KiB: sender / receiver)\n\n".to_string(),
+        "throughput" | "send-loop" => {
+            format!("#### {group} per side (median µs per 64 KiB: sender / receiver)\n\n")
+        }
         "handshake" => "#### handshake per side (median µs: client / server)\n\n".to_string(),
         other => format!("#### {other} per side (median µs per iteration: first / second)\n\n"),
     });

@@ -15,7 +15,8 @@ use anyhow::{Context, Result, bail};
 use regex::Regex;
 use serde::{Deserialize, Serialize};
 use tls_bench::{
-    bench::{Case, Figure, Matrix},
+    bench::{Case, Figure, Matrix, Workload, cases_of},
+    params::Params,
     runner::{Prepared, Runner, prepare},
     stacks,
 };
@@ -57,6 +58,9 @@ pub struct WorkerOptions {
     pub filter: Option<String>,
     /// Add s2n-tls under the alternative security policies.
     pub s2n_policies: bool,
+    /// The DTLS benchmarks instead of the matrix's handshakes and
+    /// throughput ([`WorkerOptions::workloads`]).
+    pub dtls: bool,
 }
 
 impl WorkerOptions {
@@ -71,7 +75,22 @@ impl WorkerOptions {
         if self.s2n_policies {
             args.push("--s2n-policies".into());
         }
+        if self.dtls {
+            args.push("--dtls".into());
+        }
         args
+    }
+
+    /// The workloads compared: the matrix's handshakes and throughput, or
+    /// with `dtls` its DTLS workloads run in memory (not over UDP, whose
+    /// threads a slice cannot interleave).
+    pub fn workloads(&self) -> Vec<(Workload, Params)> {
+        if self.dtls {
+            let udp = |w: &Workload| matches!(w, Workload::UdpHandshake | Workload::UdpSendLoop { .. });
+            self.matrix.dtls_workloads().into_iter().filter(|(w, _)| !udp(w)).collect()
+        } else {
+            self.matrix.workloads()
+        }
     }
 }
 
@@ -83,12 +102,10 @@ pub fn serve(variant: &str, opts: &WorkerOptions) -> Result<()> {
     let filter = opts.filter.as_deref().map(Regex::new).transpose().context("--filter")?;
     let mut libs = stacks::all();
     if opts.s2n_policies {
-        let params: Vec<_> = opts.matrix.workloads().into_iter().map(|(_, p)| p).collect();
+        let params: Vec<_> = opts.workloads().into_iter().map(|(_, p)| p).collect();
         libs.extend(stacks::s2n_policy_alternatives(&params).map_err(|e| anyhow::anyhow!("{e}"))?);
     }
-    let cases: Vec<Case> = opts
-        .matrix
-        .cases(&libs)
+    let cases: Vec<Case> = cases_of(opts.workloads(), &libs)
         .into_iter()
         .filter(|c| filter.as_ref().is_none_or(|f| f.is_match(&c.to_string())))
         .collect();

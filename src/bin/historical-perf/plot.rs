@@ -7,7 +7,11 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Result, anyhow, ensure};
-use plotters::{element::ErrorBar, prelude::*};
+use plotters::{
+    coord::{Shift, types::RangedCoordf64},
+    element::ErrorBar,
+    prelude::*,
+};
 
 use crate::{
     allocations,
@@ -128,7 +132,6 @@ pub fn draw(results: &[ReleaseResult], key: &str, note: &str, path: &Path) -> Re
     let unit = points.first().map_or(Unit::Micros, |(_, p)| p.unit);
     let top = points.iter().map(|(_, p)| p.high).fold(0.0f64, f64::max);
     let y_max = if top > 0.0 { top * 1.15 } else { 1.0 };
-    let n = labels.len().max(1);
     let root = SVGBackend::new(path, (1000, 520)).into_drawing_area();
     root.fill(&WHITE).map_err(plot_err)?;
     let (title, body) = root.split_vertically(56);
@@ -138,59 +141,9 @@ pub fn draw(results: &[ReleaseResult], key: &str, note: &str, path: &Path) -> Re
         None => note.to_string(),
     };
     title.draw(&Text::new(note, (10, 32), ("sans-serif", 12))).map_err(plot_err)?;
-    let mut chart = ChartBuilder::on(&body)
-        .margin(12)
-        .x_label_area_size(40)
-        .y_label_area_size(70)
-        .build_cartesian_2d(-0.5..(n as f64 - 0.5), 0.0..y_max)
-        .map_err(plot_err)?;
-    let label = |x: &f64| {
-        let i = x.round();
-        if (x - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < labels.len() {
-            labels[i as usize].clone()
-        } else {
-            String::new()
-        }
-    };
-    let tick = |y: &f64| unit.tick(*y).unwrap_or_default();
-    let mut mesh = chart.configure_mesh();
-    mesh.disable_x_mesh()
-        .x_labels(n)
-        .x_label_formatter(&label)
-        .x_desc("release (version order)")
-        .y_desc(unit.axis())
-        .label_style(("sans-serif", 12));
-    if unit.tick(0.0).is_some() {
-        mesh.y_label_formatter(&tick);
-    }
-    mesh.draw().map_err(plot_err)?;
-    let color = RGBColor(0x1f, 0x77, 0xb4);
-    chart
-        .draw_series(LineSeries::new(points.iter().map(|(i, p)| (*i as f64, p.value)), color.stroke_width(2)))
-        .map_err(plot_err)?;
-    if unit.has_interval() {
-        chart
-            .draw_series(
-                points
-                    .iter()
-                    .map(|(i, p)| ErrorBar::new_vertical(*i as f64, p.low, p.value, p.high, BLACK, 8)),
-            )
-            .map_err(plot_err)?;
-    }
-    chart
-        .draw_series(points.iter().map(|(i, p)| Circle::new((*i as f64, p.value), 4, color.filled())))
-        .map_err(plot_err)?;
-    for (i, r) in results.iter().enumerate() {
-        if r.failure.is_some() {
-            chart
-                .draw_series(std::iter::once(Text::new(
-                    "no result",
-                    (i as f64 - 0.15, y_max * 0.05),
-                    ("sans-serif", 11),
-                )))
-                .map_err(plot_err)?;
-        }
-    }
+    let mut chart = release_chart(&body, &labels, unit, y_max)?;
+    draw_line(&mut chart, &points, RGBColor(0x1f, 0x77, 0xb4), BLACK, unit)?;
+    mark_failures(&mut chart, results, y_max)?;
     root.present().map_err(plot_err)?;
     Ok(())
 }
@@ -284,7 +237,6 @@ pub fn draw_lines(
     let unit = series.iter().flatten().next().map_or(Unit::Micros, |(_, p)| p.unit);
     let top = series.iter().flatten().map(|(_, p)| p.high).fold(0.0f64, f64::max);
     let y_max = if top > 0.0 { top * 1.15 } else { 1.0 };
-    let n = labels.len().max(1);
     let legend_row = 18;
     let head = 56 + legend_row * lines.len() as u32;
     let root = SVGBackend::new(path, (1000, 480 + head)).into_drawing_area();
@@ -300,7 +252,26 @@ pub fn draw_lines(
         let name = key.rsplit_once('/').map_or(key.as_str(), |(head, _)| head);
         top_area.draw(&Text::new(name.to_string(), (52, y - 7), ("sans-serif", 13))).map_err(plot_err)?;
     }
-    let mut chart = ChartBuilder::on(&body)
+    let mut chart = release_chart(&body, &labels, unit, y_max)?;
+    for (i, points) in series.iter().enumerate() {
+        let color = PALETTE[i % PALETTE.len()];
+        draw_line(&mut chart, points, color, color, unit)?;
+    }
+    mark_failures(&mut chart, results, y_max)?;
+    root.present().map_err(plot_err)?;
+    Ok(())
+}
+
+/// A chart across releases on `body`: x the releases `labels` in version
+/// order, y from 0 to `y_max` in `unit`, with its mesh drawn.
+fn release_chart<'a, 'b>(
+    body: &'a DrawingArea<SVGBackend<'b>, Shift>,
+    labels: &[String],
+    unit: Unit,
+    y_max: f64,
+) -> Result<ChartContext<'a, SVGBackend<'b>, Cartesian2d<RangedCoordf64, RangedCoordf64>>> {
+    let n = labels.len().max(1);
+    let mut chart = ChartBuilder::on(body)
         .margin(12)
         .x_label_area_size(40)
         .y_label_area_size(70)
@@ -326,27 +297,43 @@ pub fn draw_lines(
         mesh.y_label_formatter(&tick);
     }
     mesh.draw().map_err(plot_err)?;
-    for (i, points) in series.iter().enumerate() {
-        let color = PALETTE[i % PALETTE.len()];
+    Ok(chart)
+}
+
+/// One benchmark's line across releases (`points`: release index and
+/// figure), with its points, and its error bars (in `bars`) when `unit` has
+/// an interval.
+fn draw_line(
+    chart: &mut ChartContext<'_, SVGBackend<'_>, Cartesian2d<RangedCoordf64, RangedCoordf64>>,
+    points: &[(usize, Shown)],
+    color: RGBColor,
+    bars: RGBColor,
+    unit: Unit,
+) -> Result<()> {
+    chart
+        .draw_series(LineSeries::new(points.iter().map(|(i, p)| (*i as f64, p.value)), color.stroke_width(2)))
+        .map_err(plot_err)?;
+    if unit.has_interval() {
         chart
-            .draw_series(LineSeries::new(
-                points.iter().map(|(x, p)| (*x as f64, p.value)),
-                color.stroke_width(2),
-            ))
-            .map_err(plot_err)?;
-        if unit.has_interval() {
-            chart
-                .draw_series(
-                    points
-                        .iter()
-                        .map(|(x, p)| ErrorBar::new_vertical(*x as f64, p.low, p.value, p.high, color, 8)),
-                )
-                .map_err(plot_err)?;
-        }
-        chart
-            .draw_series(points.iter().map(|(x, p)| Circle::new((*x as f64, p.value), 4, color.filled())))
+            .draw_series(
+                points
+                    .iter()
+                    .map(|(i, p)| ErrorBar::new_vertical(*i as f64, p.low, p.value, p.high, bars, 8)),
+            )
             .map_err(plot_err)?;
     }
+    chart
+        .draw_series(points.iter().map(|(i, p)| Circle::new((*i as f64, p.value), 4, color.filled())))
+        .map_err(plot_err)?;
+    Ok(())
+}
+
+/// Writes "no result" at the place of each release that failed.
+fn mark_failures(
+    chart: &mut ChartContext<'_, SVGBackend<'_>, Cartesian2d<RangedCoordf64, RangedCoordf64>>,
+    results: &[ReleaseResult],
+    y_max: f64,
+) -> Result<()> {
     for (i, r) in results.iter().enumerate() {
         if r.failure.is_some() {
             chart
@@ -358,7 +345,6 @@ pub fn draw_lines(
                 .map_err(plot_err)?;
         }
     }
-    root.present().map_err(plot_err)?;
     Ok(())
 }
 

@@ -130,7 +130,7 @@ fn table(group: &str, rows: &Rows) -> String {
     let mut out = String::new();
     let libs: BTreeSet<&String> =
         rows.values().flat_map(|r| r.keys()).filter(|l| *l != "plaintext").collect();
-    let send_loop = group.starts_with("send-loop");
+    let send_loop = group.starts_with("send-loop") || group.starts_with("udp-send-loop");
     let throughput = send_loop || rows.values().flat_map(|r| r.values()).any(|r| r.bytes.is_some());
     let unit = if send_loop {
         "kpps: thousands of writes per second, one datagram each in DTLS; MB/s of payload"
