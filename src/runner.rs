@@ -50,7 +50,7 @@ use crate::{
     },
     callgrind,
     error::ConfigureError,
-    harness::{Configured, Handshaker, SideTimes, TlsLibrary},
+    harness::{Configured, Handshaker, Pair, SideTimes, TlsLibrary},
     transport::DEFAULT_MTU,
     udp,
     writes::{Message, Strategy, Wire},
@@ -209,6 +209,21 @@ impl Runner {
     }
 
     fn send_loops(&mut self, iters: u64, payload: usize, each: &mut dyn FnMut(Duration)) -> Result<Measured> {
+        self.block_loops(iters, each, |pair, data, scratch| {
+            pair.send_loop(SEND_LOOP_SENDER, data, payload, scratch)
+        })
+    }
+
+    /// The loop throughput and the send loop share: the block placed at
+    /// this run's offsets ([`buffer_offsets`]), a checked connection, one
+    /// untimed warm-up `op`, then `iters` timed ones (sender plus receiver
+    /// time in `Both`).
+    fn block_loops(
+        &mut self,
+        iters: u64,
+        each: &mut dyn FnMut(Duration),
+        mut op: impl FnMut(&mut Pair, &[u8], &mut [u8]) -> Result<SideTimes>,
+    ) -> Result<Measured> {
         let len = self.block.len();
         let (d, r) = buffer_offsets(self.runs);
         let data = &mut self.data[d..d + len];
@@ -216,12 +231,11 @@ impl Runner {
         let data = &*data;
         let scratch = &mut self.scratch[r..r + len];
         let (mut pair, _) = self.handshaker.handshake_checked()?;
-        // Warm-up: the first loop grows the queues and library buffers.
-        pair.send_loop(SEND_LOOP_SENDER, data, payload, scratch)?;
+        // Warm-up: the first run grows the queues and library buffers.
+        op(&mut pair, data, scratch)?;
         let mut m = Measured { iters, ..Measured::default() };
         for _ in 0..iters {
-            let t =
-                callgrind::counted(self.count, || pair.send_loop(SEND_LOOP_SENDER, data, payload, scratch))?;
+            let t = callgrind::counted(self.count, || op(&mut pair, data, scratch))?;
             m.both += t.client + t.server;
             m.sides.client += t.client;
             m.sides.server += t.server;
@@ -256,23 +270,9 @@ impl Runner {
         write_size: usize,
         each: &mut dyn FnMut(Duration),
     ) -> Result<Measured> {
-        let (d, r) = buffer_offsets(self.runs);
-        let data = &mut self.data[d..d + BLOCK_BYTES];
-        data.copy_from_slice(&self.block);
-        let data = &*data;
-        let scratch = &mut self.scratch[r..r + BLOCK_BYTES];
-        let (mut pair, _) = self.handshaker.handshake_checked()?;
-        // Warm-up: the first transfer grows the queues and library buffers.
-        pair.transfer_into(SENDER, data, write_size, scratch)?;
-        let mut m = Measured { iters, ..Measured::default() };
-        for _ in 0..iters {
-            let t = callgrind::counted(self.count, || pair.transfer_into(SENDER, data, write_size, scratch))?;
-            m.both += t.client + t.server;
-            m.sides.client += t.client;
-            m.sides.server += t.server;
-            each(t.client + t.server);
-        }
-        Ok(m)
+        self.block_loops(iters, each, |pair, data, scratch| {
+            pair.transfer_into(SENDER, data, write_size, scratch)
+        })
     }
 
     fn messages(

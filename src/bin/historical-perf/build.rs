@@ -453,19 +453,23 @@ mod tests {
         assert_eq!(features, ["tls12", "logging", "aws_lc_rs", "ring"], "0.22's own feature names");
     }
 
+    /// The `[[bin]]` or `[[bench]]` (`kind`) targets of a generated
+    /// manifest: name and path.
+    fn targets(doc: &DocumentMut, kind: &str) -> Vec<(String, String)> {
+        doc[kind]
+            .as_array_of_tables()
+            .unwrap()
+            .iter()
+            .map(|t| (t["name"].as_str().unwrap().to_string(), t["path"].as_str().unwrap().to_string()))
+            .collect()
+    }
+
     #[test]
     fn the_instruction_counts_manifest_keeps_run_case_its_bench_and_gungraun() {
         let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
         let release = Release { library: Library::Rustls, version: Version::new(0, 21, 12) };
         let doc: DocumentMut = manifest(repo, &release, Suite::Instructions).unwrap().parse().unwrap();
-        let names = |kind: &str| -> Vec<(String, String)> {
-            doc[kind]
-                .as_array_of_tables()
-                .unwrap()
-                .iter()
-                .map(|t| (t["name"].as_str().unwrap().to_string(), t["path"].as_str().unwrap().to_string()))
-                .collect()
-        };
+        let names = |kind: &str| targets(&doc, kind);
         let bins = names("bin");
         assert_eq!(bins.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>(), ["run-case"]);
         let benches = names("bench");
@@ -489,14 +493,7 @@ mod tests {
         let release =
             Release { library: Library::Openssl, version: Version::parse("300.1.6+3.1.4").unwrap() };
         let doc: DocumentMut = manifest(repo, &release, Suite::Dtls).unwrap().parse().unwrap();
-        let target = |kind: &str| -> Vec<(String, String)> {
-            doc[kind]
-                .as_array_of_tables()
-                .unwrap()
-                .iter()
-                .map(|t| (t["name"].as_str().unwrap().to_string(), t["path"].as_str().unwrap().to_string()))
-                .collect()
-        };
+        let target = |kind: &str| targets(&doc, kind);
         let (bins, benches) = (target("bin"), target("bench"));
         assert_eq!(bins.len(), 1);
         assert_eq!(bins[0].0, "memory");
