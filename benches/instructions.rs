@@ -123,12 +123,12 @@ fn add(group: &mut BinaryBenchmarkGroup, wanted: fn(Workload) -> bool) {
 
 binary_benchmark_group!(
     name = handshake;
-    benchmarks = |group: &mut BinaryBenchmarkGroup| add(group, |w| w == Workload::Handshake)
+    benchmarks = |group: &mut BinaryBenchmarkGroup| add(group, |w| w == Workload::HANDSHAKE)
 );
 
 binary_benchmark_group!(
     name = throughput;
-    benchmarks = |group: &mut BinaryBenchmarkGroup| add(group, |w| w != Workload::Handshake)
+    benchmarks = |group: &mut BinaryBenchmarkGroup| add(group, |w| w != Workload::HANDSHAKE)
 );
 
 main!(binary_benchmark_groups = handshake, throughput);

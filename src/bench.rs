@@ -11,8 +11,11 @@ use crate::{
     harness::TlsLibrary,
     params::{Aead, CertChain, HandshakeKind, KxGroup, Params, Protocol},
     transport::{DEFAULT_MTU, Side},
+    workload::{SendLoop, SmallWrites, Throughput, UdpHandshake, UdpSendLoop},
     writes::{MESSAGES, Message, Strategy},
 };
+
+pub use crate::workload::{Figure, Workload};
 
 /// Environment variable selecting the matrix: `sweep` (default) or `full`.
 pub const MATRIX_ENV: &str = "TLS_BENCH_MATRIX";
@@ -114,10 +117,10 @@ impl Matrix {
     /// comparison.
     pub fn workloads(self) -> Vec<(Workload, Params)> {
         let mut out: Vec<(Workload, Params)> =
-            self.handshake_params().into_iter().map(|p| (Workload::Handshake, p)).collect();
+            self.handshake_params().into_iter().map(|p| (Workload::HANDSHAKE, p)).collect();
         for p in self.throughput_params() {
             for &write_size in self.write_sizes() {
-                out.push((Workload::Throughput { write_size }, p));
+                out.push((Throughput { write_size }.into(), p));
             }
         }
         out
@@ -163,12 +166,12 @@ impl Matrix {
                 })
                 .collect()
         } else {
-            out.extend(dtls_handshake_params().into_iter().map(|p| (Workload::Handshake, p)));
+            out.extend(dtls_handshake_params().into_iter().map(|p| (Workload::HANDSHAKE, p)));
             send_loop_params()
         };
         for p in loops {
             for &payload in self.send_loop_payloads() {
-                out.push((Workload::SendLoop { payload }, p));
+                out.push((SendLoop { payload }.into(), p));
             }
         }
         if !cfg!(feature = "historical-perf") {
@@ -203,10 +206,10 @@ pub fn udp_workloads(payloads: &[usize]) -> Vec<(Workload, Params)> {
     let loops: Vec<Params> =
         send_loop_params().into_iter().filter(|p| p.datagram && p.suite.aead() == Aead::Aes128Gcm).collect();
     for kind in [HandshakeKind::ServerAuth, HandshakeKind::MutualAuth] {
-        out.extend(loops.iter().map(|&p| (Workload::UdpHandshake, Params { kind, ..p })));
+        out.extend(loops.iter().map(|&p| (UdpHandshake.into(), Params { kind, ..p })));
     }
     for &p in &loops {
-        out.extend(payloads.iter().map(|&payload| (Workload::UdpSendLoop { payload }, p)));
+        out.extend(payloads.iter().map(|&payload| (UdpSendLoop { payload }.into(), p)));
     }
     out
 }
@@ -280,7 +283,7 @@ pub fn small_write_workloads(
     for &p in params {
         for &message in messages {
             for &strategy in strategies {
-                out.push((Workload::SmallWrites { message, strategy }, p));
+                out.push((SmallWrites { message, strategy }.into(), p));
             }
         }
     }
@@ -339,8 +342,8 @@ pub fn instruction_workloads() -> Vec<(Workload, Params)> {
         .into_iter()
         .chain([Params { kind: HandshakeKind::Resumption, ..base }, base.with_cert(CertChain::Rsa2048)])
         .chain(groups.into_iter().map(|group| Params { group, ..base }));
-    let mut out: Vec<(Workload, Params)> = handshakes.map(|p| (Workload::Handshake, p)).collect();
-    out.extend(SWEEP_WRITE_SIZES.map(|write_size| (Workload::Throughput { write_size }, base)));
+    let mut out: Vec<(Workload, Params)> = handshakes.map(|p| (Workload::HANDSHAKE, p)).collect();
+    out.extend(SWEEP_WRITE_SIZES.map(|write_size| (Throughput { write_size }.into(), base)));
     out
 }
 
@@ -380,136 +383,6 @@ pub const SWEEP_WRITE_SIZES: [usize; 2] = [1024, 16384];
 /// server sends a response).
 pub const SENDER: Side = Side::Server;
 
-/// What one iteration of a case does.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Workload {
-    /// A complete handshake, from the creation of both connections to both
-    /// sides done.
-    Handshake,
-    /// [`BLOCK_BYTES`] of application data from [`SENDER`] to its peer in
-    /// writes of `write_size` bytes, over an established connection.
-    Throughput {
-        /// Bytes per write call.
-        write_size: usize,
-    },
-    /// One message from [`SENDER`] to its peer over an established
-    /// connection, written from several buffers as `strategy` says; the
-    /// peer reads it whole and checks it (untimed in the group's figure,
-    /// which is the sender's time).
-    SmallWrites {
-        /// The buffers' sizes.
-        message: Message,
-        /// How they are handed to the library.
-        strategy: Strategy,
-    },
-    /// [`SEND_LOOP_WRITES`] writes of `payload` bytes from
-    /// [`SEND_LOOP_SENDER`] to its peer over an established connection, each
-    /// one record (DTLS: one datagram), each read back into its own slot
-    /// and checked ([`crate::harness::Pair::send_loop`]).
-    SendLoop {
-        /// Application bytes per write.
-        payload: usize,
-    },
-    /// A DTLS handshake over UDP sockets on 127.0.0.1, one thread per side
-    /// ([`crate::udp`]).
-    UdpHandshake,
-    /// The send loop over UDP sockets on 127.0.0.1, one thread per side,
-    /// lost and reordered writes counted ([`crate::udp`]).
-    UdpSendLoop {
-        /// Application bytes per write.
-        payload: usize,
-    },
-}
-
-/// Which time of an iteration a figure holds.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Figure {
-    /// A handshake: the wall time from connection creation to both sides
-    /// done. A transfer: the time in the sender's and the receiver's calls.
-    /// A small write: the time in the sender's calls (the same as `First`).
-    Both,
-    /// Only the time in the client's calls (handshake) or the sender's
-    /// calls (throughput, small writes).
-    First,
-    /// Only the time in the server's calls (handshake) or the receiver's
-    /// calls (throughput, small writes).
-    Second,
-}
-
-impl Workload {
-    /// The benchmark group of `figure`: `handshake`, `handshake-client`,
-    /// `handshake-server`, `throughput`, `throughput-send`, `throughput-recv`.
-    pub fn group(self, figure: Figure) -> &'static str {
-        match (self, figure) {
-            (Workload::Handshake, Figure::Both) => "handshake",
-            (Workload::Handshake, Figure::First) => "handshake-client",
-            (Workload::Handshake, Figure::Second) => "handshake-server",
-            (Workload::Throughput { .. }, Figure::Both) => "throughput",
-            (Workload::Throughput { .. }, Figure::First) => "throughput-send",
-            (Workload::Throughput { .. }, Figure::Second) => "throughput-recv",
-            (Workload::SmallWrites { .. }, Figure::Both) => "small-writes",
-            (Workload::SmallWrites { .. }, Figure::First) => "small-writes-send",
-            (Workload::SmallWrites { .. }, Figure::Second) => "small-writes-recv",
-            (Workload::SendLoop { .. }, Figure::Both) => "send-loop",
-            (Workload::SendLoop { .. }, Figure::First) => "send-loop-send",
-            (Workload::SendLoop { .. }, Figure::Second) => "send-loop-recv",
-            (Workload::UdpHandshake, Figure::Both) => "udp-handshake",
-            (Workload::UdpHandshake, Figure::First) => "udp-handshake-client",
-            (Workload::UdpHandshake, Figure::Second) => "udp-handshake-server",
-            (Workload::UdpSendLoop { .. }, Figure::Both) => "udp-send-loop",
-            (Workload::UdpSendLoop { .. }, Figure::First) => "udp-send-loop-send",
-            (Workload::UdpSendLoop { .. }, Figure::Second) => "udp-send-loop-recv",
-        }
-    }
-
-    /// The figures a Criterion run measures: `Both`, and with `sides` the
-    /// per-side ones that differ from it (for small writes `Both` is the
-    /// sender's time, so only the receiver's is added). The send loop always
-    /// measures the sender and the receiver apart too.
-    pub fn figures(self, sides: bool) -> &'static [Figure] {
-        match (self, sides) {
-            (Workload::SendLoop { .. } | Workload::UdpSendLoop { .. }, _) => {
-                &[Figure::Both, Figure::First, Figure::Second]
-            }
-            (_, false) => &[Figure::Both],
-            (Workload::SmallWrites { .. }, true) => &[Figure::Both, Figure::Second],
-            (_, true) => &[Figure::Both, Figure::First, Figure::Second],
-        }
-    }
-
-    /// The side whose time [`Figure::First`] holds: the client in a
-    /// handshake, [`SENDER`] otherwise.
-    pub fn first_side(self) -> Side {
-        match self {
-            Workload::Handshake | Workload::UdpHandshake => Side::Client,
-            Workload::Throughput { .. } | Workload::SmallWrites { .. } => SENDER,
-            Workload::SendLoop { .. } | Workload::UdpSendLoop { .. } => SEND_LOOP_SENDER,
-        }
-    }
-
-    /// Application bytes moved per iteration (throughput, send loop), `None`
-    /// for a handshake and a small write (whose figure is a time per
-    /// message).
-    pub fn bytes_per_iteration(self) -> Option<u64> {
-        match self {
-            Workload::Handshake | Workload::UdpHandshake | Workload::SmallWrites { .. } => None,
-            Workload::Throughput { .. } => Some(BLOCK_BYTES as u64),
-            Workload::SendLoop { payload } | Workload::UdpSendLoop { payload } => {
-                Some((payload * SEND_LOOP_WRITES) as u64)
-            }
-        }
-    }
-
-    /// Writes (DTLS: datagrams) per iteration of the send loop, the
-    /// elements of its packets-per-second figure; `None` for the others.
-    pub fn writes_per_iteration(self) -> Option<u64> {
-        match self {
-            Workload::SendLoop { .. } | Workload::UdpSendLoop { .. } => Some(SEND_LOOP_WRITES as u64),
-            _ => None,
-        }
-    }
-}
-
 /// One benchmark: a workload, its parameters and the library that runs it.
 /// `Display` is its id, `group/parameters/library`, e.g.
 /// `handshake/server-auth,TLSv1.3,TLS_AES_128_GCM_SHA256,x25519,ECDSA-P256/openssl-3.6.3`
@@ -525,43 +398,17 @@ pub struct Case {
 }
 
 impl Case {
-    /// The `parameters` component of the id: the [`Params`], for
-    /// throughput the write size, e.g. `...,ECDSA-P256,1024B`; for small
-    /// writes only the suite (which names the version: the other parameters
-    /// are always [`small_write_params`]'s), the strategy and the message,
-    /// e.g. `TLS_AES_256_GCM_SHA384,vectored,50+300+100B`; for the send loop
-    /// the version, the suite and the write size, e.g.
-    /// `DTLSv1.2,TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,1024B`, so that
-    /// ids stay within Criterion's 100-character titles.
+    /// The `parameters` component of the id ([`crate::workload::Kind::parameters`]),
+    /// e.g. `server-auth,TLSv1.3,TLS_AES_128_GCM_SHA256,x25519,ECDSA-P256,1024B`.
     pub fn parameters(&self) -> String {
-        match self.workload {
-            Workload::Handshake => self.params.to_string(),
-            Workload::Throughput { write_size } => format!("{},{write_size}B", self.params),
-            // The suite names the version; kind, group and chain are fixed
-            // ([`small_write_params`]) and still checked every run.
-            Workload::SmallWrites { message, strategy } => {
-                format!("{},{strategy},{message}", self.params.suite)
-            }
-            // Kind, group and chain are fixed ([`send_loop_params`]) and
-            // still checked every run; the version tells DTLS from TLS.
-            Workload::SendLoop { payload } | Workload::UdpSendLoop { payload } => {
-                format!("{},{},{payload}B", self.params.protocol(), self.params.suite)
-            }
-            Workload::UdpHandshake => self.params.to_string(),
-        }
+        self.workload.kind().parameters(&self.params)
     }
 
     /// The Criterion bench (`benches/<name>.rs`) that runs this case:
     /// `handshake`, `throughput`, `small-writes` or `dtls` (DTLS handshakes
     /// and every send loop).
     pub fn bench_target(&self) -> &'static str {
-        match self.workload {
-            Workload::SendLoop { .. } | Workload::UdpHandshake | Workload::UdpSendLoop { .. } => "dtls",
-            _ if self.params.datagram => "dtls",
-            Workload::Handshake => "handshake",
-            Workload::Throughput { .. } => "throughput",
-            Workload::SmallWrites { .. } => "small-writes",
-        }
+        self.workload.kind().bench_target(&self.params)
     }
 
     /// The id of `figure`: the group of that figure, the parameters, the library.
@@ -644,7 +491,7 @@ mod tests {
             assert_eq!(all.len(), cases.len() + m.small_write_params().len() * 10 * 3 * libs.len() + dtls);
         }
         let small = Case {
-            workload: Workload::SmallWrites { message: MESSAGES[9], strategy: Strategy::Vectored },
+            workload: SmallWrites { message: MESSAGES[9], strategy: Strategy::Vectored }.into(),
             params: small_write_params(Protocol::Tls12, Aead::Aes256Gcm),
             library: "x-1".into(),
         };
@@ -653,7 +500,7 @@ mod tests {
             "small-writes/TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384,vectored,50x20B/x-1"
         );
         let c = Case {
-            workload: Workload::Throughput { write_size: 1024 },
+            workload: Throughput { write_size: 1024 }.into(),
             params: Params::default(),
             library: "x-1".into(),
         };
@@ -663,7 +510,7 @@ mod tests {
         );
         assert_eq!(c.id(Figure::First), c.to_string().replace("throughput/", "throughput-send/"));
         let dtls = Case {
-            workload: Workload::SendLoop { payload: 1024 },
+            workload: SendLoop { payload: 1024 }.into(),
             params: send_loop_params()[0],
             library: "x-1".into(),
         };

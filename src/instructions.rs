@@ -10,10 +10,11 @@ use std::env;
 use anyhow::{Result, bail};
 
 use crate::{
-    bench::{self, Case, Figure, Workload},
+    bench::{self, Case, Figure},
     callgrind::Region,
     harness::TlsLibrary,
     side::Side,
+    workload::Both,
 };
 
 /// Environment variable selecting the iterations per count: `full`
@@ -76,9 +77,9 @@ pub fn suite(libs: &[Box<dyn TlsLibrary>], mode: Mode) -> Vec<Counted> {
         .into_iter()
         .flat_map(|case| {
             [Figure::Both, Figure::First, Figure::Second].map(|figure| {
-                let iterations = match (mode, case.workload) {
+                let iterations = match (mode, case.workload.kind().both()) {
                     (Mode::Quick, _) => 1,
-                    (Mode::Full, Workload::Handshake) => HANDSHAKE_ITERATIONS,
+                    (Mode::Full, Both::Wall) => HANDSHAKE_ITERATIONS,
                     (Mode::Full, _) => TRANSFER_ITERATIONS,
                 };
                 Counted { case: case.clone(), figure, iterations }
@@ -97,14 +98,10 @@ impl Counted {
     pub fn region(&self) -> Region {
         let first = self.case.workload.first_side();
         let side = |s: Side| if s == Side::Client { Region::Client } else { Region::Server };
-        match (self.case.workload, self.figure) {
-            (Workload::Handshake | Workload::UdpHandshake, Figure::Both) => Region::Handshake,
-            (
-                Workload::Throughput { .. } | Workload::SendLoop { .. } | Workload::UdpSendLoop { .. },
-                Figure::Both,
-            ) => Region::BothSides,
-            (Workload::SmallWrites { .. }, Figure::Both) => side(first),
-            (_, Figure::First) => side(first),
+        match (self.case.workload.kind().both(), self.figure) {
+            (Both::Wall, Figure::Both) => Region::Handshake,
+            (Both::Sides, Figure::Both) => Region::BothSides,
+            (Both::First, Figure::Both) | (_, Figure::First) => side(first),
             (_, Figure::Second) => side(first.peer()),
         }
     }
@@ -158,6 +155,7 @@ pub fn check_unique(suite: &[Counted]) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bench::Workload;
 
     #[test]
     fn the_suite_counts_each_side_of_every_case_with_unique_ids() {
@@ -165,7 +163,7 @@ mod tests {
         let suite = suite(&libs, Mode::Full);
         check_unique(&suite).unwrap();
         assert_eq!(suite.len(), bench::instruction_workloads().len() * libs.len() * 3);
-        let transfer = suite.iter().find(|c| c.case.workload != Workload::Handshake).unwrap();
+        let transfer = suite.iter().find(|c| c.case.workload != Workload::HANDSHAKE).unwrap();
         assert_eq!(transfer.units(), TRANSFER_ITERATIONS * bench::BLOCK_BYTES as u64);
         let sender = Counted { figure: Figure::First, ..transfer.clone() };
         assert_eq!(sender.region(), Region::Server);

@@ -31,8 +31,11 @@
 //! - [`udp`]: DTLS handshakes and the send loop over UDP sockets on
 //!   127.0.0.1, one thread per side (the kernel path beside the in-memory
 //!   figures).
-//! - [`runner`]: the measurement core: what one iteration of a case does
-//!   and what is timed, for every runner (Criterion, `compare`, tests).
+//! - [`workload`]: the workload kinds, one module each (what one iteration
+//!   does and what is timed, its id parameters, figures and bytes), and
+//!   the catalogue that lists them.
+//! - [`runner`]: the measurement core: a case configured, its buffers
+//!   placed, its kind run, for every runner (Criterion, `compare`, tests).
 //! - [`instructions`]: the instruction-count suite as data (regions,
 //!   iterations, Callgrind options) for gungraun.
 //! - [`stats`]: medians and bootstrap confidence intervals of paired ratios.
@@ -62,4 +65,5 @@ pub mod stats;
 pub mod transport;
 pub mod udp;
 pub mod wire;
+pub mod workload;
 pub mod writes;

@@ -1,59 +1,29 @@
-//! The measurement core: what one iteration of a [`Case`] does and which
-//! part of it is timed, the same for every library and every runner (the
-//! Criterion benchmarks, `compare`'s workers, the tests).
+//! The measurement core: a case configured and run, the same for every
+//! library and every runner (the Criterion benchmarks, `compare`'s workers,
+//! the tests). What one iteration of each workload kind does and which
+//! part of it is timed is in that kind's module under [`crate::workload`];
+//! what the runner adds is the same for all of them:
 //!
-//! - Handshake: the clock starts before either connection is created and
-//!   stops when both sides are done (for resumption: when the client holds
-//!   its fresh ticket). Each side's figure holds only its own calls,
-//!   creation included. The negotiated values are checked every iteration
-//!   and the pair and the session it resumed from are dropped, all after
-//!   the clock.
-//! - Throughput: on a checked connection, one untimed warm-up transfer
-//!   (queues and library buffers grow there), then per iteration
-//!   [`BLOCK_BYTES`] from [`SENDER`] to its peer, checked byte for byte
-//!   into a buffer poisoned beforehand, the queues checked empty after
-//!   ([`crate::harness::Pair::transfer_into`]). Each run places the sent
-//!   and the receive buffer at another offset within a page
+//! - configuring the library once per case ([`crate::workload::Kind::configure`]),
+//!   with the path MTU of DTLS cases ([`crate::bench::MTU_ENV`]);
+//! - the data block each iteration sends, made once, and for each run
+//!   placed with the receive buffer at other offsets within a page
 //!   ([`buffer_offsets`]), so a figure averages over buffer alignments
-//!   instead of resting on where one process's allocator put them.
-//! - Small writes: as throughput, with one untimed warm-up message; then
-//!   per iteration one message from [`SENDER`], written from its buffers
-//!   as the strategy says (timed: the sender's calls, and for `coalesced`
-//!   the copy), read whole by the peer into a poisoned buffer and checked
-//!   (the receiver's calls timed into its side only), the records and
-//!   bytes it put on the wire checked to be the same every iteration
-//!   ([`crate::harness::Pair::deliver`]).
-//! - Send loop (DTLS, and TLS for contrast): on a checked connection, one
-//!   untimed warm-up loop; then per iteration [`SEND_LOOP_WRITES`] writes
-//!   from [`SEND_LOOP_SENDER`], each checked to leave as one record (DTLS:
-//!   one datagram), each read by the peer into its own slot of a poisoned
-//!   buffer and compared, the queues checked empty
-//!   ([`crate::harness::Pair::send_loop`]). The sender's calls and the
-//!   receiver's are timed apart.
-//!
-//! DTLS cases run over a datagram duplex of the MTU [`crate::bench::MTU_ENV`]
-//! sets. The UDP workloads run over sockets, one thread per side: what is
-//! timed there is in [`crate::udp`].
+//!   instead of resting on where one process's allocator put them;
+//! - the instruction-count switch ([`Runner::count_instructions`]).
 
-use std::{
-    io::IoSlice,
-    rc::Rc,
-    time::{Duration, Instant},
-};
+use std::time::Duration;
 
-use anyhow::{Result, ensure};
+use anyhow::Result;
 
 use crate::{
-    bench::{
-        BLOCK_BYTES, Case, Figure, SEND_LOOP_SENDER, SEND_LOOP_WRITES, SENDER, Workload, mtu_from_env,
-        pattern,
-    },
-    callgrind,
+    bench::{Case, mtu_from_env, pattern},
     error::ConfigureError,
-    harness::{Configured, Handshaker, Pair, SideTimes, TlsLibrary},
+    harness::{Handshaker, SideTimes, TlsLibrary},
     transport::DEFAULT_MTU,
     udp,
-    writes::{Message, Strategy, Wire},
+    workload::{Figure, Run, Workload},
+    writes::Wire,
 };
 
 /// Totals over the iterations of one [`Runner::run`].
@@ -77,7 +47,7 @@ pub struct Measured {
 
 impl Measured {
     /// The time of `figure`, summed over the iterations: for a transfer
-    /// [`Figure::First`] is the sender ([`SENDER`]), [`Figure::Second`] the
+    /// [`Figure::First`] is the sender ([`crate::bench::SENDER`]), [`Figure::Second`] the
     /// receiver; for a handshake the client and the server.
     pub fn of(&self, workload: Workload, figure: Figure) -> Duration {
         let first = workload.first_side();
@@ -105,10 +75,11 @@ pub fn buffer_offsets(run: u64) -> (usize, usize) {
 pub struct Runner {
     workload: Workload,
     handshaker: Handshaker,
-    /// Throughput: the block sent ([`pattern`]), made once.
+    /// The block each iteration sends ([`pattern`]), made once; empty for
+    /// a handshake.
     block: Vec<u8>,
-    /// Throughput: the allocations holding the data sent and the receive
-    /// buffer, [`OFFSET_SPAN`] longer than a block.
+    /// The allocations holding the data sent and the receive buffer,
+    /// [`OFFSET_SPAN`] longer than a block (empty for a handshake).
     data: Vec<u8>,
     scratch: Vec<u8>,
     /// Runs so far.
@@ -133,33 +104,17 @@ impl Runner {
         if lib.name() != case.library {
             return Err(anyhow::anyhow!("{case}: runner given library {}", lib.name()).into());
         }
-        let mut handshaker = match case.workload {
-            Workload::SmallWrites { strategy: Strategy::Vectored, .. } => {
-                let configured: Rc<dyn Configured> = lib.configure_vectored(&case.params)?.into();
-                Handshaker::from_configured(configured.clone(), configured, case.params)?
-            }
-            _ => Handshaker::new(lib, lib, case.params)?,
-        };
+        let mut handshaker = case.workload.kind().configure(lib, &case.params)?;
         let mtu = if case.params.datagram { mtu_from_env()? } else { DEFAULT_MTU };
         if case.params.datagram {
             handshaker.set_mtu(mtu)?;
         }
-        if matches!(case.workload, Workload::UdpHandshake | Workload::UdpSendLoop { .. }) {
-            udp::supports(&case.params).map_err(ConfigureError::Unsupported)?;
-        }
-        let (block, len) = match case.workload {
-            Workload::Handshake | Workload::UdpHandshake | Workload::UdpSendLoop { .. } => (Vec::new(), 0),
-            Workload::Throughput { .. } => (pattern(BLOCK_BYTES), BLOCK_BYTES + OFFSET_SPAN),
-            Workload::SmallWrites { message, .. } => (pattern(message.len()), message.len() + OFFSET_SPAN),
-            Workload::SendLoop { payload } => {
-                let bytes = payload * SEND_LOOP_WRITES;
-                (pattern(bytes), bytes + OFFSET_SPAN)
-            }
-        };
+        let bytes = case.workload.kind().block_bytes();
+        let len = if bytes == 0 { 0 } else { bytes + OFFSET_SPAN };
         Ok(Runner {
             workload: case.workload,
             handshaker,
-            block,
+            block: pattern(bytes),
             data: vec![0; len],
             scratch: vec![0; len],
             runs: 0,
@@ -178,7 +133,7 @@ impl Runner {
         self.count = true;
     }
 
-    /// Runs `iters` checked iterations (see the module doc for what is
+    /// Runs `iters` checked iterations (see the kind's module for what is
     /// timed). Errors: a library error, a negotiated value that differs from
     /// the case, data that arrived corrupted or incomplete.
     pub fn run(&mut self, iters: u64) -> Result<Measured> {
@@ -192,136 +147,24 @@ impl Runner {
     /// workloads, whose threads report totals.
     pub fn run_with(&mut self, iters: u64, each: &mut dyn FnMut(Duration)) -> Result<Measured> {
         self.runs += 1;
-        match self.workload {
-            Workload::Handshake => self.handshakes(iters, each),
-            Workload::Throughput { write_size } => self.transfers(iters, write_size, each),
-            Workload::SmallWrites { message, strategy } => self.messages(iters, message, strategy, each),
-            Workload::SendLoop { payload } => self.send_loops(iters, payload, each),
-            Workload::UdpHandshake => {
-                let u = udp::handshakes(&self.library, *self.handshaker.params(), self.mtu, iters)?;
-                Ok(Measured { iters, both: u.both, sides: u.sides, ..Measured::default() })
-            }
-            Workload::UdpSendLoop { payload } => {
-                let u = udp::send_loop(&self.library, *self.handshaker.params(), payload, self.mtu, iters)?;
-                Ok(Measured { iters, both: u.both, sides: u.sides, losses: u.losses, ..Measured::default() })
-            }
-        }
-    }
-
-    fn send_loops(&mut self, iters: u64, payload: usize, each: &mut dyn FnMut(Duration)) -> Result<Measured> {
-        self.block_loops(iters, each, |pair, data, scratch| {
-            pair.send_loop(SEND_LOOP_SENDER, data, payload, scratch)
-        })
-    }
-
-    /// The loop throughput and the send loop share: the block placed at
-    /// this run's offsets ([`buffer_offsets`]), a checked connection, one
-    /// untimed warm-up `op`, then `iters` timed ones (sender plus receiver
-    /// time in `Both`).
-    fn block_loops(
-        &mut self,
-        iters: u64,
-        each: &mut dyn FnMut(Duration),
-        mut op: impl FnMut(&mut Pair, &[u8], &mut [u8]) -> Result<SideTimes>,
-    ) -> Result<Measured> {
         let len = self.block.len();
-        let (d, r) = buffer_offsets(self.runs);
-        let data = &mut self.data[d..d + len];
-        data.copy_from_slice(&self.block);
-        let data = &*data;
-        let scratch = &mut self.scratch[r..r + len];
-        let (mut pair, _) = self.handshaker.handshake_checked()?;
-        // Warm-up: the first run grows the queues and library buffers.
-        op(&mut pair, data, scratch)?;
-        let mut m = Measured { iters, ..Measured::default() };
-        for _ in 0..iters {
-            let t = callgrind::counted(self.count, || op(&mut pair, data, scratch))?;
-            m.both += t.client + t.server;
-            m.sides.client += t.client;
-            m.sides.server += t.server;
-            each(t.client + t.server);
-        }
-        Ok(m)
-    }
-
-    fn handshakes(&mut self, iters: u64, each: &mut dyn FnMut(Duration)) -> Result<Measured> {
-        let mut m = Measured { iters, ..Measured::default() };
-        for _ in 0..iters {
-            let duplex = self.handshaker.duplex()?;
-            let mut times = SideTimes::default();
-            let handshaker = &mut self.handshaker;
-            let start = Instant::now();
-            let done = callgrind::counted_handshake(self.count, || handshaker.run_on(duplex, &mut times))?;
-            let elapsed = start.elapsed();
-            m.both += elapsed;
-            each(elapsed);
-            done.pair.check(self.handshaker.params())?;
-            m.sides.client += times.client;
-            m.sides.server += times.server;
-            // The pair and the session it resumed from are freed here, after the clock.
-            drop(done);
-        }
-        Ok(m)
-    }
-
-    fn transfers(
-        &mut self,
-        iters: u64,
-        write_size: usize,
-        each: &mut dyn FnMut(Duration),
-    ) -> Result<Measured> {
-        self.block_loops(iters, each, |pair, data, scratch| {
-            pair.transfer_into(SENDER, data, write_size, scratch)
-        })
-    }
-
-    fn messages(
-        &mut self,
-        iters: u64,
-        message: Message,
-        strategy: Strategy,
-        each: &mut dyn FnMut(Duration),
-    ) -> Result<Measured> {
-        let len = message.len();
-        let (d, r) = buffer_offsets(self.runs);
-        let data = &mut self.data[d..d + len];
-        data.copy_from_slice(&self.block);
-        let data = &*data;
-        let mut parts = Vec::with_capacity(message.sizes().len());
-        let mut rest = data;
-        for &size in message.sizes() {
-            let (part, tail) = rest.split_at(size);
-            parts.push(IoSlice::new(part));
-            rest = tail;
-        }
-        let scratch = &mut self.scratch[r..r + len];
-        let mut copy = Vec::with_capacity(len);
-        let (mut pair, _) = self.handshaker.handshake_checked()?;
-        // Warm-up: the first message grows the queues and library buffers.
-        pair.deliver(SENDER, &parts, data, strategy, &mut copy, scratch)?;
-        let mut m = Measured { iters, ..Measured::default() };
-        for _ in 0..iters {
-            let (t, wire) = callgrind::counted(self.count, || {
-                pair.deliver(SENDER, &parts, data, strategy, &mut copy, scratch)
-            })?;
-            let sent = t.of(SENDER);
-            m.both += sent;
-            m.sides.client += t.client;
-            m.sides.server += t.server;
-            match m.wire {
-                None => m.wire = Some(wire),
-                Some(first) => ensure!(
-                    first == wire,
-                    "a message put {} records and {} bytes on the wire, an earlier one {} and {}",
-                    wire.records,
-                    wire.bytes,
-                    first.records,
-                    first.bytes
-                ),
-            }
-            each(sent);
-        }
-        Ok(m)
+        let (data, scratch): (&[u8], &mut [u8]) = if len == 0 {
+            (&[], &mut [])
+        } else {
+            let (d, r) = buffer_offsets(self.runs);
+            let data = &mut self.data[d..d + len];
+            data.copy_from_slice(&self.block);
+            (data, &mut self.scratch[r..r + len])
+        };
+        let run = Run {
+            handshaker: &mut self.handshaker,
+            data,
+            scratch,
+            count: self.count,
+            library: &self.library,
+            mtu: self.mtu,
+        };
+        self.workload.kind().run(run, iters, each)
     }
 }
 

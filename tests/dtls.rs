@@ -14,6 +14,7 @@ use tls_bench::{
     runner::{Prepared, prepare},
     stacks,
     transport::{IPV4_UDP_HEADERS, Side},
+    workload::SendLoop,
     writes::record_overhead,
 };
 
@@ -62,7 +63,7 @@ fn every_dtls_handshake_runs_or_is_a_named_skip() {
     for lib in &libs {
         let name = lib.name();
         for params in dtls_handshake_params() {
-            let case = Case { workload: Workload::Handshake, params, library: name.clone() };
+            let case = Case { workload: Workload::HANDSHAKE, params, library: name.clone() };
             match run_once(&case, &libs) {
                 Ok(()) => assert!(expected(&name, &params), "{case} ran: {name} has no such DTLS"),
                 Err(why) => {
@@ -82,7 +83,7 @@ fn the_send_loop_sends_one_datagram_per_write_of_the_rfc_size() {
         let name = lib.name();
         for params in send_loop_params() {
             for payload in SEND_LOOP_PAYLOADS {
-                let case = Case { workload: Workload::SendLoop { payload }, params, library: name.clone() };
+                let case = Case { workload: SendLoop { payload }.into(), params, library: name.clone() };
                 if let Err(why) = run_once(&case, &libs) {
                     assert!(!expected(&name, &params) || name.starts_with("s2n"), "{case}: {why}");
                     continue;

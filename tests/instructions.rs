@@ -15,6 +15,7 @@ use tls_bench::{
     params::Params,
     runner::{Prepared, prepare},
     stacks,
+    workload::Throughput,
 };
 
 /// The TLS libraries of this build that can do `workload` at the sweep
@@ -62,10 +63,10 @@ fn close(a: u64, b: u64, pct: f64) -> bool {
 #[test]
 fn handshake_counts_hold_only_the_measured_handshakes_and_both_sides() {
     let libs: Vec<String> =
-        able(Workload::Handshake).into_iter().filter(|n| n.contains("rustls") || n.contains("s2n")).collect();
+        able(Workload::HANDSHAKE).into_iter().filter(|n| n.contains("rustls") || n.contains("s2n")).collect();
     assert!(!libs.is_empty(), "this test needs rustls or s2n-tls able to do the sweep centre");
     for lib in &libs {
-        let n = |figure, iterations| count(&counted(Workload::Handshake, lib, figure, iterations));
+        let n = |figure, iterations| count(&counted(Workload::HANDSHAKE, lib, figure, iterations));
         let (client, server, whole) = (n(Figure::First, 1), n(Figure::Second, 1), n(Figure::Both, 1));
         assert!(client > 100_000 && server > 100_000, "{lib}: client {client}, server {server}");
         // Setup (configuration, certificates, the warm-up handshake) costs
@@ -84,8 +85,8 @@ fn handshake_counts_hold_only_the_measured_handshakes_and_both_sides() {
 
 #[test]
 fn transfer_sides_add_up_to_the_transfer() {
-    let lib = able(Workload::Throughput { write_size: 16384 }).into_iter().next().expect("no library can");
-    let n = |figure| count(&counted(Workload::Throughput { write_size: 16384 }, &lib, figure, 1));
+    let lib = able(Throughput { write_size: 16384 }.into()).into_iter().next().expect("no library can");
+    let n = |figure| count(&counted(Throughput { write_size: 16384 }.into(), &lib, figure, 1));
     let (send, recv, both) = (n(Figure::First), n(Figure::Second), n(Figure::Both));
     // AES-GCM costs at least an instruction per byte each way.
     assert!(send > 65_536 && recv > 65_536, "{lib}: send {send}, receive {recv}");

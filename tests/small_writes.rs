@@ -8,12 +8,13 @@
 use std::{fs, path::PathBuf, process::Command};
 
 use tls_bench::{
-    bench::{Case, Workload, small_write_params},
+    bench::{Case, small_write_params},
     harness::TlsLibrary,
     params::{Aead, Params, Protocol},
     runner::{Prepared, prepare},
     stacks,
     transport::RECORD_HEADER_LEN,
+    workload::SmallWrites,
     writes::{MESSAGES, Message, Strategy, Wire, record_overhead},
 };
 
@@ -26,7 +27,7 @@ fn has_no_gather_write(name: &str) -> bool {
 }
 
 fn case(lib: &dyn TlsLibrary, params: Params, message: Message, strategy: Strategy) -> Case {
-    Case { workload: Workload::SmallWrites { message, strategy }, params, library: lib.name() }
+    Case { workload: SmallWrites { message, strategy }.into(), params, library: lib.name() }
 }
 
 /// One checked message of `case`: what it put on the wire, or the skip reason.

@@ -23,6 +23,7 @@ use tls_bench::{
     runner::Runner,
     stacks,
     transport::{Endpoint, Side},
+    workload::Throughput,
 };
 
 const CLIENT_CREATION: Duration = Duration::from_millis(40);
@@ -135,10 +136,10 @@ fn runner(lib: &Wrapped, workload: Workload, kind: HandshakeKind) -> Runner {
 fn connection_creation_is_timed_and_charged_to_its_side() {
     for (lib, _) in wrapped() {
         for kind in HandshakeKind::ALL {
-            let mut r = runner(&lib, Workload::Handshake, kind);
+            let mut r = runner(&lib, Workload::HANDSHAKE, kind);
             let m = r.run(1).unwrap_or_else(|e| panic!("{}: {e:#}", lib.name()));
             let (client, server) =
-                (m.of(Workload::Handshake, Figure::First), m.of(Workload::Handshake, Figure::Second));
+                (m.of(Workload::HANDSHAKE, Figure::First), m.of(Workload::HANDSHAKE, Figure::Second));
             let what =
                 format!("{} {kind}: client {client:?}, server {server:?}, pair {:?}", lib.name(), m.both);
             // Each side holds its own creation and not the other's.
@@ -153,7 +154,7 @@ fn connection_creation_is_timed_and_charged_to_its_side() {
 #[test]
 fn a_receiver_that_writes_nothing_fails_the_data_check() {
     for (lib, lie) in wrapped() {
-        let mut r = runner(&lib, Workload::Throughput { write_size: 16384 }, HandshakeKind::ServerAuth);
+        let mut r = runner(&lib, Throughput { write_size: 16384 }.into(), HandshakeKind::ServerAuth);
         // Honest: passes, and leaves the expected bytes in the receive buffer.
         r.run(1).unwrap_or_else(|e| panic!("{}: {e:#}", lib.name()));
         lie.set(true);
@@ -166,7 +167,10 @@ fn a_receiver_that_writes_nothing_fails_the_data_check() {
 fn bytes_counted_are_bytes_moved() {
     // The throughput figure's bytes: exactly one block of application data
     // per iteration, which the transport sees as at least that much.
-    assert_eq!(Workload::Throughput { write_size: 1024 }.bytes_per_iteration(), Some(BLOCK_BYTES as u64));
+    assert_eq!(
+        Workload::from(Throughput { write_size: 1024 }).bytes_per_iteration(),
+        Some(BLOCK_BYTES as u64)
+    );
     for lib in stacks::all() {
         let p = centre(lib.as_ref(), HandshakeKind::ServerAuth);
         let mut h = tls_bench::harness::Handshaker::new(lib.as_ref(), lib.as_ref(), p)

@@ -86,8 +86,7 @@ impl WorkerOptions {
     /// threads a slice cannot interleave).
     pub fn workloads(&self) -> Vec<(Workload, Params)> {
         if self.dtls {
-            let udp = |w: &Workload| matches!(w, Workload::UdpHandshake | Workload::UdpSendLoop { .. });
-            self.matrix.dtls_workloads().into_iter().filter(|(w, _)| !udp(w)).collect()
+            self.matrix.dtls_workloads().into_iter().filter(|(w, _)| w.kind().in_memory()).collect()
         } else {
             self.matrix.workloads()
         }

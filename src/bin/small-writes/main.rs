@@ -29,6 +29,7 @@ use tls_bench::{
     params::{Aead, CipherSuite, Params, Protocol},
     runner::{Prepared, Runner, prepare},
     stacks,
+    workload::SmallWrites,
     writes::{MESSAGES, Message, Strategy, Wire},
 };
 
@@ -313,7 +314,7 @@ fn measure(args: &Args) -> Result<Report> {
     bar.finish_and_clear();
 
     let row = |case: &Case| {
-        let Workload::SmallWrites { message, strategy } = case.workload else {
+        let Workload::SmallWrites(SmallWrites { message, strategy }) = case.workload else {
             unreachable!("small-write cases only")
         };
         Row {

@@ -1,0 +1,85 @@
+//! The send loop (DTLS, and TLS for contrast): on a checked connection, one
+//! untimed warm-up loop; then per iteration [`SEND_LOOP_WRITES`] writes
+//! from [`SEND_LOOP_SENDER`], each checked to leave as one record (DTLS:
+//! one datagram), each read by the peer into its own slot of a poisoned
+//! buffer and compared, the queues checked empty
+//! ([`crate::harness::Pair::send_loop`]). The sender's calls and the
+//! receiver's are timed apart.
+
+use std::time::Duration;
+
+use anyhow::Result;
+
+use super::{Both, Figure, Kind, Run, throughput::block_loops};
+use crate::{
+    bench::{SEND_LOOP_SENDER, SEND_LOOP_WRITES},
+    params::Params,
+    runner::Measured,
+    transport::Side,
+};
+
+/// [`SEND_LOOP_WRITES`] writes of `payload` bytes from
+/// [`SEND_LOOP_SENDER`] to its peer over an established connection. Id
+/// parameters: the version, the suite and the write size, e.g.
+/// `DTLSv1.2,TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,1024B` (kind, group
+/// and chain are fixed by [`crate::bench::send_loop_params`] and still
+/// checked every run), so that ids stay within Criterion's 100-character
+/// titles.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SendLoop {
+    /// Application bytes per write.
+    pub payload: usize,
+}
+
+/// The id parameters of a send loop of `payload` bytes with `params`.
+pub(crate) fn loop_parameters(params: &Params, payload: usize) -> String {
+    format!("{},{},{payload}B", params.protocol(), params.suite)
+}
+
+/// The figures of a send loop: the sender and the receiver always apart.
+pub(crate) const LOOP_FIGURES: &[Figure] = &[Figure::Both, Figure::First, Figure::Second];
+
+impl Kind for SendLoop {
+    fn groups(&self) -> [&'static str; 3] {
+        ["send-loop", "send-loop-send", "send-loop-recv"]
+    }
+
+    fn both(&self) -> Both {
+        Both::Sides
+    }
+
+    fn first_side(&self) -> Side {
+        SEND_LOOP_SENDER
+    }
+
+    fn figures(&self, _sides: bool) -> &'static [Figure] {
+        LOOP_FIGURES
+    }
+
+    fn bytes_per_iteration(&self) -> Option<u64> {
+        Some((self.payload * SEND_LOOP_WRITES) as u64)
+    }
+
+    fn writes_per_iteration(&self) -> Option<u64> {
+        Some(SEND_LOOP_WRITES as u64)
+    }
+
+    fn parameters(&self, params: &Params) -> String {
+        loop_parameters(params, self.payload)
+    }
+
+    fn bench_target(&self, _params: &Params) -> &'static str {
+        "dtls"
+    }
+
+    fn block_bytes(&self) -> usize {
+        self.payload * SEND_LOOP_WRITES
+    }
+
+    fn run(&self, run: Run<'_>, iters: u64, each: &mut dyn FnMut(Duration)) -> Result<Measured> {
+        let payload = self.payload;
+        block_loops(run, iters, each, |pair, data, scratch| {
+            pair.send_loop(SEND_LOOP_SENDER, data, payload, scratch)
+        })
+    }
+}
