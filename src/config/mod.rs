@@ -1,8 +1,15 @@
 //! The per-library configuration layer: turns [`Params`](crate::params::Params)
 //! into each library's own configuration objects (rustls `ClientConfig` /
-//! `ServerConfig`, OpenSSL `SslContext`, s2n-tls `Config`). It knows nothing
-//! of the in-memory transport, so a socket-based runner (tokio-rustls,
-//! tokio-openssl, s2n-tls-tokio) can build the same configurations.
+//! `ServerConfig`, OpenSSL `SslContext`, s2n-tls `Config`), the settings of
+//! each new connection, and the read-back of what it negotiated. It works
+//! on the libraries' own connection objects, not on the in-memory
+//! transport, so a socket-based runner (tokio-rustls, tokio-openssl,
+//! s2n-tls-tokio) builds, sets up and checks connections the same way. One
+//! exception: s2n-tls's security policy for a parameter set is found by
+//! untimed trial handshakes over the in-memory duplex
+//! ([`s2n_policy`], with the callbacks of [`s2n_io`]), computed once per
+//! process and cached, so every runner gets the same policy without
+//! touching the in-memory stack.
 
 #[cfg(any(feature = "openssl", feature = "boring"))]
 pub mod openssl;
@@ -16,6 +23,10 @@ pub mod rustls;
 pub mod rustls_observe;
 #[cfg(feature = "s2n-tls")]
 pub mod s2n;
+#[cfg(feature = "s2n-tls")]
+pub mod s2n_io;
+#[cfg(feature = "s2n-tls")]
+pub mod s2n_policy;
 /// The s2n-tls API the s2n-tls modules are written against: the crate
 /// itself, or for s2n-tls 0.0.8 (historical-perf) its `s2n_tls::raw` API
 /// under the later names.

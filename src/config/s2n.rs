@@ -1,8 +1,10 @@
-//! s2n-tls configuration for a parameter set. s2n-tls picks suites and
-//! groups only through named security policies, so the caller passes the
-//! policy (see [`crate::stacks::s2n::policy_for`], which finds one whose top
-//! preferences are the wanted suite and group). Independent of the
-//! transport, so a socket runner (s2n-tls-tokio) can use the same configs.
+//! s2n-tls configuration for a parameter set, the settings of each new
+//! connection, and the read-back of what a connection negotiated.
+//! s2n-tls picks suites and groups only through named security policies,
+//! so the caller passes the policy ([`crate::config::s2n_policy::policy_for`]
+//! finds the one whose top preferences are the wanted suite and group).
+//! Independent of the transport, so a socket runner (s2n-tls-tokio) builds
+//! the same configs and connections and checks them the same way.
 //!
 //! Source: s2n-tls usage guide (security policies, session resumption,
 //! client authentication) and the `s2n_tls::config::Builder` docs.
@@ -12,23 +14,21 @@ use std::time::SystemTime;
 
 use anyhow::anyhow;
 
-#[cfg(s2n_raw_api)]
-use crate::config::s2n_api::BuilderNames as _;
 #[cfg(not(s2n_no_session_tickets))]
-use crate::config::s2n_api::{
-    callbacks::{SessionTicket, SessionTicketCallback},
-    connection::Connection,
-};
+use crate::config::s2n_api::callbacks::{SessionTicket, SessionTicketCallback};
+#[cfg(s2n_raw_api)]
+use crate::config::s2n_api::{BuilderNames as _, PollNames as _};
 use crate::{
     certs::{self, CertFiles},
     config::s2n_api::{
         callbacks::VerifyHostNameCallback,
         config::{Builder, Config},
+        connection::Connection,
         enums::ClientAuthType,
         security::Policy,
     },
-    harness::ConfigureError,
-    params::{HandshakeKind, Params},
+    harness::{ConfigureError, Negotiated},
+    params::{CipherSuite, HandshakeKind, KxGroup, Params, Protocol},
 };
 
 /// Accepts any host name. Used by servers for client certificates, which
@@ -194,4 +194,134 @@ pub fn server_builder(
         b.add_session_ticket_key(b"tls-bench", ticket_key, SystemTime::now()).map_err(fail)?;
     }
     Ok(b)
+}
+
+/// Whether s2n-tls runs in FIPS mode (`s2n_get_fips_mode`): it does when
+/// linked to a FIPS libcrypto (s2n-tls feature `fips`).
+///
+/// Panics if s2n-tls cannot report its mode (it failed to initialise).
+#[cfg(not(s2n_before_0_3))]
+pub fn fips() -> bool {
+    s2n_tls::init::init();
+    let mode = s2n_tls::init::fips_mode().expect("s2n_get_fips_mode");
+    mode == s2n_tls::enums::FipsMode::Enabled
+}
+
+/// s2n-tls before 0.3 (historical-perf builds) cannot report its FIPS
+/// mode; those builds never ask for it (no `fips` feature).
+#[cfg(s2n_before_0_3)]
+pub fn fips() -> bool {
+    false
+}
+
+/// A new connection on `config` (a server's when `server`, else a
+/// client's) with the per-connection settings every runner uses:
+/// `Blinding::SelfService` (no 10-30 s sleeps after an error, s2n-tls usage
+/// guide), `prefer_throughput` (16 KiB records instead of about 8 KiB, what
+/// a tuned server runs), and for a client the server name
+/// ([`certs::SERVER_NAME`], which drives the host-name check) and the
+/// [`ReceivedTicket`] slot. The caller sets the I/O. Errors: s2n-tls
+/// refused a setting.
+pub fn connection(server: bool, config: &Config) -> anyhow::Result<Connection> {
+    use crate::config::s2n_api::enums::{Blinding, Mode};
+    let mut conn = Connection::new(if server { Mode::Server } else { Mode::Client });
+    conn.set_config(config.clone())?;
+    conn.set_blinding(Blinding::SelfService)?;
+    conn.prefer_throughput()?;
+    if !server {
+        conn.set_server_name(certs::SERVER_NAME)?;
+        #[cfg(not(s2n_before_0_3))]
+        conn.set_application_context(ReceivedTicket::default());
+    }
+    Ok(conn)
+}
+
+/// A poll of s2n-tls: `Some` when ready, `None` when it waits on I/O.
+/// Errors: the library's error.
+pub(crate) fn pending<T>(
+    p: std::task::Poll<Result<T, crate::config::s2n_api::error::Error>>,
+) -> anyhow::Result<Option<T>> {
+    match p {
+        std::task::Poll::Ready(Ok(v)) => Ok(Some(v)),
+        std::task::Poll::Ready(Err(e)) => Err(anyhow!("s2n-tls: {e}")),
+        std::task::Poll::Pending => Ok(None),
+    }
+}
+
+/// Whether the handshake resumed a session (`s2n_connection_is_session_resumed`).
+#[cfg(not(s2n_before_0_3))]
+fn resumed(c: &Connection) -> anyhow::Result<bool> {
+    Ok(c.resumed())
+}
+
+/// Before s2n-tls 0.3 (no `Connection::resumed`): s2n-tls's own handshake
+/// type, which names `FULL_HANDSHAKE` unless a session was resumed
+/// (`s2n_connection_get_handshake_type_name`).
+#[cfg(s2n_before_0_3)]
+fn resumed(c: &Connection) -> anyhow::Result<bool> {
+    let kind = c.handshake_type()?;
+    anyhow::ensure!(kind.contains("NEGOTIATED"), "s2n-tls handshake type {kind}: not negotiated");
+    Ok(!kind.contains("FULL_HANDSHAKE"))
+}
+
+/// The negotiated key exchange group, `None` without one. Not before
+/// s2n-tls 0.0.29, which cannot report it ([`crate::config::s2n_io::Io`]
+/// reads it from the wire there).
+#[cfg(not(s2n_no_curve_getter))]
+pub fn group(c: &Connection) -> anyhow::Result<Option<KxGroup>> {
+    use anyhow::Context as _;
+    match selected_group(c)? {
+        Some(n) => Ok(Some(KxGroup::from_library_name(n).with_context(|| format!("unknown group {n}"))?)),
+        None => Ok(None),
+    }
+}
+
+/// The negotiated key exchange group's s2n-tls name, `None` without one
+/// (`s2n_connection_get_key_exchange_group`, s2n-tls 0.3.15+).
+#[cfg(not(s2n_no_kx_group_getter))]
+fn selected_group(c: &Connection) -> anyhow::Result<Option<&str>> {
+    Ok(c.selected_key_exchange_group())
+}
+
+/// Releases before 0.3.15: the hybrid (KEM) group if one was negotiated
+/// (0.3.10+), else the ECDHE curve. `s2n_connection_get_curve` reports
+/// "NONE" for a hybrid group (its curve lives in the KEM group's
+/// parameters), so a hybrid is never taken for its curve.
+#[cfg(all(s2n_no_kx_group_getter, not(s2n_no_curve_getter)))]
+fn selected_group(c: &Connection) -> anyhow::Result<Option<&str>> {
+    #[cfg(not(s2n_no_kem_group_getter))]
+    if let Some(kem_group) = c.kem_group_name() {
+        return Ok(Some(kem_group));
+    }
+    Ok(match c.selected_curve()? {
+        "NONE" => None,
+        curve => Some(curve),
+    })
+}
+
+/// What `c` negotiated, with `group` as the key exchange group ([`group`],
+/// or read from the wire where s2n-tls cannot report it); `server` says
+/// which side `c` is (only a server knows whether the client
+/// authenticated). Errors: a version or suite outside the benchmark's, a
+/// HelloRetryRequest (the parameters ask for the group the client offers
+/// first), a failed read-back.
+pub fn negotiated_with_group(
+    c: &Connection,
+    server: bool,
+    group: Option<KxGroup>,
+) -> anyhow::Result<Negotiated> {
+    use anyhow::{Context as _, bail, ensure};
+
+    use crate::config::s2n_api::enums::Version;
+    let protocol = match c.actual_protocol_version()? {
+        Version::TLS12 => Protocol::Tls12,
+        Version::TLS13 => Protocol::Tls13,
+        other => bail!("s2n-tls negotiated {other:?}"),
+    };
+    let name = c.cipher_suite()?;
+    let suite = CipherSuite::from_library_name(name).with_context(|| format!("unknown suite {name}"))?;
+    let hrr = c.handshake_type()?.contains("HELLO_RETRY_REQUEST");
+    ensure!(!hrr, "s2n-tls needed a HelloRetryRequest");
+    let client_authenticated = server.then(|| c.client_cert_used());
+    Ok(Negotiated { protocol, suite, group, resumed: resumed(c)?, client_authenticated })
 }
