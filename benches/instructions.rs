@@ -84,7 +84,7 @@ fn add(group: &mut BinaryBenchmarkGroup, wanted: fn(Workload) -> bool) {
                 let ok = match prepare(&counted.case, &libs) {
                     Ok(Prepared::Ready { .. }) => true,
                     Ok(Prepared::Skipped(why)) => {
-                        eprintln!("skip {case_id}: {why}");
+                        tls_bench::skip::report(&case_id, &why).unwrap_or_else(|e| fail(&format!("{e:#}")));
                         false
                     }
                     Err(e) => fail(&format!("{e:#}")),

@@ -9,7 +9,8 @@
 //! `TLS_BENCH_SIDES=1` also `small-writes-recv`. Ids:
 //! `small-writes/<suite>,<strategy>,<message>/<library>`, e.g.
 //! `small-writes/TLS_AES_256_GCM_SHA384,vectored,50x20B/rustls-0.23.46+ring`
-//! (server authentication, x25519, ECDSA P-256, checked every run).
+//! (server authentication, secp256r1, ECDSA P-256: `bench::small_write_params`,
+//! checked every run).
 //! The latency percentiles of the same ids come from the `small-writes`
 //! binary.
 

@@ -28,6 +28,7 @@
 //! - [`bench`]: benchmarks as data: the [`bench::Case`] whose `Display` is
 //!   its id, the matrices, the data sent.
 //! - [`filter`]: which benchmark ids a Criterion command line selects.
+//! - [`skip`]: named skips, printed and, for tools, written as data.
 //! - [`udp`]: DTLS handshakes and the send loop over UDP sockets on
 //!   127.0.0.1, one thread per side (the kernel path beside the in-memory
 //!   figures).
@@ -60,6 +61,7 @@ pub mod memory;
 pub mod params;
 pub mod runner;
 pub mod side;
+pub mod skip;
 pub mod stacks;
 pub mod stats;
 pub mod transport;

@@ -83,7 +83,9 @@ pub fn bench(c: &mut Criterion, bench: &str) {
                 }
                 runners.push((case, runner));
             }
-            Prepared::Skipped(why) => eprintln!("skip {case}: {why}"),
+            Prepared::Skipped(why) => {
+                tls_bench::skip::report(&case.to_string(), &why).unwrap_or_else(|e| panic!("{e:#}"))
+            }
         }
     }
     if runners.is_empty() {

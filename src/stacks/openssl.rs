@@ -107,13 +107,13 @@ struct OpenSslConn {
     tickets_flushed: bool,
 }
 
-/// `Ok(false)` for "would block", the error otherwise.
 /// The library's error queue, for a failed C call.
 #[cfg(any(feature = "boring", openssl_awslc))]
 fn ossl_error_stack() -> crate::config::openssl::ossl::error::ErrorStack {
     crate::config::openssl::ossl::error::ErrorStack::get()
 }
 
+/// `Ok(false)` for "would block", the error otherwise.
 fn would_block(e: crate::config::openssl::ossl::ssl::Error) -> Result<bool> {
     match e.code() {
         ErrorCode::WANT_READ => Ok(false),

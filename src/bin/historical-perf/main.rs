@@ -45,6 +45,7 @@ use std::{
 use anyhow::{Context, Result, bail, ensure};
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
+use tls_bench::skip;
 
 use crate::{
     build::Paths,
@@ -520,6 +521,14 @@ fn run_release(
     if home.exists() {
         std::fs::remove_dir_all(&home).with_context(|| format!("emptying {}", home.display()))?;
     }
+    // The runs append their named skips here (tls_bench::skip), read back as data.
+    let skips_file = PathBuf::from(format!("{}.skips.jsonl", home.display()));
+    if let Some(dir) = skips_file.parent() {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    if skips_file.exists() {
+        std::fs::remove_file(&skips_file).with_context(|| format!("removing {}", skips_file.display()))?;
+    }
     let cargo = |extra: &[&str]| -> Command {
         let mut cmd = Command::new("cargo");
         cmd.args(["bench", "--manifest-path"])
@@ -531,6 +540,7 @@ fn run_release(
         }
         cmd.args(extra)
             .env("CARGO_TARGET_DIR", &paths.target)
+            .env(skip::SKIPS_ENV, &skips_file)
             .envs(suite.env(&home, quick))
             .env_remove("RUSTFLAGS");
         for (k, v) in &prepared.env {
@@ -547,26 +557,19 @@ fn run_release(
     stage("running the benchmarks");
     let mut args = vec!["--"];
     args.extend(suite.bench_args(quick));
-    let out = build::run(&mut cargo(&args), "running the benchmarks")?;
-    let mut skips: Vec<String> = String::from_utf8_lossy(&out.stderr)
-        .lines()
-        .filter(|l| l.starts_with("skip "))
-        .map(str::to_string)
-        .collect();
+    build::run(&mut cargo(&args), "running the benchmarks")?;
     if !suite.memory_runs().is_empty() {
         let memory = build::executable(&built.stdout, "memory")?;
         for run in suite.memory_runs() {
             let what = format!("measuring allocations (memory --protocols {})", run.protocol);
             stage(&what);
-            let out = build::run(Command::new(&memory).args(run.args(release.library, &home, quick)), &what)?;
-            skips.extend(
-                String::from_utf8_lossy(&out.stderr)
-                    .lines()
-                    .filter(|l| l.starts_with("skip "))
-                    .map(str::to_string),
-            );
+            let mut cmd = Command::new(&memory);
+            cmd.args(run.args(release.library, &home, quick)).env(skip::SKIPS_ENV, &skips_file);
+            build::run(&mut cmd, &what)?;
         }
     }
+    let skips: Vec<String> =
+        skip::read(&skips_file)?.into_iter().map(|s| format!("skip {}: {}", s.id, s.reason)).collect();
     let benchmarks = suite.read(&home)?;
     ensure!(!benchmarks.is_empty(), "no benchmark ran; skips: {}", skips.join("; "));
     let missing = suite.missing_groups(&benchmarks);

@@ -316,7 +316,7 @@ fn measure_one(lib: &dyn TlsLibrary, params: Params, opts: &Options, report: &mu
             report.rows.push(row);
         }
         Err(reason) => {
-            eprintln!("skip {id}: {reason}");
+            tls_bench::skip::report(&id, &reason)?;
             report.skipped.push(Skip { library: lib.name(), params: params.to_string(), reason });
         }
     }
