@@ -255,7 +255,8 @@ fn committed_results_and_graphs_change_only_to_a_complete_set_and_redraw_identic
 /// logs its arguments and environment to `<dir>/cargo.log`, fails if its
 /// GUNGRAUN_HOME was not emptied, and writes two gungraun summaries there
 /// (a handshake and a transfer of the release named by GUNGRAUN_HOME's last
-/// component), or with STAND_IN_COUNTS=none only a skip line.
+/// component), or with STAND_IN_COUNTS=none only a skip, written where the
+/// benchmarks write theirs (`TLS_BENCH_SKIPS`, [`tls_bench::skip`]).
 fn counting_cargo(dir: &Path) -> String {
     let summary = |id: &str, instructions: &str| {
         format!(
@@ -275,7 +276,9 @@ echo "$*" >> "$log"
 case " $* " in *" --no-run "*) exit 0 ;; esac
 if [ -e "$GUNGRAUN_HOME" ]; then echo "error: $GUNGRAUN_HOME was not emptied" >&2; exit 101; fi
 echo "GUNGRAUN_HOME=$GUNGRAUN_HOME TLS_BENCH_INSTRUCTIONS=$TLS_BENCH_INSTRUCTIONS GUNGRAUN_SAVE_SUMMARY=$GUNGRAUN_SAVE_SUMMARY" >> "$log"
-if [ "$STAND_IN_COUNTS" = none ]; then echo "skip handshake/x/rustls: stand-in" >&2; exit 0; fi
+if [ "$STAND_IN_COUNTS" = none ]; then
+  echo '{{"id":"handshake/x/rustls","reason":"stand-in"}}' >> "$TLS_BENCH_SKIPS"; exit 0
+fi
 release=$(basename "$GUNGRAUN_HOME")
 case "$release" in 0.22.0) count=4000000 ;; *) count=4020000 ;; esac
 mkdir -p "$GUNGRAUN_HOME/tls-bench/instructions/a" "$GUNGRAUN_HOME/tls-bench/instructions/b"

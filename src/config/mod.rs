@@ -13,6 +13,8 @@
 
 #[cfg(any(feature = "openssl", feature = "boring"))]
 pub mod openssl;
+#[cfg(any(feature = "openssl", feature = "boring"))]
+pub mod openssl_conn;
 #[cfg(all(feature = "rustls", not(rustls_0_21)))]
 pub mod rustls;
 /// rustls 0.21 (historical-perf): the same items through 0.21's API.

@@ -271,3 +271,57 @@ pub fn server_config(provider: Provider, params: &Params) -> Result<ServerConfig
     }
     Ok(config)
 }
+
+/// The server name every client sends and checks the certificate against
+/// ([`certs::SERVER_NAME`]), as rustls takes it.
+pub fn server_name() -> Result<rustls::pki_types::ServerName<'static>> {
+    Ok(rustls::pki_types::ServerName::try_from(certs::SERVER_NAME)?)
+}
+
+/// What a connection negotiated, from its common state (a
+/// `ClientConnection` or `ServerConnection` dereferences to it, as does a
+/// tokio-rustls stream's connection), with `group` (IANA code) and
+/// `resumed` as read by [`group_and_resumed`] (or, in rustls 0.22, as
+/// observed: [`crate::config::rustls_observe`]); `server` says which side
+/// it is (only a server knows whether the client authenticated). Errors: a
+/// version outside TLS 1.2 and 1.3, no suite, an unknown suite or group.
+pub fn negotiated_with(
+    state: &rustls::CommonState,
+    server: bool,
+    group: Option<u16>,
+    resumed: bool,
+) -> Result<crate::harness::Negotiated> {
+    use rustls::ProtocolVersion;
+
+    use crate::params::{CipherSuite, KxGroup};
+    let protocol = match state.protocol_version() {
+        Some(ProtocolVersion::TLSv1_2) => Protocol::Tls12,
+        Some(ProtocolVersion::TLSv1_3) => Protocol::Tls13,
+        other => anyhow::bail!("rustls negotiated protocol {other:?}"),
+    };
+    let suite = state.negotiated_cipher_suite().context("no cipher suite negotiated")?;
+    let code = suite_code(suite.suite());
+    let suite = CipherSuite::from_iana_code(code).with_context(|| format!("unknown suite {code:#06x}"))?;
+    let group = match group {
+        Some(code) => Some(KxGroup::from_iana_code(code).with_context(|| format!("unknown group {code}"))?),
+        None => None,
+    };
+    let client_authenticated = server.then(|| state.peer_certificates().is_some());
+    Ok(crate::harness::Negotiated { protocol, suite, group, resumed, client_authenticated })
+}
+
+/// The key exchange group's IANA code and whether the session was resumed
+/// (`negotiated_key_exchange_group`, `handshake_kind`; rustls 0.23+).
+#[cfg(not(rustls_0_22))]
+pub fn group_and_resumed(state: &rustls::CommonState) -> (Option<u16>, bool) {
+    let group = state.negotiated_key_exchange_group().map(|g| group_code(g.name()));
+    (group, state.handshake_kind() == Some(rustls::HandshakeKind::Resumed))
+}
+
+/// What a connection negotiated ([`negotiated_with`] and
+/// [`group_and_resumed`]; rustls 0.23+).
+#[cfg(not(rustls_0_22))]
+pub fn negotiated(state: &rustls::CommonState, server: bool) -> Result<crate::harness::Negotiated> {
+    let (group, resumed) = group_and_resumed(state);
+    negotiated_with(state, server, group, resumed)
+}

@@ -3,19 +3,23 @@
 //! build (see [`crate::config::openssl`]). An `SslStream` whose stream is the
 //! [`Endpoint`]; `WANT_READ` from the library means the transport is empty.
 //! DTLS runs the same connections over a datagram [`Endpoint`] (each BIO
-//! read and write one datagram), the MTU set from it.
+//! read and write one datagram), the MTU set from it. Each connection's
+//! settings and the read-back of what it negotiated are in
+//! [`crate::config::openssl_conn`].
 
-use anyhow::{Context, Result, anyhow, bail, ensure};
+use anyhow::{Context, Result, anyhow, ensure};
 
 use crate::{
-    certs::SERVER_NAME,
-    config::openssl::{
-        ForeignTypeRef, client_context, ffi, library_name,
-        ossl::ssl::{ErrorCode, Ssl, SslContext, SslSession, SslStream, SslVersion},
-        server_context,
+    config::{
+        openssl::{
+            ForeignTypeRef, client_context, ffi, library_name,
+            ossl::ssl::{ErrorCode, SslContext, SslSession, SslStream, SslVersion},
+            server_context,
+        },
+        openssl_conn::{client_ssl, negotiated, server_ssl, set_mtu},
     },
     harness::{ConfigureError, Configured, Negotiated, Session, TlsConnection, TlsLibrary},
-    params::{CipherSuite, KxGroup, Params, Protocol},
+    params::Params,
     transport::Endpoint,
 };
 
@@ -62,42 +66,24 @@ struct OpenSslContexts {
 
 impl Configured for OpenSslContexts {
     fn client(&self, io: Endpoint, session: Option<&Session>) -> Result<Box<dyn TlsConnection>> {
-        let mut ssl = Ssl::new(&self.client)?;
-        ssl.set_hostname(SERVER_NAME)?;
-        ssl.param_mut().set_host(SERVER_NAME)?;
-        if let Some(Session(s)) = session {
-            let s = s.downcast_ref::<SslSession>().context("not an OpenSSL session")?;
-            // SAFETY: the session comes from a context with the same settings.
-            unsafe { ssl.set_session(s)? };
+        let session = match session {
+            Some(Session(s)) => Some(s.downcast_ref::<SslSession>().context("not an OpenSSL session")?),
+            None => None,
+        };
+        let ssl = client_ssl(&self.client, session)?;
+        if let Some(mtu) = io.max_datagram() {
+            set_mtu(&ssl, mtu)?;
         }
-        #[cfg(any(feature = "boring", openssl_awslc))]
-        ssl.set_ex_data(crate::config::openssl::received_session_index()?, None);
-        set_mtu(&ssl, &io)?;
-        // SAFETY: valid SSL pointer (the `boring` crate has no safe wrapper).
-        unsafe { ffi::SSL_set_connect_state(ssl.as_ptr()) };
         Ok(Box::new(OpenSslConn { stream: SslStream::new(ssl, io)?, tickets_flushed: false }))
     }
 
     fn server(&self, io: Endpoint) -> Result<Box<dyn TlsConnection>> {
-        let ssl = Ssl::new(&self.server)?;
-        set_mtu(&ssl, &io)?;
-        // SAFETY: valid SSL pointer (the `boring` crate has no safe wrapper).
-        unsafe { ffi::SSL_set_accept_state(ssl.as_ptr()) };
+        let ssl = server_ssl(&self.server)?;
+        if let Some(mtu) = io.max_datagram() {
+            set_mtu(&ssl, mtu)?;
+        }
         Ok(Box::new(OpenSslConn { stream: SslStream::new(ssl, io)?, tickets_flushed: false }))
     }
-}
-
-/// On a datagram endpoint, tells the connection its largest datagram
-/// (`SSL_set_mtu`: the datagram payload, IP and UDP headers excluded; the
-/// contexts set `SSL_OP_NO_QUERY_MTU`). Nothing on a byte stream. Errors:
-/// the library refuses the size.
-fn set_mtu(ssl: &Ssl, io: &Endpoint) -> Result<()> {
-    let Some(mtu) = io.max_datagram() else { return Ok(()) };
-    // SAFETY: valid SSL pointer; the call only sets a size. OpenSSL returns
-    // the MTU set (an `SSL_ctrl`), BoringSSL 1; both 0 on failure.
-    let set = unsafe { ffi::SSL_set_mtu(ssl.as_ptr(), mtu as _) };
-    ensure!(set > 0, "{} refuses an MTU of {mtu} bytes", library_name());
-    Ok(())
 }
 
 struct OpenSslConn {
@@ -118,72 +104,6 @@ fn would_block(e: crate::config::openssl::ossl::ssl::Error) -> Result<bool> {
     match e.code() {
         ErrorCode::WANT_READ => Ok(false),
         _ => Err(anyhow!("OpenSSL: {e}")),
-    }
-}
-
-impl OpenSslConn {
-    /// The negotiated group: AWS-LC and BoringSSL report its IANA code point
-    /// (`SSL_get_group_id`).
-    #[cfg(any(feature = "boring", openssl_awslc))]
-    fn group(&self) -> Result<Option<KxGroup>> {
-        // SAFETY: valid SSL pointer; the call only reads.
-        let code = unsafe { ffi::SSL_get_group_id(self.stream.ssl().as_ptr()) };
-        if code == 0 {
-            return Ok(None);
-        }
-        KxGroup::from_iana_code(code).map(Some).with_context(|| format!("unknown group code point {code}"))
-    }
-
-    /// The negotiated group: OpenSSL 3.2+ reports its name
-    /// (`SSL_get0_group_name`).
-    #[cfg(all(not(any(feature = "boring", openssl_awslc)), ossl320))]
-    fn group(&self) -> Result<Option<KxGroup>> {
-        // SAFETY: the SSL pointer is valid for the stream's lifetime; the
-        // returned string is static or owned by the SSL object.
-        let name = unsafe { ffi::SSL_get0_group_name(self.stream.ssl().as_ptr()) };
-        group_from_name(name)
-    }
-
-    /// The negotiated group: OpenSSL 3.0/3.1 report a NID
-    /// (`SSL_get_negotiated_group`, an `SSL_ctrl` macro), named by
-    /// `OBJ_nid2sn` (`X25519`, `prime256v1`).
-    #[cfg(all(not(any(feature = "boring", openssl_awslc)), ossl300, not(ossl320)))]
-    fn group(&self) -> Result<Option<KxGroup>> {
-        const SSL_CTRL_GET_NEGOTIATED_GROUP: libc::c_int = 134;
-        // SAFETY: valid SSL pointer; this control only reads.
-        let nid = unsafe {
-            ffi::SSL_ctrl(self.stream.ssl().as_ptr(), SSL_CTRL_GET_NEGOTIATED_GROUP, 0, std::ptr::null_mut())
-        };
-        match libc::c_int::try_from(nid) {
-            // SAFETY: OBJ_nid2sn returns a static string or NULL.
-            Ok(nid) if nid > 0 => group_from_name(unsafe { ffi::OBJ_nid2sn(nid) }),
-            _ => Ok(None),
-        }
-    }
-    /// The negotiated group, OpenSSL 1.1.1 (the historical benchmarks): the
-    /// type of the peer's key share (`SSL_get_peer_tmp_key`, an `SSL_ctrl`
-    /// macro; both sides keep the peer's share), named by `OBJ_nid2sn`.
-    /// For an EC key share it names the key type, not the curve: 1.1.1 reads
-    /// back X25519 only, which is all the historical benchmarks use.
-    #[cfg(all(not(any(feature = "boring", openssl_awslc)), not(ossl300)))]
-    fn group(&self) -> Result<Option<KxGroup>> {
-        const SSL_CTRL_GET_PEER_TMP_KEY: libc::c_int = 109;
-        let mut key: *mut ffi::EVP_PKEY = std::ptr::null_mut();
-        // SAFETY: valid SSL pointer; the control stores a new reference to
-        // the peer's key share in `key`, freed below.
-        let found = unsafe {
-            ffi::SSL_ctrl(self.stream.ssl().as_ptr(), SSL_CTRL_GET_PEER_TMP_KEY, 0, (&raw mut key).cast())
-        };
-        if found != 1 || key.is_null() {
-            return Ok(None);
-        }
-        // SAFETY: `key` is a valid EVP_PKEY we own a reference to.
-        let id = unsafe { ffi::EVP_PKEY_id(key) };
-        // SAFETY: releases the reference the control took.
-        unsafe { ffi::EVP_PKEY_free(key) };
-        ensure!(id == ffi::EVP_PKEY_X25519, "OpenSSL 1.1.1: key share type {id} is not read back here");
-        // SAFETY: OBJ_nid2sn returns a static string or NULL.
-        group_from_name(unsafe { ffi::OBJ_nid2sn(id) })
     }
 }
 
@@ -231,18 +151,6 @@ impl OpenSslConn {
     }
 }
 
-/// The group named by the C string `name` (NULL: none), normalised by
-/// [`KxGroup::from_library_name`].
-#[cfg(not(any(feature = "boring", openssl_awslc)))]
-fn group_from_name(name: *const libc::c_char) -> Result<Option<KxGroup>> {
-    if name.is_null() {
-        return Ok(None);
-    }
-    // SAFETY: non-NULL, NUL-terminated, static or owned by the SSL object.
-    let name = unsafe { std::ffi::CStr::from_ptr(name) }.to_string_lossy();
-    KxGroup::from_library_name(&name).map(Some).with_context(|| format!("unknown group {name}"))
-}
-
 impl TlsConnection for OpenSslConn {
     fn handshake(&mut self) -> Result<bool> {
         match self.stream.do_handshake() {
@@ -285,24 +193,7 @@ impl TlsConnection for OpenSslConn {
     }
 
     fn negotiated(&self) -> Result<Negotiated> {
-        let ssl = self.stream.ssl();
-        let protocol = match ssl.version2() {
-            Some(SslVersion::TLS1_2) => Protocol::Tls12,
-            Some(SslVersion::TLS1_3) => Protocol::Tls13,
-            Some(SslVersion::DTLS1_2) => Protocol::Dtls12,
-            #[cfg(feature = "boring")]
-            Some(SslVersion::DTLS1_3) => Protocol::Dtls13,
-            other => bail!("OpenSSL negotiated {other:?}"),
-        };
-        let cipher = ssl.current_cipher().context("no cipher negotiated")?;
-        // SAFETY: valid cipher pointer; the call only reads.
-        let code = unsafe { ffi::SSL_CIPHER_get_protocol_id(cipher.as_ptr()) };
-        let suite = CipherSuite::from_iana_code(code)
-            .with_context(|| format!("unknown suite code point {code:#06x}"))?;
-        let resumed = ssl.session_reused();
-        let group = self.group()?;
-        let client_authenticated = (!ssl_is_client(ssl)).then(|| ssl.peer_certificate().is_some());
-        Ok(Negotiated { protocol, suite, group, resumed, client_authenticated })
+        negotiated(self.stream.ssl())
     }
 
     #[cfg(not(any(feature = "boring", openssl_awslc)))]
@@ -375,9 +266,4 @@ impl Drop for OpenSslConn {
             )
         };
     }
-}
-
-fn ssl_is_client(ssl: &crate::config::openssl::ossl::ssl::SslRef) -> bool {
-    // SAFETY: valid SSL pointer; SSL_is_server only reads.
-    unsafe { ffi::SSL_is_server(ssl.as_ptr()) == 0 }
 }

@@ -12,11 +12,9 @@ use std::{
     },
 };
 
-use anyhow::{Context, Result, bail};
-#[cfg(not(rustls_0_22))]
-use rustls::HandshakeKind as RustlsHandshakeKind;
+use anyhow::{Result, bail};
 use rustls::{
-    ClientConfig, ClientConnection, Connection, NamedGroup, ProtocolVersion, ServerConfig, ServerConnection,
+    ClientConfig, ClientConnection, Connection, NamedGroup, ServerConfig, ServerConnection,
     client::{
         ClientSessionMemoryCache, ClientSessionStore, Resumption, Tls12ClientSessionValue,
         Tls13ClientSessionValue,
@@ -27,10 +25,9 @@ use rustls::{
 #[cfg(rustls_0_22)]
 use crate::config::rustls_observe::{Observed, RESUMPTION_MARK, Role, Snapshot};
 use crate::{
-    certs::SERVER_NAME,
-    config::rustls::{Provider, client_config, server_config, suite_code},
+    config::rustls::{Provider, client_config, server_config},
     harness::{ConfigureError, Configured, Negotiated, Session, TlsConnection, TlsLibrary},
-    params::{CipherSuite, HandshakeKind, KxGroup, Params, Protocol},
+    params::{HandshakeKind, Params},
     transport::Endpoint,
 };
 
@@ -124,7 +121,7 @@ impl Configured for RustlsConfigs {
         // Resumption state lives in the ClientConfig's session store: each
         // TLS 1.3 ticket is taken out of it when used, so every resumption
         // uses the ticket of the previous handshake.
-        let name = ServerName::try_from(SERVER_NAME)?;
+        let name = crate::config::rustls::server_name()?;
         // Before the connection: a client makes its key share as it is created.
         #[cfg(rustls_0_22)]
         let observed = Observation::Pending(Snapshot::take(Role::Client)?);
@@ -175,18 +172,9 @@ struct RustlsConn {
     observed: Observation,
 }
 
+#[cfg(rustls_0_22)]
 impl RustlsConn {
-    /// The key exchange group's IANA code and whether the session was
-    /// resumed (`negotiated_key_exchange_group`, `handshake_kind`).
-    #[cfg(not(rustls_0_22))]
-    fn group_and_resumed(&self) -> Result<(Option<u16>, bool)> {
-        let group =
-            self.conn.negotiated_key_exchange_group().map(|g| crate::config::rustls::group_code(g.name()));
-        Ok((group, self.conn.handshake_kind() == Some(RustlsHandshakeKind::Resumed)))
-    }
-
     /// rustls 0.22: observed (see [`crate::config::rustls_observe`]).
-    #[cfg(rustls_0_22)]
     fn group_and_resumed(&self) -> Result<(Option<u16>, bool)> {
         let Observation::Done(observed) = &self.observed else {
             bail!("handshake not complete");
@@ -254,27 +242,14 @@ impl TlsConnection for RustlsConn {
     }
 
     fn negotiated(&self) -> Result<Negotiated> {
-        let protocol = match self.conn.protocol_version() {
-            Some(ProtocolVersion::TLSv1_2) => Protocol::Tls12,
-            Some(ProtocolVersion::TLSv1_3) => Protocol::Tls13,
-            other => bail!("rustls negotiated protocol {other:?}"),
-        };
-        let suite = self.conn.negotiated_cipher_suite().context("no cipher suite negotiated")?;
-        let code = suite_code(suite.suite());
-        let suite =
-            CipherSuite::from_iana_code(code).with_context(|| format!("unknown suite {code:#06x}"))?;
-        let (group, resumed) = self.group_and_resumed()?;
-        let group = match group {
-            Some(code) => {
-                Some(KxGroup::from_iana_code(code).with_context(|| format!("unknown group {code}"))?)
-            }
-            None => None,
-        };
-        let client_authenticated = match &self.conn {
-            Connection::Client(_) => None,
-            Connection::Server(s) => Some(s.peer_certificates().is_some()),
-        };
-        Ok(Negotiated { protocol, suite, group, resumed, client_authenticated })
+        let server = matches!(self.conn, Connection::Server(_));
+        #[cfg(not(rustls_0_22))]
+        return crate::config::rustls::negotiated(&self.conn, server);
+        #[cfg(rustls_0_22)]
+        {
+            let (group, resumed) = self.group_and_resumed()?;
+            crate::config::rustls::negotiated_with(&self.conn, server, group, resumed)
+        }
     }
 
     fn release_buffers(&mut self) -> Result<&'static str> {
