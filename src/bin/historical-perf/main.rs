@@ -50,7 +50,7 @@ use crate::{
     build::Paths,
     outcome::Outcome,
     releases::{Library, Release},
-    results::{Bench, ReleaseResult},
+    results::{Bench, Kept, ReleaseResult},
     suite::Suite,
 };
 
