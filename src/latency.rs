@@ -6,7 +6,6 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use hdrhistogram::Histogram;
-use serde::{Deserialize, Serialize};
 
 /// Largest time recorded, in ns: 60 s.
 pub const MAX_NS: u64 = 60_000_000_000;
@@ -63,28 +62,9 @@ impl Latencies {
     }
 }
 
-/// Percentiles of iteration times, in ns, each the highest value
-/// equivalent (within [`PRECISION_DIGITS`]) to the recorded one at that
-/// quantile (hdrhistogram's `value_at_quantile`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct Percentiles {
-    /// Iterations recorded.
-    pub count: u64,
-    /// Fastest, in ns.
-    pub min: u64,
-    /// Median, in ns.
-    pub p50: u64,
-    /// 90th percentile, in ns.
-    pub p90: u64,
-    /// 99th percentile, in ns.
-    pub p99: u64,
-    /// 99.9th percentile, in ns.
-    pub p999: u64,
-    /// Slowest, in ns.
-    pub max: u64,
-    /// Mean, in ns.
-    pub mean: f64,
-}
+/// Percentiles of iteration times, in ns (defined with the results they
+/// are saved in).
+pub use crate::results::small_writes::Percentiles;
 
 #[cfg(test)]
 mod tests {

@@ -39,10 +39,14 @@
 //!   placed, its kind run, for every runner (Criterion, `compare`, tests).
 //! - [`instructions`]: the instruction-count suite as data (regions,
 //!   iterations, Callgrind options) for gungraun.
-//! - [`stats`]: medians and bootstrap confidence intervals of paired ratios.
-//! - [`latency`]: per-iteration latency percentiles (HdrHistogram).
 //! - [`criterion_json`]: Criterion's results read back from disk.
 //! - [`gungraun_json`]: gungraun's instruction counts read back from disk.
+//! - [`results`]: each tool's saved results and their Markdown tables;
+//!   `results/README.md` generated from the committed ones.
+//! - [`stats`]: medians and bootstrap confidence intervals of paired ratios
+//!   (whose [`stats::Interval`] is saved with [`results::compare`]).
+//! - [`latency`]: per-iteration latency percentiles (HdrHistogram; its
+//!   [`latency::Percentiles`] are saved with [`results::small_writes`]).
 //! - [`host`]: the machine a measurement ran on.
 
 pub mod bench;
@@ -59,6 +63,7 @@ pub mod instructions;
 pub mod latency;
 pub mod memory;
 pub mod params;
+pub mod results;
 pub mod runner;
 pub mod side;
 pub mod skip;

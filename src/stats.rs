@@ -27,23 +27,9 @@ pub fn median(xs: &[f64]) -> Option<f64> {
     Some(if v.len() % 2 == 1 { v[mid] } else { (v[mid - 1] + v[mid]) / 2.0 })
 }
 
-/// An estimate with its [`CONFIDENCE`] interval.
-#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct Interval {
-    /// The point estimate.
-    pub estimate: f64,
-    /// Lower bound.
-    pub low: f64,
-    /// Upper bound.
-    pub high: f64,
-}
-
-impl Interval {
-    /// Whether `x` lies inside the interval (bounds included).
-    pub fn contains(&self, x: f64) -> bool {
-        self.low <= x && x <= self.high
-    }
-}
+/// An estimate with its [`CONFIDENCE`] interval (defined with the results
+/// it is saved in).
+pub use crate::results::compare::Interval;
 
 /// The median of the paired ratios `a[i] / b[i]` with a percentile
 /// bootstrap interval ([`BOOTSTRAP_RESAMPLES`] resamples of the rounds,

@@ -4,7 +4,7 @@
 
 use std::time::Instant;
 
-use serde::{Deserialize, Serialize};
+pub use tls_bench::results::compare::{Environment, LibraryInfo};
 
 /// CPU flags worth recording (from /proc/cpuinfo `flags`): the ones that
 /// decide which AES-GCM, ChaCha20, SHA and bignum code paths run.
@@ -53,87 +53,6 @@ impl EnvProbe {
             command,
         }
     }
-}
-
-/// A library as built into the run's workers.
-#[derive(Serialize, Deserialize, Clone, Debug)]
-pub struct LibraryInfo {
-    /// The library's name, with version and backend (as in benchmark ids).
-    pub library: String,
-    /// The build variant of the worker that runs it (`default`, `boringssl`, ...).
-    pub variant: String,
-}
-
-/// The environment of one `compare` run, serialised beside its results.
-#[derive(Serialize, Deserialize, Clone, Debug)]
-pub struct Environment {
-    /// When the run started, UTC, RFC 3339 to the second (`2026-04-20T09:15:02Z`).
-    pub date: String,
-    /// Wall time of the run, s.
-    pub duration_s: f64,
-    /// CPU model (/proc/cpuinfo `model name`).
-    pub cpu_model: String,
-    /// The flags of interest present on the CPU, in a fixed order: among aes,
-    /// vaes, pclmulqdq, vpclmulqdq, avx2, avx512f, avx512vl, sha_ni, adx, bmi2.
-    pub cpu_flags: Vec<String>,
-    /// Logical CPUs available to the process.
-    pub cores: usize,
-    /// Kernel release (/proc/sys/kernel/osrelease).
-    pub kernel: String,
-    /// CPU time stolen by the hypervisor over the run, in % of all CPU time
-    /// (aggregate `cpu` line of /proc/stat: delta steal / delta total
-    /// jiffies); `None` if /proc/stat was unreadable.
-    pub steal_percent: Option<f64>,
-    /// The rustc that built the binary (`rustc --version`), or `unknown`.
-    pub rustc: String,
-    /// The allocator, e.g. `glibc malloc 2.36`, or `system malloc`.
-    pub allocator: String,
-    /// The libraries compared, with their build variants.
-    pub libraries: Vec<LibraryInfo>,
-    /// The command line of the run.
-    pub command: String,
-}
-
-impl Environment {
-    /// Markdown lines (a bullet list, one `- name: value` per field,
-    /// newline-terminated) for the report header.
-    pub fn markdown(&self) -> String {
-        let flags =
-            if self.cpu_flags.is_empty() { "none of interest".to_string() } else { self.cpu_flags.join(" ") };
-        let steal = self.steal_percent.map_or_else(|| "unknown".to_string(), |s| format!("{s:.2}%"));
-        let libraries = self
-            .libraries
-            .iter()
-            .map(|l| format!("{} ({})", l.library, l.variant))
-            .collect::<Vec<_>>()
-            .join(", ");
-        let mut out = String::new();
-        for (name, value) in [
-            ("date", self.date.clone()),
-            ("duration", format_duration(self.duration_s)),
-            ("CPU", format!("{}, {} cores", self.cpu_model, self.cores)),
-            ("CPU flags", flags),
-            ("CPU steal over the run", steal),
-            ("kernel", self.kernel.clone()),
-            ("rustc", self.rustc.clone()),
-            ("allocator", self.allocator.clone()),
-            ("libraries", libraries),
-            ("command", format!("`{}`", self.command)),
-        ] {
-            out.push_str(&format!("- {name}: {value}\n"));
-        }
-        out
-    }
-}
-
-/// `seconds` as `1h 02m 03s`, `2m 03s` or `3.4s`.
-fn format_duration(seconds: f64) -> String {
-    if seconds < 60.0 {
-        return format!("{seconds:.1}s");
-    }
-    let s = seconds.round() as u64;
-    let (h, m, s) = (s / 3600, s / 60 % 60, s % 60);
-    if h > 0 { format!("{h}h {m:02}m {s:02}s") } else { format!("{m}m {s:02}s") }
 }
 
 /// The counters of the aggregate `cpu` line of /proc/stat, in jiffies.
@@ -242,7 +161,5 @@ mod tests {
         let md = env.markdown();
         assert!(md.contains("- libraries: rustls-0.23.46+ring (default)\n"), "{md}");
         assert!(md.contains("- command: `compare --rounds 3`\n"), "{md}");
-        assert_eq!(format_duration(3723.0), "1h 02m 03s");
-        assert_eq!(format_duration(123.0), "2m 03s");
     }
 }

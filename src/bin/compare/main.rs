@@ -18,7 +18,6 @@
 //! [--variants default,boringssl,...|all] [--libraries NAME,...]`.
 
 mod chart;
-mod diff;
 mod env;
 mod model;
 mod report;
@@ -36,7 +35,10 @@ use std::{
 use anyhow::{Context, Result, bail, ensure};
 use clap::{Args, Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
-use tls_bench::bench::{Case, Matrix, library_family};
+use tls_bench::{
+    bench::{Case, Matrix, library_family},
+    results::compare as results,
+};
 
 use crate::{
     env::{EnvProbe, LibraryInfo},
@@ -152,10 +154,10 @@ fn run(cli: Cli) -> Result<()> {
             worker::serve(&variant, &opts)
         }
         Some(Sub::Diff { a, b, max_percent }) => {
-            let diffs = diff::differences(&diff::read_rows(&a)?, &diff::read_rows(&b)?);
+            let diffs = results::differences(&results::read_rows(&a)?, &results::read_rows(&b)?);
             ensure!(!diffs.is_empty(), "{} and {} share no row with ratios", a.display(), b.display());
-            print!("{}", diff::markdown(&diffs));
-            let worst = diffs.iter().filter(|d| d.centre).map(diff::Difference::percent).fold(0.0, f64::max);
+            print!("{}", results::diff_markdown(&diffs));
+            let worst = results::largest_differences(&diffs).0;
             ensure!(
                 worst <= max_percent,
                 "a sweep-centre ratio moved {worst:.2}% (more than {max_percent}%)"
@@ -307,7 +309,7 @@ fn compare(args: RunArgs) -> Result<()> {
     let ordered: Vec<CaseResult> = infos.iter().map(|(_, c)| results[c.id.as_str()].clone()).collect();
     let summary = model::summarise(&ordered);
     write_outputs(&args.out, &summary, &ordered, &environment, rounds)?;
-    print!("{}", report::markdown(&summary, &environment, rounds as usize));
+    print!("{}", results::markdown(&summary, &environment, rounds as usize));
     eprintln!("compare: JSON, CSV, SVG and the environment are in {}", args.out.display());
     Ok(())
 }

@@ -1,123 +1,15 @@
-//! What `compare` measures and concludes: the cases the workers offer, the
-//! slices they time, and each row's summary (medians, ratios to the row's
-//! best with intervals). Serialised as is into `target/compare/results.json`.
+//! What `compare` concludes from the slices it timed: each row's summary
+//! (medians, ratios to the row's best with intervals). The types, serialised
+//! as is into `target/compare/results.json`, are
+//! [`tls_bench::results::compare`]'s, which also renders them.
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
-use tls_bench::stats::{Interval, median, paired_ratio};
-
-/// Name of the plaintext floor library: reported beside the TLS libraries,
-/// never the row's best.
-pub const FLOOR: &str = "plaintext";
-
-/// One case as a worker offers it.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct CaseInfo {
-    /// The benchmark id, `group/parameters/library`.
-    pub id: String,
-    /// `group/parameters`: the cases of a row differ by library only.
-    pub row: String,
-    /// `handshake` or `throughput`.
-    pub group: String,
-    /// The parameters component of the id.
-    pub parameters: String,
-    /// The library's name, with version and backend.
-    pub library: String,
-    /// The build variant of the worker that runs it (`default`, `boringssl`, ...).
-    pub variant: String,
-    /// Application bytes per iteration (throughput), `None` for a handshake.
-    pub bytes_per_iteration: Option<u64>,
-    /// Library settings that matter for this case and are not in the id
-    /// (s2n-tls: its security policy).
-    pub settings: Option<String>,
-    /// Why the library skips this case; `None` when it runs.
-    pub skip: Option<String>,
-}
-
-/// One slice: a case's iterations in one round, per iteration in ns.
-#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
-pub struct Slice {
-    /// The round (0-based).
-    pub round: u32,
-    /// Iterations in the slice.
-    pub iters: u64,
-    /// The case's figure per iteration (handshake: wall time from creation
-    /// to both done; throughput: sender + receiver time), ns.
-    pub both_ns: f64,
-    /// Client (handshake) or sender (throughput) time per iteration, ns.
-    pub first_ns: f64,
-    /// Server (handshake) or receiver (throughput) time per iteration, ns.
-    pub second_ns: f64,
-}
-
-/// A case and its slices, one per round.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct CaseResult {
-    /// The case.
-    pub info: CaseInfo,
-    /// Its slices, in round order.
-    pub slices: Vec<Slice>,
-}
-
-/// One library in a row.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct LibrarySummary {
-    /// Library name.
-    pub library: String,
-    /// Build variant.
-    pub variant: String,
-    /// Settings not in the id (see [`CaseInfo::settings`]).
-    pub settings: Option<String>,
-    /// Rounds measured.
-    pub rounds: usize,
-    /// Median over rounds of the time per iteration, ns.
-    pub median_ns: f64,
-    /// Median client (handshake) or sender (throughput) time, ns.
-    pub first_median_ns: f64,
-    /// Median server (handshake) or receiver (throughput) time, ns.
-    pub second_median_ns: f64,
-    /// Throughput rows: application MB/s (10^6 B/s) at the median time.
-    pub mb_per_s: Option<f64>,
-    /// Time ratio to the row's best TLS library (>= 1 is slower), the
-    /// median of the per-round paired ratios with its 95% bootstrap
-    /// interval; for the best itself exactly 1. `None` for the floor.
-    pub ratio: Option<Interval>,
-    /// Whether this is the row's best TLS library (lowest median time).
-    pub best: bool,
-}
-
-impl LibrarySummary {
-    /// Whether the ratio's interval excludes 1.0: a clear difference from
-    /// the best. False for the best itself and the floor.
-    pub fn clear_difference(&self) -> bool {
-        !self.best && self.ratio.is_some_and(|r| !r.contains(1.0))
-    }
-}
-
-/// One row: the libraries of one `group/parameters`.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct RowSummary {
-    /// `group/parameters`.
-    pub row: String,
-    /// `handshake` or `throughput`.
-    pub group: String,
-    /// The parameters component of the ids.
-    pub parameters: String,
-    /// TLS libraries, in name order.
-    pub libraries: Vec<LibrarySummary>,
-    /// The plaintext floor, when built.
-    pub floor: Option<LibrarySummary>,
-    /// `(library, reason)` of the libraries that skip this row.
-    pub skipped: Vec<(String, String)>,
-}
-
-impl RowSummary {
-    /// The row's best TLS library, if any library ran.
-    pub fn best(&self) -> Option<&LibrarySummary> {
-        self.libraries.iter().find(|l| l.best)
-    }
-}
+pub use tls_bench::results::compare::{CaseInfo, CaseResult, FLOOR, LibrarySummary, RowSummary, Slice};
+use tls_bench::{
+    results::compare::Interval,
+    stats::{median, paired_ratio},
+};
 
 /// Summarises `results` row by row, in the order rows first appear.
 /// Rounds are paired by [`Slice::round`]: a ratio uses only the rounds both

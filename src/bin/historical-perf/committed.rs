@@ -15,7 +15,7 @@ use anyhow::{Context, Result, bail};
 use crate::{
     plot,
     releases::{self, Library, Release},
-    results::{self, ReleaseResult},
+    results::{self, Kept, ReleaseResult},
     suite::Suite,
 };
 

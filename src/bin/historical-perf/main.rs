@@ -51,7 +51,7 @@ use crate::{
     build::Paths,
     outcome::Outcome,
     releases::{Library, Release},
-    results::{Bench, ReleaseResult},
+    results::{Bench, Kept, ReleaseResult},
     suite::Suite,
 };
 

@@ -5,54 +5,10 @@
 use std::{fmt, process::Command};
 
 use anyhow::{Context, Result, bail, ensure};
-use clap::ValueEnum;
 use semver::Version;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 
-/// A library followed across its releases.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, ValueEnum, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Library {
-    /// The `s2n-tls` crate (and the s2n-tls C library it builds).
-    S2nTls,
-    /// OpenSSL, from the releases `openssl-src` carries.
-    Openssl,
-    /// The `rustls` crate.
-    Rustls,
-}
-
-impl Library {
-    /// Every library, in report order.
-    pub const ALL: [Library; 3] = [Library::S2nTls, Library::Openssl, Library::Rustls];
-
-    /// The crate whose releases are the library's releases.
-    pub fn crate_name(self) -> &'static str {
-        match self {
-            Library::S2nTls => "s2n-tls",
-            Library::Openssl => "openssl-src",
-            Library::Rustls => "rustls",
-        }
-    }
-
-    /// The tls-bench cargo feature that builds it.
-    pub fn feature(self) -> &'static str {
-        match self {
-            Library::S2nTls => "s2n-tls",
-            Library::Openssl => "openssl",
-            Library::Rustls => "rustls",
-        }
-    }
-}
-
-impl fmt::Display for Library {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Library::S2nTls => "s2n-tls",
-            Library::Openssl => "openssl",
-            Library::Rustls => "rustls",
-        })
-    }
-}
+pub use tls_bench::results::historical::Library;
 
 /// One release of a library: the crate version that brings it.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]

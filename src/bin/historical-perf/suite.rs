@@ -231,11 +231,12 @@ pub mod tests {
     use std::fs;
 
     use semver::Version;
+    use tls_bench::results::historical::Per;
 
     use super::*;
     use crate::{
         allocations::tests::memory_report,
-        results::{Figure, Per, Unit},
+        results::{Figure, Unit},
     };
 
     /// Writes a Criterion result as Criterion 0.8 does under `home`:

@@ -283,7 +283,7 @@ fn measure_all(args: MeasureArgs) -> Result<()> {
     ensure_measured(&report)?;
     report.write_json(&args.json)?;
     if let Some(csv) = &args.csv {
-        report.write_csv(csv)?;
+        results::write_csv(&report, csv)?;
     }
     eprintln!("memory: wrote {}", args.json.display());
     Ok(())

@@ -12,13 +12,19 @@
 //! run leaves older ones beside it) is marked `*` with its date.
 //!
 //! With `--instructions`, the same tables of the instruction counts that
-//! `cargo bench --bench instructions` wrote ([`instructions`]); with
-//! `--instructions --noise`, each count's difference from the run before.
+//! `cargo bench --bench instructions` wrote
+//! ([`tls_bench::results::instructions`]); with `--instructions --noise`,
+//! each count's difference from the run before.
+//!
+//! `report results` writes `results/README.md` from the committed results
+//! and the headline block of `README.md`
+//! ([`tls_bench::results::readme`]); `report results --check` writes
+//! nothing and exits 1, showing the differences, when either differs from
+//! what it would write (CI runs it).
 //!
 //! Usage: `cargo run --release --bin report [-- --criterion-dir DIR]`,
-//! `... -- --instructions [--noise] [--gungraun-dir DIR]`.
-
-mod instructions;
+//! `... -- --instructions [--noise] [--gungraun-dir DIR]`,
+//! `... -- results [--check] [--root DIR]`.
 
 use std::{
     collections::{BTreeMap, BTreeSet},
@@ -29,17 +35,23 @@ use std::{
 
 use anyhow::{Result, bail};
 use chrono::{DateTime, Utc};
-use clap::Parser;
+use clap::{Parser, Subcommand};
 use tls_bench::{
     bench::SEND_LOOP_WRITES,
     criterion_json::{self, Measurement},
     error::exit_code,
     gungraun_json,
+    results::{
+        check::{self, README, RESULTS_README},
+        instructions, readme,
+    },
 };
 
 #[derive(Parser)]
-#[command(about = "Markdown tables of tls-bench Criterion medians")]
+#[command(about = "Markdown tables of tls-bench Criterion medians", args_conflicts_with_subcommands = true)]
 struct Args {
+    #[command(subcommand)]
+    command: Option<Command>,
     /// Criterion's output directory.
     #[arg(long, default_value = concat!(env!("CARGO_MANIFEST_DIR"), "/target/criterion"))]
     criterion_dir: PathBuf,
@@ -56,6 +68,22 @@ struct Args {
     gungraun_dir: PathBuf,
 }
 
+#[derive(Subcommand)]
+enum Command {
+    /// Writes results/README.md from the committed results, and the
+    /// headline between `<!-- headline:start -->` and
+    /// `<!-- headline:end -->` in README.md.
+    Results {
+        /// Write nothing: exit 1, showing the differences, when either file
+        /// differs from what the command writes.
+        #[arg(long)]
+        check: bool,
+        /// The repository whose committed results are read.
+        #[arg(long, default_value = env!("CARGO_MANIFEST_DIR"))]
+        root: PathBuf,
+    },
+}
+
 /// Results written further apart than this belong to different runs: one
 /// benchmark takes seconds (0.5 s warm-up, 2 s measurement, analysis), so a
 /// run never goes this long without writing one.
@@ -69,6 +97,9 @@ fn main() -> ExitCode {
 }
 
 fn run(args: Args) -> Result<()> {
+    if let Some(Command::Results { check, root }) = &args.command {
+        return results(root, *check);
+    }
     if args.instructions {
         let dir = &args.gungraun_dir;
         let counts = if dir.is_dir() { gungraun_json::read_all(dir)? } else { Vec::new() };
@@ -100,6 +131,47 @@ fn run(args: Args) -> Result<()> {
     }
     for (group, rows) in &groups {
         print!("{}", table(group, rows));
+    }
+    Ok(())
+}
+
+/// `report results [--check]`: generates both files under `root`, then
+/// writes those that differ or, with `check`, fails naming them with their
+/// differences. Errors: a dataset or README.md missing, README.md without
+/// its headline markers, a file that cannot be written; with `check`, any
+/// difference.
+fn results(root: &std::path::Path, check: bool) -> Result<()> {
+    let generated = readme::generate(root)?;
+    let readme_path = root.join(README);
+    let current = std::fs::read_to_string(&readme_path)
+        .map_err(|e| anyhow::anyhow!("reading {}: {e}", readme_path.display()))?;
+    let files = [
+        (RESULTS_README, generated.results_readme.clone()),
+        (README, check::replace_headline(&current, &generated.headline)?),
+    ];
+    let mut differences = Vec::new();
+    for (name, text) in &files {
+        let path = root.join(name);
+        let committed = std::fs::read_to_string(&path).unwrap_or_default();
+        let Some(diff) = check::difference(name, &committed, text) else { continue };
+        if check {
+            differences.push((name, diff));
+        } else {
+            std::fs::write(&path, text).map_err(|e| anyhow::anyhow!("writing {}: {e}", path.display()))?;
+            eprintln!("report: wrote {}", path.display());
+        }
+    }
+    if !differences.is_empty() {
+        for (_, diff) in &differences {
+            eprint!("{diff}");
+        }
+        let names: Vec<&str> = differences.iter().map(|(n, _)| **n).collect();
+        bail!(
+            "{} differ{} from what `{}` writes: run it and commit the result",
+            names.join(" and "),
+            if names.len() == 1 { "s" } else { "" },
+            check::COMMAND
+        );
     }
     Ok(())
 }

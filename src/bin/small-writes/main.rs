@@ -111,7 +111,7 @@ fn run(mut args: Args) -> Result<()> {
         let report = measure(&args)?;
         fs::create_dir_all(&args.out).with_context(|| format!("creating {}", args.out.display()))?;
         report.save_json(&json)?;
-        report.save_csv(&args.out.join("results.csv"))?;
+        results::save_csv(&report, &args.out.join("results.csv"))?;
         for protocol in report.protocols() {
             let svg = args.out.join(format!("p50-{protocol}.svg"));
             if report.rows.iter().any(|r| r.protocol == protocol && r.latency.is_some()) {

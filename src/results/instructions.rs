@@ -1,12 +1,12 @@
-//! `report --instructions`: Markdown tables of the instruction counts
-//! gungraun wrote (`cargo bench --bench instructions`), in the format of the
-//! wall-time tables; and with `--noise`, each count's difference from the
-//! run before it.
+//! The instruction counts' Markdown (`report --instructions`): tables of
+//! the counts gungraun wrote (`cargo bench --bench instructions`, read by
+//! [`crate::gungraun_json`]), in the format of the wall-time tables; and
+//! with `--noise`, each count's difference from the run before it.
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use crate::{gungraun_json::Count, params::Params};
 use anyhow::{Result, bail};
-use tls_bench::{gungraun_json::Count, params::Params};
 
 /// Per-run noise the suite aims at (README, "Instruction counts"): every
 /// figure, and the handshakes at the sweep centre, in percent.
