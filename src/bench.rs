@@ -11,7 +11,7 @@ use crate::{
     harness::TlsLibrary,
     params::{Aead, CertChain, HandshakeKind, KxGroup, Params, Protocol},
     transport::{DEFAULT_MTU, Side},
-    workload::{SendLoop, SmallWrites, Throughput, UdpHandshake, UdpSendLoop},
+    workload::{Handshake, SendLoop, SmallWrites, Throughput, Udp},
     writes::{MESSAGES, Message, Strategy},
 };
 
@@ -206,10 +206,10 @@ pub fn udp_workloads(payloads: &[usize]) -> Vec<(Workload, Params)> {
     let loops: Vec<Params> =
         send_loop_params().into_iter().filter(|p| p.datagram && p.suite.aead() == Aead::Aes128Gcm).collect();
     for kind in [HandshakeKind::ServerAuth, HandshakeKind::MutualAuth] {
-        out.extend(loops.iter().map(|&p| (UdpHandshake.into(), Params { kind, ..p })));
+        out.extend(loops.iter().map(|&p| (Udp(Handshake).into(), Params { kind, ..p })));
     }
     for &p in &loops {
-        out.extend(payloads.iter().map(|&payload| (UdpSendLoop { payload }.into(), p)));
+        out.extend(payloads.iter().map(|&payload| (Udp(SendLoop { payload }).into(), p)));
     }
     out
 }

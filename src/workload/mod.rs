@@ -31,7 +31,7 @@ pub use handshake::Handshake;
 pub use send_loop::SendLoop;
 pub use small_writes::SmallWrites;
 pub use throughput::Throughput;
-pub use udp::{UdpHandshake, UdpSendLoop};
+pub use udp::{Udp, UdpHandshake, UdpSendLoop};
 
 /// Which time of an iteration a figure holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -31,14 +31,6 @@ pub struct SendLoop {
     pub payload: usize,
 }
 
-/// The id parameters of a send loop of `payload` bytes with `params`.
-pub(crate) fn loop_parameters(params: &Params, payload: usize) -> String {
-    format!("{},{},{payload}B", params.protocol(), params.suite)
-}
-
-/// The figures of a send loop: the sender and the receiver always apart.
-pub(crate) const LOOP_FIGURES: &[Figure] = &[Figure::Both, Figure::First, Figure::Second];
-
 impl Kind for SendLoop {
     fn groups(&self) -> [&'static str; 3] {
         ["send-loop", "send-loop-send", "send-loop-recv"]
@@ -52,8 +44,9 @@ impl Kind for SendLoop {
         SEND_LOOP_SENDER
     }
 
+    /// The sender and the receiver always apart.
     fn figures(&self, _sides: bool) -> &'static [Figure] {
-        LOOP_FIGURES
+        &[Figure::Both, Figure::First, Figure::Second]
     }
 
     fn bytes_per_iteration(&self) -> Option<u64> {
@@ -65,7 +58,7 @@ impl Kind for SendLoop {
     }
 
     fn parameters(&self, params: &Params) -> String {
-        loop_parameters(params, self.payload)
+        format!("{},{},{}B", params.protocol(), params.suite, self.payload)
     }
 
     fn bench_target(&self, _params: &Params) -> &'static str {

@@ -1,18 +1,16 @@
-//! The UDP kinds: DTLS handshakes and the send loop over UDP sockets on
-//! 127.0.0.1, one thread per side; what is timed there is in
-//! [`crate::udp`]. Each side's thread configures the library itself (the
-//! connection objects are not `Send`).
+//! The UDP kinds: a kind of the in-memory duplex run over UDP sockets on
+//! 127.0.0.1 instead, one thread per side ([`Udp`]): DTLS handshakes and
+//! the send loop. What is timed there is in [`crate::udp`]; each side's
+//! thread configures the library itself (the connection objects are not
+//! `Send`). Ids, figures and bytes are the in-memory kind's, under groups
+//! of their own (`udp-handshake`, `udp-send-loop`).
 
 use std::time::Duration;
 
 use anyhow::Result;
 
-use super::{
-    Both, Figure, Kind, Run,
-    send_loop::{LOOP_FIGURES, loop_parameters},
-};
+use super::{Both, Figure, Handshake, Kind, Run, SendLoop};
 use crate::{
-    bench::{SEND_LOOP_SENDER, SEND_LOOP_WRITES},
     error::ConfigureError,
     harness::{Handshaker, TlsLibrary},
     params::Params,
@@ -21,91 +19,71 @@ use crate::{
     udp,
 };
 
-/// A DTLS handshake over UDP sockets on 127.0.0.1, one thread per side. Id
-/// parameters: the whole [`Params`].
+/// The in-memory kind `K` run over UDP sockets.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct UdpHandshake;
+pub struct Udp<K>(pub K);
 
-/// The send loop over UDP sockets on 127.0.0.1, one thread per side, lost
-/// and reordered writes counted. Id parameters as the send loop's.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct UdpSendLoop {
-    /// Application bytes per write.
-    pub payload: usize,
+/// A DTLS handshake over UDP, server authentication or mTLS.
+pub type UdpHandshake = Udp<Handshake>;
+
+/// The send loop over UDP, lost and reordered writes counted.
+pub type UdpSendLoop = Udp<SendLoop>;
+
+/// An in-memory kind that also runs over UDP ([`crate::udp`]).
+pub trait OverUdp: Kind {
+    /// The benchmark groups over UDP ([`Kind::groups`]).
+    const GROUPS: [&'static str; 3];
+
+    /// Runs `iters` iterations over UDP with `params` (the threads report
+    /// totals). Errors: as [`crate::udp`]'s.
+    fn run_over_udp(&self, params: Params, mtu: usize, library: &str, iters: u64) -> Result<Measured>;
 }
 
-/// Configures `lib` in this thread too, so that a combination it cannot do
-/// is a named skip before any socket is opened. Errors: also
-/// [`udp::supports`]'s reason, as [`ConfigureError::Unsupported`].
-fn configure_checked(lib: &dyn TlsLibrary, params: &Params) -> Result<Handshaker, ConfigureError> {
-    let handshaker = Handshaker::new(lib, lib, *params)?;
-    udp::supports(params).map_err(ConfigureError::Unsupported)?;
-    Ok(handshaker)
-}
+impl OverUdp for Handshake {
+    const GROUPS: [&'static str; 3] = ["udp-handshake", "udp-handshake-client", "udp-handshake-server"];
 
-impl Kind for UdpHandshake {
-    fn groups(&self) -> [&'static str; 3] {
-        ["udp-handshake", "udp-handshake-client", "udp-handshake-server"]
-    }
-
-    fn both(&self) -> Both {
-        Both::Wall
-    }
-
-    fn first_side(&self) -> Side {
-        Side::Client
-    }
-
-    fn parameters(&self, params: &Params) -> String {
-        params.to_string()
-    }
-
-    fn bench_target(&self, _params: &Params) -> &'static str {
-        "dtls"
-    }
-
-    fn in_memory(&self) -> bool {
-        false
-    }
-
-    fn configure(&self, lib: &dyn TlsLibrary, params: &Params) -> Result<Handshaker, ConfigureError> {
-        configure_checked(lib, params)
-    }
-
-    /// Not calling `each`: the threads report totals.
-    fn run(&self, run: Run<'_>, iters: u64, _each: &mut dyn FnMut(Duration)) -> Result<Measured> {
-        let u = udp::handshakes(run.library, *run.handshaker.params(), run.mtu, iters)?;
+    fn run_over_udp(&self, params: Params, mtu: usize, library: &str, iters: u64) -> Result<Measured> {
+        let u = udp::handshakes(library, params, mtu, iters)?;
         Ok(Measured { iters, both: u.both, sides: u.sides, ..Measured::default() })
     }
 }
 
-impl Kind for UdpSendLoop {
+impl OverUdp for SendLoop {
+    const GROUPS: [&'static str; 3] = ["udp-send-loop", "udp-send-loop-send", "udp-send-loop-recv"];
+
+    fn run_over_udp(&self, params: Params, mtu: usize, library: &str, iters: u64) -> Result<Measured> {
+        let u = udp::send_loop(library, params, self.payload, mtu, iters)?;
+        Ok(Measured { iters, both: u.both, sides: u.sides, losses: u.losses, ..Measured::default() })
+    }
+}
+
+impl<K: OverUdp> Kind for Udp<K> {
     fn groups(&self) -> [&'static str; 3] {
-        ["udp-send-loop", "udp-send-loop-send", "udp-send-loop-recv"]
+        K::GROUPS
     }
 
     fn both(&self) -> Both {
-        Both::Sides
+        self.0.both()
     }
 
     fn first_side(&self) -> Side {
-        SEND_LOOP_SENDER
+        self.0.first_side()
     }
 
-    fn figures(&self, _sides: bool) -> &'static [Figure] {
-        LOOP_FIGURES
+    fn figures(&self, sides: bool) -> &'static [Figure] {
+        self.0.figures(sides)
     }
 
     fn bytes_per_iteration(&self) -> Option<u64> {
-        Some((self.payload * SEND_LOOP_WRITES) as u64)
+        self.0.bytes_per_iteration()
     }
 
     fn writes_per_iteration(&self) -> Option<u64> {
-        Some(SEND_LOOP_WRITES as u64)
+        self.0.writes_per_iteration()
     }
 
     fn parameters(&self, params: &Params) -> String {
-        loop_parameters(params, self.payload)
+        self.0.parameters(params)
     }
 
     fn bench_target(&self, _params: &Params) -> &'static str {
@@ -116,13 +94,17 @@ impl Kind for UdpSendLoop {
         false
     }
 
+    /// Configures `lib` in this thread too, so that a combination it cannot
+    /// do is a named skip before any socket is opened. Errors: also
+    /// [`udp::supports`]'s reason, as [`ConfigureError::Unsupported`].
     fn configure(&self, lib: &dyn TlsLibrary, params: &Params) -> Result<Handshaker, ConfigureError> {
-        configure_checked(lib, params)
+        let handshaker = Handshaker::new(lib, lib, *params)?;
+        udp::supports(params).map_err(ConfigureError::Unsupported)?;
+        Ok(handshaker)
     }
 
     /// Not calling `each`: the threads report totals.
     fn run(&self, run: Run<'_>, iters: u64, _each: &mut dyn FnMut(Duration)) -> Result<Measured> {
-        let u = udp::send_loop(run.library, *run.handshaker.params(), self.payload, run.mtu, iters)?;
-        Ok(Measured { iters, both: u.both, sides: u.sides, losses: u.losses, ..Measured::default() })
+        self.0.run_over_udp(*run.handshaker.params(), run.mtu, run.library, iters)
     }
 }
