@@ -35,11 +35,16 @@
 //!   and what is timed, for every runner (Criterion, `compare`, tests).
 //! - [`instructions`]: the instruction-count suite as data (regions,
 //!   iterations, Callgrind options) for gungraun.
-//! - [`stats`]: medians and bootstrap confidence intervals of paired ratios.
-//! - [`latency`]: per-iteration latency percentiles (HdrHistogram).
 //! - [`criterion_json`]: Criterion's results read back from disk.
 //! - [`gungraun_json`]: gungraun's instruction counts read back from disk.
 //! - [`host`]: the machine a measurement ran on.
+//! - [`variants`]: the build variants, the one definition every tool and
+//!   script reads.
+//!
+//! The library depends on no crate only a tool uses: the binaries'
+//! dependencies (clap, csv, chrono, plotters, ...) are behind the `tools`
+//! feature (default), and a module serving one tool lives in that tool's
+//! directory (`src/bin/compare/stats.rs`, `src/bin/small-writes/latency.rs`).
 
 pub mod bench;
 pub mod callgrind;
@@ -52,14 +57,13 @@ pub mod gungraun_json;
 pub mod harness;
 pub mod host;
 pub mod instructions;
-pub mod latency;
 pub mod memory;
 pub mod params;
 pub mod runner;
 pub mod side;
 pub mod stacks;
-pub mod stats;
 pub mod transport;
 pub mod udp;
+pub mod variants;
 pub mod wire;
 pub mod writes;

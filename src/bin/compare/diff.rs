@@ -95,7 +95,7 @@ pub fn markdown(diffs: &[Difference]) -> String {
 mod tests {
     use super::*;
     use crate::model::LibrarySummary;
-    use tls_bench::stats::Interval;
+    use crate::stats::Interval;
 
     fn row(parameters: &str, ratios: &[(&str, f64)]) -> RowSummary {
         RowSummary {

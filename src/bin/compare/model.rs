@@ -5,7 +5,8 @@
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
-use tls_bench::stats::{Interval, median, paired_ratio};
+
+use crate::stats::{Interval, median, paired_ratio};
 
 /// Name of the plaintext floor library: reported beside the TLS libraries,
 /// never the row's best.

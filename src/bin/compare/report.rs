@@ -331,7 +331,7 @@ pub fn write_csv(path: &Path, rows: &[RowSummary]) -> Result<()> {
 
 #[cfg(test)]
 pub(crate) mod tests {
-    use tls_bench::stats::Interval;
+    use crate::stats::Interval;
 
     use super::*;
     use crate::env::{EnvProbe, LibraryInfo};

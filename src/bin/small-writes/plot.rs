@@ -212,7 +212,7 @@ fn panel_of(
 
 #[cfg(test)]
 mod tests {
-    use tls_bench::latency::Percentiles;
+    use crate::latency::Percentiles;
 
     use super::*;
 

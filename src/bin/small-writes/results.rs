@@ -5,7 +5,9 @@ use std::{fs, path::Path};
 
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
-use tls_bench::{criterion_json::Measurement, latency::Percentiles, writes::Wire};
+use tls_bench::{criterion_json::Measurement, writes::Wire};
+
+use crate::latency::Percentiles;
 
 /// One run: how it was made, and one row per case.
 #[derive(Clone, Debug, Serialize, Deserialize)]
