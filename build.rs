@@ -1,5 +1,6 @@
 //! Build script: exports the resolved versions of the Rust TLS crates (from
-//! Cargo.lock) so benchmark ids can name them, and turns OpenSSL's version
+//! Cargo.lock) so benchmark ids can name them, and gungraun's (the
+//! gungraun-runner the instruction counts need must match it), and turns OpenSSL's version
 //! number (exported by openssl-sys as DEP_OPENSSL_VERSION_NUMBER) into cfgs
 //! that select the negotiated-group API (`ossl300`, `ossl320`; `openssl_awslc` when
 //! openssl-sys links AWS-LC), and marks s2n-tls releases older than the
@@ -60,6 +61,7 @@ fn main() {
         ("rustls", "TLS_BENCH_RUSTLS_VERSION"),
         ("s2n-tls", "TLS_BENCH_S2N_TLS_VERSION"),
         ("boring", "TLS_BENCH_BORING_VERSION"),
+        ("gungraun", "TLS_BENCH_GUNGRAUN_VERSION"),
     ] {
         println!("cargo::rustc-env={var}={}", locked_version(&lock, krate));
     }

@@ -21,9 +21,10 @@ use tls_bench::{
     stacks,
 };
 
-/// The gungraun-runner version this bench is built with (`gungraun` in
-/// Cargo.toml): the runner must match it exactly.
-const RUNNER_VERSION: &str = "0.20.0";
+/// The gungraun-runner version this bench is built with: the `gungraun`
+/// crate's in Cargo.lock (exported by build.rs), which the runner must
+/// match exactly.
+const RUNNER_VERSION: &str = env!("TLS_BENCH_GUNGRAUN_VERSION");
 
 /// gungraun's setting for `--save-summary`: `report --instructions` reads
 /// the `summary.json` files, so the bench asks for them unless told

@@ -48,6 +48,13 @@
 //! - [`latency`]: per-iteration latency percentiles (HdrHistogram; its
 //!   [`latency::Percentiles`] are saved with [`results::small_writes`]).
 //! - [`host`]: the machine a measurement ran on.
+//! - [`variants`]: the build variants, the one definition every tool and
+//!   script reads.
+//!
+//! The library depends on no crate only a tool uses: the binaries'
+//! dependencies (clap, csv, chrono, plotters, ...) are behind the `tools`
+//! feature (default), and a module serving one tool lives in that tool's
+//! directory (`src/bin/compare/stats.rs`, `src/bin/small-writes/latency.rs`).
 
 pub mod bench;
 pub mod callgrind;
@@ -60,7 +67,6 @@ pub mod gungraun_json;
 pub mod harness;
 pub mod host;
 pub mod instructions;
-pub mod latency;
 pub mod memory;
 pub mod params;
 pub mod results;
@@ -68,9 +74,9 @@ pub mod runner;
 pub mod side;
 pub mod skip;
 pub mod stacks;
-pub mod stats;
 pub mod transport;
 pub mod udp;
+pub mod variants;
 pub mod wire;
 pub mod workload;
 pub mod writes;

@@ -318,8 +318,9 @@ fn an_instructions_run_counts_each_release_and_draws_instructions() {
     let log = fs::read_to_string(dir.join("cargo.log")).unwrap_or_default();
     assert!(ok, "{err}\n{log}");
     assert!(err.contains("2 of 2 releases measured, 0 with failures"), "{err}");
-    // Each release: built, then counted, with the suite's command and environment.
-    let bench = "--no-default-features --features rustls,historical-perf --bench instructions";
+    // Each release: built, then counted, with the suite's command, features
+    // (`tools` for run-case) and environment.
+    let bench = "--no-default-features --features rustls,historical-perf,tools --bench instructions";
     assert_eq!(log.matches(&format!("{bench} --no-run")).count(), 2, "{log}");
     assert!(log.contains("build/rustls-0.23.0-instructions/Cargo.toml"), "{log}");
     assert!(!log.contains("--bench handshake") && !log.contains("CRITERION"), "{log}");

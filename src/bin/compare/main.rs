@@ -5,7 +5,7 @@
 //! and within a row every library in a fresh random order, for a slice of
 //! about `--slice-ms`. A slow spell of the machine then hits every library
 //! of a row alike, and the per-round paired ratios cancel it
-//! ([`tls_bench::stats`]). Variants that cannot share a process (system
+//! ([`stats`]). Variants that cannot share a process (system
 //! OpenSSL, BoringSSL, AWS-LC builds) each run in a worker process of their
 //! own build, and take part in the same rounds; only one slice runs at a
 //! time.
@@ -21,6 +21,7 @@ mod chart;
 mod env;
 mod model;
 mod report;
+mod stats;
 mod variants;
 mod worker;
 
@@ -92,7 +93,8 @@ struct RunArgs {
     #[arg(long)]
     filter: Option<String>,
     /// Build variants taking part, comma-separated, or `all` (names from
-    /// variants.sh: default, system-openssl, boringssl, openssl-aws-lc).
+    /// src/variants.rs, `variants list`: default, system-openssl,
+    /// boringssl, openssl-aws-lc).
     #[arg(long, default_value = "default", value_delimiter = ',')]
     variants: Vec<String>,
     /// Libraries taking part, comma-separated: a full name
@@ -190,8 +192,7 @@ fn compare(args: RunArgs) -> Result<()> {
     }));
     ensure!(rounds >= 2, "--rounds must be at least 2 (ratios are paired across rounds)");
     ensure!(!slice.is_zero(), "--slice-ms must be positive");
-    let known = variants::read()?;
-    let chosen = variants::select(&known, &args.variants)?;
+    let chosen = tls_bench::variants::select(&args.variants)?;
     let opts = WorkerOptions {
         matrix,
         filter: args.filter.clone(),
@@ -203,7 +204,7 @@ fn compare(args: RunArgs) -> Result<()> {
     let workers_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/compare/workers");
     let mut exes = Vec::new();
     for v in &chosen {
-        let exe = workers_dir.join(&v.name).join("compare");
+        let exe = workers_dir.join(v.name).join("compare");
         if !args.no_build {
             variants::build_worker(v, &exe)?;
         }
@@ -213,7 +214,7 @@ fn compare(args: RunArgs) -> Result<()> {
             v.name,
             exe.display()
         );
-        exes.push((v.name.clone(), exe));
+        exes.push((v.name.to_string(), exe));
     }
 
     let mut workers = Vec::new();

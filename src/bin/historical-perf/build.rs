@@ -67,7 +67,9 @@ pub fn run(cmd: &mut Command, what: &str) -> Result<Output> {
 /// The manifest that builds the repository's library and `suite`'s
 /// benchmarks against `release`: absolute paths to the sources, only the
 /// suite's binaries and benches ([`Suite::bins`], [`Suite::benches`]), no
-/// aws-lc-config target tables, the library's version pinned (`=x.y.z`).
+/// tests, no aws-lc-config target tables, only the features
+/// [`features`] names (so no `tools` dependencies for the Criterion
+/// suite), the library's version pinned (`=x.y.z`).
 /// Errors: the repository's Cargo.toml cannot be read or lacks a table
 /// this edits.
 pub fn manifest(repo: &Path, release: &Release, suite: Suite) -> Result<String> {
@@ -81,6 +83,7 @@ pub fn manifest(repo: &Path, release: &Release, suite: Suite) -> Result<String> 
     }
     doc["lib"]["path"] = abs("src/lib.rs");
     doc.remove("target");
+    doc.remove("test");
     let bins = doc["bin"].as_array_of_tables_mut().context("no [[bin]]")?;
     keep_targets(bins, suite.bins(), |name| abs(&bin_path(repo, name)))?;
     if bins.is_empty() {
@@ -158,6 +161,15 @@ fn keep_targets(targets: &mut ArrayOfTables, wanted: &[&str], path: impl Fn(&str
     Ok(())
 }
 
+/// The features a build of `library` for `suite` turns on (`cargo bench
+/// --no-default-features --features ...`): the library's, `historical-perf`,
+/// and [`Suite::features`]. The generated manifest keeps only these.
+pub fn features(library: Library, suite: Suite) -> Vec<&'static str> {
+    let mut features = vec![library.feature(), "historical-perf"];
+    features.extend(suite.features());
+    features
+}
+
 /// Dependencies the benchmarks do not use: the certificate generator's, the
 /// tests' and the instruction counts' (gungraun, kept only for
 /// [`Suite::Instructions`], see [`Suite::dev_dependencies`]). Left in, they
@@ -170,11 +182,14 @@ const UNUSED_BY_BENCHMARKS: [(&str, &str); 4] = [
     ("dev-dependencies", "gungraun"),
 ];
 
-/// Leaves only `library`'s dependencies: every other feature is emptied
-/// (kept by name, so `cfg(feature = ..)` stays a known name), `default` is
-/// empty, and the dependencies only those features enabled are removed, as
-/// are [`UNUSED_BY_BENCHMARKS`] but those `suite` needs. An old release then
-/// resolves with nothing of the other libraries in its lock file.
+/// Leaves only the dependencies of the [`features`] the build turns on:
+/// every other feature is emptied (kept by name, so `cfg(feature = ..)`
+/// stays a known name), `default` is empty, and the dependencies only those
+/// features enabled are removed (the other libraries', and the tools' unless
+/// `suite` needs them), as are [`UNUSED_BY_BENCHMARKS`] but those `suite`
+/// needs; a kept feature's `dep:` entries for removed dependencies go too.
+/// An old release then resolves with nothing of the other libraries in its
+/// lock file.
 fn prune(doc: &mut DocumentMut, library: Library, suite: Suite) -> Result<()> {
     let features = doc["features"].as_table_mut().context("no [features]")?;
     let refs = |item: &Item| -> Vec<String> {
@@ -188,7 +203,7 @@ fn prune(doc: &mut DocumentMut, library: Library, suite: Suite) -> Result<()> {
             })
             .unwrap_or_default()
     };
-    let kept = [library.feature(), "historical-perf"];
+    let kept = self::features(library, suite);
     let mut used = Vec::new();
     let mut dropped = Vec::new();
     for (name, item) in features.iter_mut() {
@@ -207,6 +222,15 @@ fn prune(doc: &mut DocumentMut, library: Library, suite: Suite) -> Result<()> {
         UNUSED_BY_BENCHMARKS.into_iter().filter(|(_, d)| !suite.dev_dependencies().contains(d))
     {
         doc[table].as_table_mut().with_context(|| format!("no [{table}]"))?.remove(dep);
+    }
+    let deps = doc["dependencies"].as_table().context("no [dependencies]")?.clone();
+    let features = doc["features"].as_table_mut().context("no [features]")?;
+    for (_, item) in features.iter_mut() {
+        if let Some(list) = item.as_array_mut() {
+            list.retain(|v| {
+                v.as_str().and_then(|f| f.strip_prefix("dep:")).is_none_or(|d| deps.contains_key(d))
+            });
+        }
     }
     Ok(())
 }
@@ -372,7 +396,7 @@ pub fn libcrypto_of(paths: &Paths, prepared: &Prepared, library: Library) -> Res
             .args(["tree", "--manifest-path"])
             .arg(&prepared.manifest)
             .args(["--no-default-features", "--features"])
-            .arg(format!("{},historical-perf", library.feature()))
+            .arg(features(library, Suite::Criterion).join(","))
             .args(["-e", "normal", "--prefix", "none"])
             .env("CARGO_TARGET_DIR", &paths.target),
         "listing the crypto crates (cargo tree)",
@@ -441,6 +465,13 @@ mod tests {
             assert!(!deps.contains_key(other), "{other} left in");
         }
         assert!(!doc["dev-dependencies"].as_table().unwrap().contains_key("rustls-webpki"));
+        // No tool's crates, no tests: the Criterion benches need neither.
+        for tool in ["clap", "csv", "chrono", "plotters", "semver", "toml_edit", "indicatif", "hdrhistogram"]
+        {
+            assert!(!deps.contains_key(tool), "{tool} left in");
+        }
+        assert!(doc["features"]["tools"].as_array().unwrap().is_empty());
+        assert!(doc.get("test").is_none());
         assert!(doc["features"]["boring"].as_array().unwrap().is_empty());
         assert!(doc["features"]["default"].as_array().unwrap().is_empty());
         assert!(!doc["features"]["rustls"].as_array().unwrap().is_empty());
@@ -481,10 +512,24 @@ mod tests {
         assert!(dev.contains_key("gungraun"));
         assert!(!dev.contains_key("rustls-webpki") && !dev.contains_key("x509-parser"));
         assert!(!doc["dependencies"].as_table().unwrap().contains_key("rcgen"));
+        // run-case needs `tools` (clap), without rcgen (generate-certs only).
+        let deps = doc["dependencies"].as_table().unwrap();
+        assert!(deps.contains_key("clap"));
+        let tools: Vec<&str> =
+            doc["features"]["tools"].as_array().unwrap().iter().filter_map(|f| f.as_str()).collect();
+        assert!(tools.contains(&"dep:clap") && !tools.contains(&"dep:rcgen"), "{tools:?}");
         // The release's own adjustments are the Criterion build's.
         let criterion: DocumentMut = manifest(repo, &release, Suite::Criterion).unwrap().parse().unwrap();
-        assert_eq!(doc["dependencies"].to_string(), criterion["dependencies"].to_string());
-        assert_eq!(doc["features"].to_string(), criterion["features"].to_string());
+        for key in ["rustls", "aws-lc-rs"] {
+            assert_eq!(
+                doc["dependencies"].get(key).map(Item::to_string),
+                criterion["dependencies"].get(key).map(Item::to_string),
+                "{key}"
+            );
+        }
+        assert_eq!(doc["features"]["rustls"].to_string(), criterion["features"]["rustls"].to_string());
+        assert_eq!(features(release.library, Suite::Instructions), ["rustls", "historical-perf", "tools"]);
+        assert_eq!(features(release.library, Suite::Criterion), ["rustls", "historical-perf"]);
     }
 
     #[test]

@@ -534,7 +534,7 @@ fn run_release(
         cmd.args(["bench", "--manifest-path"])
             .arg(&prepared.manifest)
             .args(["--no-default-features", "--features"])
-            .arg(format!("{},historical-perf", release.library.feature()));
+            .arg(build::features(release.library, suite).join(","));
         for bench in suite.benches() {
             cmd.args(["--bench", bench]);
         }

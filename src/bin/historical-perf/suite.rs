@@ -93,6 +93,16 @@ impl Suite {
         }
     }
 
+    /// The features the suite needs besides the library's and
+    /// `historical-perf`: `tools` when it keeps a binary ([`Suite::bins`]:
+    /// run-case, memory), none for Criterion.
+    pub fn features(self) -> &'static [&'static str] {
+        match self {
+            Suite::Criterion => &[],
+            Suite::Instructions | Suite::Dtls => &["tools"],
+        }
+    }
+
     /// The dev-dependencies the suite needs among those a historical build
     /// otherwise drops (gungraun for the instruction counts).
     pub fn dev_dependencies(self) -> &'static [&'static str] {

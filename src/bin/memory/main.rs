@@ -1,11 +1,12 @@
 //! `memory`: heap bytes per TLS connection and allocations per handshake and
 //! per write, for every library built, counted by replacing the process's
-//! C allocator (see README, "Memory"). `memory/bench-memory.sh` runs it for
-//! every build variant; its kept results are `memory/data/<variant>.json`,
-//! drawn as `memory/memory.svg`.
+//! C allocator (see README, "Memory"). `memory variants` (what
+//! `memory/bench-memory.sh` runs) measures every build variant; its kept
+//! results are `memory/data/<variant>.json`, drawn as `memory/memory.svg`.
 //!
 //! ```text
 //! memory measure --json OUT.json [--csv OUT.csv] [--libraries ..] [--kinds ..] [--chains ..] [-n 100] [--quick]
+//! memory variants [--update-committed] [measure options but --json, --csv]
 //! memory plot [--svg OUT.svg] [--markdown] [REPORT.json | DIR]...
 //! memory list
 //! ```
@@ -14,6 +15,7 @@ mod interpose;
 mod measure;
 mod plot;
 mod results;
+mod variants;
 
 use std::{
     fs::{self, OpenOptions},
@@ -22,7 +24,7 @@ use std::{
 };
 
 use anyhow::{Context, Result, bail, ensure};
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 use tls_bench::{
     bench::library_family,
     harness::TlsLibrary,
@@ -61,6 +63,14 @@ struct Cli {
 enum Command {
     /// Measures the built libraries and writes the report.
     Measure(MeasureArgs),
+    /// Measures every build variant (`cargo run --release <variant> --bin
+    /// memory -- measure`, each into target/memory/<variant>.{json,csv};
+    /// --quick: target/memory/quick/), then draws their graph
+    /// (memory.svg beside them). TLS_BENCH_VARIANTS picks variants (names,
+    /// space-separated); the options apply to every variant. This is what
+    /// memory/bench-memory.sh runs.
+    #[command(long_about = variants::LONG_ABOUT)]
+    Variants(variants::VariantsArgs),
     /// Draws the graph (and optionally prints README tables) from reports;
     /// with none, redraws memory/memory.svg from the committed memory/data/.
     Plot(PlotArgs),
@@ -85,6 +95,21 @@ struct PlotArgs {
 
 #[derive(clap::Args)]
 struct MeasureArgs {
+    #[command(flatten)]
+    selection: Selection,
+    /// JSON report path (missing directories are created; checked before
+    /// measuring).
+    #[arg(long)]
+    json: PathBuf,
+    /// CSV report path, one line per figure (as --json).
+    #[arg(long)]
+    csv: Option<PathBuf>,
+}
+
+/// What `measure` measures and how much: the options `memory variants`
+/// passes on to each variant's `measure`.
+#[derive(clap::Args)]
+struct Selection {
     /// Libraries: full ids (`rustls-0.23.46+ring`), names without version
     /// (`rustls`, `openssl`, `s2n-tls`), or name+backend (`rustls+ring`).
     /// Default: every library built. Repeats are measured once.
@@ -101,9 +126,9 @@ struct MeasureArgs {
     /// 100; 10 with --quick].
     #[arg(short = 'n', long, value_parser = bounded("connection pairs", MAX_CONNECTIONS))]
     connections: Option<usize>,
-    /// Write sizes of the steady send loop, in bytes, 1 to 1048576. Repeats
-    /// are measured once.
-    #[arg(long, value_delimiter = ',', default_value = "1024,16384", value_parser = bounded("bytes per write", MAX_WRITE_SIZE))]
+    /// Write sizes of the steady send loop, in bytes, 1 to 1048576 [default:
+    /// 1024,16384]. Repeats are measured once.
+    #[arg(long, value_delimiter = ',', value_parser = bounded("bytes per write", MAX_WRITE_SIZE))]
     write_sizes: Vec<usize>,
     /// Writes measured per pair and size, 1 to 10000 [default: 32; 4 with --quick].
     #[arg(long, value_parser = bounded("writes", MAX_WRITES))]
@@ -120,13 +145,32 @@ struct MeasureArgs {
     /// Short for `--protocols DTLSv1.2,DTLSv1.3`.
     #[arg(long)]
     dtls: bool,
-    /// JSON report path (missing directories are created; checked before
-    /// measuring).
-    #[arg(long)]
-    json: PathBuf,
-    /// CSV report path, one line per figure (as --json).
-    #[arg(long)]
-    csv: Option<PathBuf>,
+}
+
+/// Write sizes of the send loop without `--write-sizes`, in bytes.
+const DEFAULT_WRITE_SIZES: [usize; 2] = [1024, 16384];
+
+impl Selection {
+    /// The options given, by name (`--quick`, `-n`, ...): empty for a
+    /// complete run. Every field is read, so a new option cannot be missed.
+    fn given(&self) -> Vec<&'static str> {
+        let Selection { libraries, kinds, chains, connections, write_sizes, writes, quick, protocols, dtls } =
+            self;
+        [
+            (!libraries.is_empty(), "--libraries"),
+            (!kinds.is_empty(), "--kinds"),
+            (!chains.is_empty(), "--chains"),
+            (connections.is_some(), "-n"),
+            (!write_sizes.is_empty(), "--write-sizes"),
+            (writes.is_some(), "--writes"),
+            (*quick, "--quick"),
+            (!protocols.is_empty(), "--protocols"),
+            (*dtls, "--dtls"),
+        ]
+        .into_iter()
+        .filter_map(|(given, name)| given.then_some(name))
+        .collect()
+    }
 }
 
 /// A clap value parser for a count of `what` from 1 to `max`. Errors: not a
@@ -145,7 +189,18 @@ fn bounded(
 }
 
 fn main() -> ExitCode {
-    match run(Cli::parse()) {
+    let cli = Cli::parse();
+    // `--update-committed` for less than a complete run is a usage error,
+    // refused before any work (exit status 2, as clap's).
+    if let Command::Variants(args) = &cli.command
+        && let Some(why) = args.refusal(std::env::var(tls_bench::variants::VARIANTS_ENV).ok().as_deref())
+    {
+        let mut cmd = Cli::command().bin_name("memory");
+        cmd.build();
+        let sub = cmd.find_subcommand_mut("variants").expect("the variants subcommand");
+        sub.error(clap::error::ErrorKind::ArgumentConflict, why).exit();
+    }
+    match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("memory: error: {e:#}");
@@ -157,6 +212,7 @@ fn main() -> ExitCode {
 fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Measure(args) => measure_all(args),
+        Command::Variants(args) => variants::run(args),
         Command::Plot(args) => plot_reports(args),
         Command::List => {
             for lib in stacks::all() {
@@ -228,11 +284,12 @@ fn check_writable(path: &Path) -> Result<()> {
 
 /// The measurement options of `args` (clap has checked the bounds); write
 /// sizes each once.
-fn options(args: &MeasureArgs) -> Options {
+fn options(args: &Selection) -> Options {
+    let write_sizes = if args.write_sizes.is_empty() { &DEFAULT_WRITE_SIZES[..] } else { &args.write_sizes };
     Options {
         connections: args.connections.unwrap_or(if args.quick { 10 } else { 100 }),
         warmup: if args.quick { 1 } else { 3 },
-        write_sizes: unique(args.write_sizes.iter().copied()),
+        write_sizes: unique(write_sizes.iter().copied()),
         writes: args.writes.unwrap_or(if args.quick { 4 } else { 32 }),
     }
 }
@@ -243,18 +300,15 @@ fn options(args: &MeasureArgs) -> Options {
 /// library failure, or nothing measured (the skip reasons).
 fn measure_all(args: MeasureArgs) -> Result<()> {
     check_interposer()?;
-    let libs = select_libraries(stacks::all(), &args.libraries)?;
-    let kinds = pick("kind", &args.kinds, &HandshakeKind::ALL, &HandshakeKind::ALL)?;
-    let chains = pick("chain", &args.chains, &CertChain::ALL, &[CertChain::EcdsaP256, CertChain::Rsa2048])?;
-    ensure!(
-        args.csv.as_ref() != Some(&args.json),
-        "--json and --csv are the same file {}",
-        args.json.display()
-    );
-    for path in std::iter::once(&args.json).chain(&args.csv) {
+    let MeasureArgs { selection: sel, json, csv } = args;
+    let libs = select_libraries(stacks::all(), &sel.libraries)?;
+    let kinds = pick("kind", &sel.kinds, &HandshakeKind::ALL, &HandshakeKind::ALL)?;
+    let chains = pick("chain", &sel.chains, &CertChain::ALL, &[CertChain::EcdsaP256, CertChain::Rsa2048])?;
+    ensure!(csv.as_ref() != Some(&json), "--json and --csv are the same file {}", json.display());
+    for path in std::iter::once(&json).chain(&csv) {
         check_writable(path)?;
     }
-    let opts = options(&args);
+    let opts = options(&sel);
     let mut report = Report {
         date: chrono::Utc::now().format("%Y-%m-%d").to_string(),
         cpu: tls_bench::host::cpu_model(),
@@ -265,10 +319,10 @@ fn measure_all(args: MeasureArgs) -> Result<()> {
         skipped: Vec::new(),
     };
     const EVERY: [Protocol; 4] = [Protocol::Tls13, Protocol::Tls12, Protocol::Dtls12, Protocol::Dtls13];
-    let protocols = if args.dtls {
+    let protocols = if sel.dtls {
         Protocol::DATAGRAM.to_vec()
     } else {
-        pick("protocol", &args.protocols, &EVERY, &[Protocol::Tls13])?
+        pick("protocol", &sel.protocols, &EVERY, &[Protocol::Tls13])?
     };
     for lib in &libs {
         for &kind in &kinds {
@@ -281,11 +335,11 @@ fn measure_all(args: MeasureArgs) -> Result<()> {
         }
     }
     ensure_measured(&report)?;
-    report.write_json(&args.json)?;
-    if let Some(csv) = &args.csv {
+    report.write_json(&json)?;
+    if let Some(csv) = &csv {
         results::write_csv(&report, csv)?;
     }
-    eprintln!("memory: wrote {}", args.json.display());
+    eprintln!("memory: wrote {}", json.display());
     Ok(())
 }
 

@@ -12,6 +12,7 @@
 //! interval for the same ids when `cargo bench --bench small-writes` has
 //! run).
 
+mod latency;
 mod plot;
 mod results;
 
@@ -25,7 +26,6 @@ use tls_bench::{
     criterion_json,
     error::exit_code,
     harness::TlsLibrary,
-    latency::Latencies,
     params::{Aead, CipherSuite, Params, Protocol},
     runner::{Prepared, Runner, prepare},
     stacks,
@@ -33,6 +33,7 @@ use tls_bench::{
     writes::{MESSAGES, Message, Strategy, Wire},
 };
 
+use latency::Latencies;
 use results::{Report, Row};
 
 #[derive(Parser)]
