@@ -7,10 +7,12 @@
 use std::{fs, path::Path, time::SystemTime};
 
 use anyhow::{Context, Result};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
-/// One benchmark's median and its confidence interval.
-#[derive(Clone, Debug, PartialEq)]
+/// One benchmark's median and its confidence interval. Serialised by
+/// `report --save`, so that a run's figures can be committed and tabled
+/// again ([`crate::results::criterion`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Measurement {
     /// Benchmark group, e.g. `handshake`.
     pub group: String,

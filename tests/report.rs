@@ -94,3 +94,31 @@ fn results_of_an_earlier_run_are_marked_with_their_date() {
     assert!(!row.contains("500.0 (1.25x) *"), "{stdout}");
     assert!(stdout.contains("1 from earlier runs"), "{stdout}");
 }
+
+#[test]
+fn saved_figures_table_again_as_printed_and_a_bad_path_is_refused_first() {
+    let dir = scratch("save");
+    let week_ago = SystemTime::now() - Duration::from_secs(7 * 24 * 3600);
+    result(&dir, "handshake", "p", "libA-1", 500_000.0, SystemTime::now());
+    result(&dir, "handshake", "p", "libB-1", 400_000.0, week_ago);
+    let saved = dir.join("figures.json");
+    let out = Command::new(env!("CARGO_BIN_EXE_report"))
+        .args(["--criterion-dir".as_ref(), dir.as_os_str(), "--save".as_ref(), saved.as_os_str()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    // What `report results` reads back tables exactly as `report` printed.
+    let figures: Vec<tls_bench::criterion_json::Measurement> =
+        serde_json::from_str(&fs::read_to_string(&saved).unwrap()).unwrap();
+    assert_eq!(figures.len(), 2);
+    assert_eq!(tls_bench::results::criterion::tables(&figures), String::from_utf8_lossy(&out.stdout));
+    // A path in no directory: an error before anything is read.
+    let bad = dir.join("no-such-dir/figures.json");
+    let out = Command::new(env!("CARGO_BIN_EXE_report"))
+        .args(["--criterion-dir".as_ref(), dir.as_os_str(), "--save".as_ref(), bad.as_os_str()])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && stderr.contains("no directory"), "{stderr}");
+    assert!(out.stdout.is_empty(), "printed tables before refusing");
+}

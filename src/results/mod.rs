@@ -8,6 +8,7 @@
 //! command lines stay in the binaries.
 //!
 //! - [`compare`]: `compare`'s rows, environment, tables and `diff`.
+//! - [`criterion`]: Criterion's figures as `report` tables them.
 //! - [`small_writes`]: the `small-writes` report and its tables.
 //! - [`memory`]: the `memory` report and its tables.
 //! - [`historical`]: `historical-perf`'s per-release results and tables.
@@ -17,6 +18,7 @@
 
 pub mod check;
 pub mod compare;
+pub mod criterion;
 pub mod historical;
 pub mod instructions;
 pub mod memory;

@@ -16,7 +16,7 @@
 //! | Libraries compared | `results/compare/<date>/[run-*/]results.json`, `environment.json` |
 //! | Instruction counts | `results/instructions/<date>/**/summary.json` (gungraun's), `environment.json` |
 //! | Small writes | `results/small-writes/<date>/results.json` |
-//! | DTLS | `results/dtls/<date>/`: `historical-openssl/*.json`, `compare/`, `memory-*.json`, `udp-criterion.md` |
+//! | DTLS | `results/dtls/<date>/`: `historical-openssl/*.json`, `compare/`, `memory-*.json`, `udp-criterion.json` |
 //! | Memory | `memory/data/*.json` |
 //! | Historical performance | `historical-perf/results/<library>/*.json` |
 
@@ -29,6 +29,7 @@ use anyhow::{Context, Result, ensure};
 
 use super::{
     compare::{self, Environment, RowSummary, Run},
+    criterion,
     historical::{self, Library, ReleaseResult},
     instructions, memory,
     small_writes::{self, Report},
@@ -565,16 +566,20 @@ fn dtls_section(root: &Path) -> Result<Section> {
         memory::markdown(&rows)
     ));
 
-    // Over UDP: Criterion's tables as `report` printed them.
-    let udp = dir.join("udp-criterion.md");
+    // Over UDP: Criterion's figures, saved by `report --save`.
+    let udp = dir.join("udp-criterion.json");
     let text = fs::read_to_string(&udp).with_context(|| format!("reading {}", udp.display()))?;
+    let figures: Vec<crate::criterion_json::Measurement> =
+        serde_json::from_str(&text).with_context(|| format!("parsing {}", udp.display()))?;
     body.push_str(&format!(
-        "\n### Over UDP on 127.0.0.1\n\nFrom {}: the tables `cargo run --release --bin report` printed after \
-         `cargo bench --bench dtls` in the default and the BoringSSL builds, verbatim (Criterion's data \
-         is not committed, so they are not generated here).\n\n{}\n",
+        "\n### Over UDP on 127.0.0.1\n\nData: {} (`CRITERION_HOME=target/udp-criterion cargo bench --bench dtls \
+         -- udp-` in the default build, then with `--no-default-features --features boring,s2n-tls,rustls`, one \
+         after the other, then `cargo run --release --bin report -- --criterion-dir target/udp-criterion --save \
+         FILE`): a sequential check of the kernel path, not an interleaved comparison.\n{}",
         path_link(&relative(root, &udp)),
-        demote(text.trim())
+        demote(criterion::tables(&figures).trim_end())
     ));
+    body.push('\n');
     let notes = notes(root, &[format!("{rel}/notes.md"), "results/dtls/notes.md".into()])?;
 
     // The largest fall of the DTLS sender from one release to the next.

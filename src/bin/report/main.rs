@@ -22,28 +22,23 @@
 //! nothing and exits 1, showing the differences, when either differs from
 //! what it would write (CI runs it).
 //!
-//! Usage: `cargo run --release --bin report [-- --criterion-dir DIR]`,
+//! Usage: `cargo run --release --bin report [-- --criterion-dir DIR] [--save FILE]`
+//! (`--save`: the figures read, as JSON, for `report results` to table a
+//! committed run: [`tls_bench::results::criterion`]),
 //! `... -- --instructions [--noise] [--gungraun-dir DIR]`,
 //! `... -- results [--check] [--root DIR]`.
 
-use std::{
-    collections::{BTreeMap, BTreeSet},
-    path::PathBuf,
-    process::ExitCode,
-    time::{Duration, SystemTime},
-};
+use std::{path::PathBuf, process::ExitCode};
 
 use anyhow::{Result, bail};
-use chrono::{DateTime, Utc};
 use clap::{Parser, Subcommand};
 use tls_bench::{
-    bench::SEND_LOOP_WRITES,
-    criterion_json::{self, Measurement},
+    criterion_json,
     error::exit_code,
     gungraun_json,
     results::{
         check::{self, README, RESULTS_README},
-        instructions, readme,
+        criterion, instructions, readme,
     },
 };
 
@@ -63,6 +58,10 @@ struct Args {
     /// (gungraun keeps one), largest first, against the noise goals.
     #[arg(long, requires = "instructions")]
     noise: bool,
+    /// Also write the Criterion figures read, as JSON, to this file (to
+    /// commit a run: `report results` tables them again from there).
+    #[arg(long, conflicts_with = "instructions")]
+    save: Option<PathBuf>,
     /// gungraun's output directory (with --instructions).
     #[arg(long, default_value = concat!(env!("CARGO_MANIFEST_DIR"), "/target/gungraun"))]
     gungraun_dir: PathBuf,
@@ -84,14 +83,6 @@ enum Command {
     },
 }
 
-/// Results written further apart than this belong to different runs: one
-/// benchmark takes seconds (0.5 s warm-up, 2 s measurement, analysis), so a
-/// run never goes this long without writing one.
-const RUN_GAP: Duration = Duration::from_secs(30 * 60);
-
-/// One table's rows: parameters -> library -> result.
-type Rows = BTreeMap<String, BTreeMap<String, Measurement>>;
-
 fn main() -> ExitCode {
     exit_code(run(Args::parse()))
 }
@@ -112,6 +103,9 @@ fn run(args: Args) -> Result<()> {
         print!("{}", if args.noise { instructions::noise(&counts)? } else { instructions::tables(&counts) });
         return Ok(());
     }
+    if let Some(save) = &args.save {
+        check_writable(save)?;
+    }
     let dir = &args.criterion_dir;
     if !dir.is_dir() {
         bail!("no results under {}: run `cargo bench` first", dir.display());
@@ -120,18 +114,12 @@ fn run(args: Args) -> Result<()> {
     if results.is_empty() {
         bail!("no tls-bench results under {}: run `cargo bench` first", dir.display());
     }
-    let mut groups: BTreeMap<String, Rows> = BTreeMap::new();
-    for m in results {
-        groups
-            .entry(m.group.clone())
-            .or_default()
-            .entry(m.params.clone())
-            .or_default()
-            .insert(m.library.clone(), m);
+    if let Some(save) = &args.save {
+        let json = serde_json::to_string_pretty(&results)? + "\n";
+        std::fs::write(save, json).map_err(|e| anyhow::anyhow!("writing {}: {e}", save.display()))?;
+        eprintln!("report: wrote {} figures to {}", results.len(), save.display());
     }
-    for (group, rows) in &groups {
-        print!("{}", table(group, rows));
-    }
+    print!("{}", criterion::tables(&results));
     Ok(())
 }
 
@@ -176,110 +164,15 @@ fn results(root: &std::path::Path, check: bool) -> Result<()> {
     Ok(())
 }
 
-/// A UTC date and minute, e.g. `2026-11-22 10:41 UTC`.
-fn date(t: SystemTime) -> String {
-    DateTime::<Utc>::from(t).format("%Y-%m-%d %H:%M UTC").to_string()
-}
-
-/// The start of the group's last run: the earliest time of the newest
-/// cluster of results, clusters split where no result was written for
-/// [`RUN_GAP`].
-fn last_run_start(rows: &Rows) -> SystemTime {
-    let mut times: Vec<SystemTime> = rows.values().flat_map(|r| r.values()).map(|m| m.written).collect();
-    times.sort();
-    let mut start = times[0];
-    for pair in times.windows(2) {
-        if pair[1].duration_since(pair[0]).unwrap_or_default() > RUN_GAP {
-            start = pair[1];
-        }
+/// Errors unless `path` can be written: its directory exists and it is not
+/// a directory (checked before any work).
+fn check_writable(path: &std::path::Path) -> Result<()> {
+    if path.is_dir() {
+        bail!("--save {}: is a directory", path.display());
     }
-    start
-}
-
-/// One group's Markdown table, with its heading and the dates of its
-/// results.
-fn table(group: &str, rows: &Rows) -> String {
-    let mut out = String::new();
-    let libs: BTreeSet<&String> =
-        rows.values().flat_map(|r| r.keys()).filter(|l| *l != "plaintext").collect();
-    let send_loop = group.starts_with("send-loop") || group.starts_with("udp-send-loop");
-    let throughput = send_loop || rows.values().flat_map(|r| r.values()).any(|r| r.bytes.is_some());
-    let unit = if send_loop {
-        "kpps: thousands of writes per second, one datagram each in DTLS; MB/s of payload"
-    } else if throughput {
-        "MB/s"
-    } else {
-        "µs"
-    };
-    let start = last_run_start(rows);
-    let newest = rows.values().flat_map(|r| r.values()).map(|m| m.written).max().unwrap_or(start);
-    let heading = if libs.is_empty() {
-        format!("{group} (median, {unit}; no TLS library)")
-    } else {
-        format!("{group} (median, {unit}; ratio to the row's best TLS library)")
-    };
-    out.push_str(&format!("\n### {heading}\n\nResults written {} to {}", date(start), date(newest)));
-    let older: Vec<&Measurement> =
-        rows.values().flat_map(|r| r.values()).filter(|m| m.written < start).collect();
-    if !older.is_empty() {
-        out.push_str(&format!("; `*`: {} from earlier runs, dated in the cell", older.len()));
+    let parent = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
+    if !parent.is_dir() {
+        bail!("--save {}: no directory {}", path.display(), parent.display());
     }
-    out.push_str(".\n\n");
-    let mut header: Vec<String> = vec!["parameters".into()];
-    header.extend(libs.iter().map(|l| l.to_string()));
-    header.push("plaintext floor".into());
-    out.push_str(&format!("| {} |\n", header.join(" | ")));
-    out.push_str(&format!("|{}\n", "---|".repeat(header.len())));
-    for (params, cells) in rows {
-        // Higher is better for MB/s and kpps, lower for µs.
-        let value = |r: &Measurement| match r.bytes {
-            _ if send_loop => SEND_LOOP_WRITES as f64 / r.median_ns * 1e6, // writes/ns * 1e6 = kpps
-            Some(b) => b as f64 / r.median_ns * 1e3,                       // bytes/ns * 1e3 = MB/s
-            None => r.median_ns / 1e3,
-        };
-        // The send loop's payload, the id's last parameter (`1024B`).
-        let payload: f64 = params
-            .rsplit(',')
-            .next()
-            .and_then(|p| p.strip_suffix('B'))
-            .and_then(|p| p.parse().ok())
-            .unwrap_or(0.0);
-        let shown = |v: f64| {
-            if send_loop { format!("{v:.0} kpps, {:.0} MB/s", v * payload / 1e3) } else { format!("{v:.1}") }
-        };
-        let mark = |r: &Measurement| {
-            if r.written < start { format!(" *{}", date(r.written)) } else { String::new() }
-        };
-        let tls: Vec<f64> = libs.iter().filter_map(|l| cells.get(*l)).map(value).collect();
-        let best = if throughput {
-            tls.iter().cloned().reduce(f64::max)
-        } else {
-            tls.iter().cloned().reduce(f64::min)
-        };
-        let mut row = vec![params.clone()];
-        for l in &libs {
-            row.push(match (cells.get(*l), best) {
-                (Some(r), Some(best)) => {
-                    let v = value(r);
-                    let ratio = if throughput { best / v } else { v / best };
-                    format!("{} ({ratio:.2}x){}", shown(v), mark(r))
-                }
-                _ => "skipped".to_string(),
-            });
-        }
-        row.push(match (cells.get("plaintext"), best) {
-            (Some(r), Some(best)) if throughput => {
-                let v = value(r);
-                let text = if send_loop { shown(v) } else { format!("{v:.0}") };
-                format!("{text} ({:.1}x the best TLS){}", v / best, mark(r))
-            }
-            (Some(r), Some(best)) => {
-                format!("{:.2} ({:.2}% of the best TLS){}", value(r), value(r) / best * 100.0, mark(r))
-            }
-            (Some(r), None) => format!("{:.2}{}", value(r), mark(r)),
-            (None, _) => "-".to_string(),
-        });
-        out.push_str(&format!("| {} |\n", row.join(" | ")));
-    }
-    out
+    Ok(())
 }
