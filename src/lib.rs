@@ -68,6 +68,7 @@ pub mod harness;
 pub mod host;
 pub mod instructions;
 pub mod memory;
+pub mod outdir;
 pub mod params;
 pub mod results;
 pub mod runner;

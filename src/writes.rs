@@ -9,7 +9,7 @@
 
 use std::fmt;
 
-use anyhow::{Result, bail, ensure};
+use anyhow::{Context, Result, bail, ensure};
 
 use crate::params::{Aead, Protocol};
 
@@ -67,6 +67,7 @@ impl Message {
     /// than [`MAX_BUFFERS`] buffers or [`MAX_MESSAGE_BYTES`] bytes.
     pub fn parse(text: &str) -> Result<Message> {
         let mut sizes = Vec::new();
+        let mut total = 0usize;
         for item in text.split(',') {
             let (size, count) = match item.trim().split_once('x') {
                 Some((s, c)) => (s, c.parse::<usize>().ok().filter(|&c| c > 0)),
@@ -77,11 +78,16 @@ impl Message {
                     "message {text:?}: {item:?} is not a size in bytes (a positive integer, or SIZExCOUNT)"
                 );
             };
-            ensure!(sizes.len() + count <= MAX_BUFFERS, "message {text:?}: more than {MAX_BUFFERS} buffers");
+            // Checked: sizes and counts up to usize::MAX must not wrap
+            // past the bounds.
+            ensure!(count <= MAX_BUFFERS - sizes.len(), "message {text:?}: more than {MAX_BUFFERS} buffers");
+            total = size
+                .checked_mul(count)
+                .and_then(|bytes| bytes.checked_add(total))
+                .filter(|&t| t <= MAX_MESSAGE_BYTES)
+                .with_context(|| format!("message {text:?}: more than {MAX_MESSAGE_BYTES} bytes"))?;
             sizes.extend(std::iter::repeat_n(size, count));
         }
-        let total: usize = sizes.iter().sum();
-        ensure!(total <= MAX_MESSAGE_BYTES, "message {text:?}: {total} bytes, more than {MAX_MESSAGE_BYTES}");
         Ok(Message(Vec::leak(sizes)))
     }
 }
@@ -212,6 +218,21 @@ mod tests {
         for bad in ["", "0", "50,", "x3", "50x0", "-1", "5000000", "1x2000"] {
             assert!(Message::parse(bad).is_err(), "{bad:?}");
         }
+    }
+
+    #[test]
+    fn huge_sizes_and_counts_are_errors_not_overflows() {
+        for bad in [
+            "9223372036854775808,9223372036854775808",
+            "50,50x18446744073709551615",
+            "18446744073709551615",
+            "2x9223372036854775808",
+            "1048576,1",
+        ] {
+            let e = Message::parse(bad).unwrap_err().to_string();
+            assert!(e.contains("more than"), "{bad:?}: {e}");
+        }
+        assert_eq!(Message::parse("1048575,1").unwrap().len(), MAX_MESSAGE_BYTES);
     }
 
     #[test]

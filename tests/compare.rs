@@ -33,6 +33,37 @@ fn unknown_names_are_errors_listing_the_valid_ones() {
     }
 }
 
+#[test]
+fn a_bad_out_or_bound_is_refused_before_any_build_or_worker() {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("compare-bad-out");
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(dir.join("with-notes")).unwrap();
+    fs::write(dir.join("a-file"), "x").unwrap();
+    fs::write(dir.join("with-notes/notes.md"), "mine").unwrap();
+    let (file, notes) = (dir.join("a-file"), dir.join("with-notes"));
+    let (file, notes) = (file.to_str().unwrap(), notes.to_str().unwrap());
+    for (args, wanted) in [
+        (&["--out", file][..], "is not a directory"),
+        (&["--out", notes][..], "holds notes.md"),
+        (&["--epochs", "9", "--rounds", "8"][..], "--epochs 9"),
+        (&["--slice-ms", "100000"][..], "--slice-ms 100000: valid are 1 to 5000"),
+    ] {
+        // Without --no-build: a check after the build would run cargo.
+        let (ok, out, err) = compare(args);
+        assert!(!ok, "{args:?} accepted");
+        assert!(err.contains(wanted), "{args:?}: {err}");
+        assert!(err.starts_with("error: "), "{args:?}: {err}");
+        assert!(
+            !err.contains("building") && !err.contains("starting"),
+            "{args:?}: work before the check: {err}"
+        );
+        assert!(out.is_empty(), "{args:?}: {out}");
+    }
+    assert_eq!(fs::read_to_string(dir.join("a-file")).unwrap(), "x");
+    assert_eq!(fs::read_dir(dir.join("with-notes")).unwrap().count(), 1);
+    assert_eq!(fs::read_dir(&dir).unwrap().count(), 2, "a staging directory was left");
+}
+
 /// A results.json with one row at the sweep centre: library `b` at `ratio`.
 fn results(dir: &Path, name: &str, ratio: f64) -> PathBuf {
     let row = |lib: &str, r: f64, best: bool| {

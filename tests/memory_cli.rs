@@ -95,6 +95,26 @@ fn unwritable_report_paths_fail_before_measuring() {
 }
 
 #[test]
+fn the_same_file_spelt_two_ways_is_refused_before_measuring() {
+    let dir = scratch("same-file");
+    let json = dir.join("x.json");
+    let name = dir.file_name().unwrap().to_str().unwrap();
+    let same = dir.join("..").join(name).join(".").join("x.json");
+    let lib = small_library();
+    let args: Vec<&str> = ["measure", "--json", text(&json), "--csv", text(&same)]
+        .iter()
+        .chain(&SMALL)
+        .copied()
+        .chain([lib.as_str()])
+        .collect();
+    let (ok, _, err) = memory(&args);
+    assert!(!ok, "--csv {} accepted beside --json {}", same.display(), json.display());
+    assert!(err.contains("are the same file") && err.contains(text(&same)), "{err}");
+    assert!(!err.contains(MEASURED_LINE), "measured before failing: {err}");
+    assert!(!json.exists(), "a report was written");
+}
+
+#[test]
 fn counts_above_their_bounds_are_refused_naming_value_and_bound() {
     let json = scratch("bounds").join("r.json");
     for (flag, value, bound) in [

@@ -167,6 +167,9 @@ fn unknown_names_are_errors_that_list_the_valid_ones() {
         (&["--suite", "TLS_AES_128_GCM_SHA256", "--protocol", "TLSv1.2"][..], "does not select"),
         (&["--message", "50,0"][..], "not a size in bytes"),
         (&["--rounds", "0"][..], "--rounds must be"),
+        // Sizes past usize: checked arithmetic, not a wrap past the bound.
+        (&["--message", "9223372036854775808,9223372036854775808"][..], "more than 1048576 bytes"),
+        (&["--message", "50,50x18446744073709551615"][..], "more than"),
     ] {
         let out = small_writes(args);
         let stderr = String::from_utf8_lossy(&out.stderr);
@@ -221,4 +224,68 @@ fn a_short_run_writes_tables_json_csv_and_a_graph() {
     let again = small_writes(&["--report-only", "--out", &out_arg]);
     assert!(again.status.success());
     assert_eq!(String::from_utf8_lossy(&again.stdout), stdout);
+}
+
+/// A quick small-writes run of one library into `out`, for `protocols`.
+fn quick_run(out: &std::path::Path, protocols: &str) -> std::process::Output {
+    let lib = stacks::all()
+        .iter()
+        .map(|l| l.name())
+        .find(|n| n == "plaintext" || n.ends_with("+ring"))
+        .expect("no plaintext floor nor rustls+ring in this build");
+    small_writes(&[
+        "--library",
+        &lib,
+        "--message",
+        "100,50",
+        "--strategy",
+        "coalesced",
+        "--protocol",
+        protocols,
+        "--iterations",
+        "20",
+        "--warmup",
+        "2",
+        "--rounds",
+        "2",
+        "--out",
+        out.to_str().unwrap(),
+    ])
+}
+
+#[test]
+fn a_bad_out_is_refused_before_measuring() {
+    let dir = scratch("bad-out");
+    fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("a-file");
+    fs::write(&file, "x").unwrap();
+    let notes = dir.join("with-notes");
+    fs::create_dir_all(&notes).unwrap();
+    fs::write(notes.join("notes.md"), "mine").unwrap();
+    for (out, wanted) in [(&file, "is not a directory"), (&notes, "holds notes.md")] {
+        let run = quick_run(out, "TLSv1.3");
+        let stderr = String::from_utf8_lossy(&run.stderr);
+        assert_eq!(run.status.code(), Some(1), "{stderr}");
+        assert!(stderr.contains(out.to_str().unwrap()) && stderr.contains(wanted), "{stderr}");
+        assert!(run.stdout.is_empty(), "tables printed: measured before failing");
+    }
+    assert_eq!(fs::read_to_string(&file).unwrap(), "x");
+    assert_eq!(fs::read_dir(&notes).unwrap().count(), 1);
+}
+
+#[test]
+fn a_results_directory_holds_one_run_whole() {
+    let out = scratch("one-run").join("out");
+    let first = quick_run(&out, "TLSv1.3,TLSv1.2");
+    assert!(first.status.success(), "{}", String::from_utf8_lossy(&first.stderr));
+    assert!(out.join("p50-TLSv1.2.svg").is_file());
+    let second = quick_run(&out, "TLSv1.3");
+    assert!(second.status.success(), "{}", String::from_utf8_lossy(&second.stderr));
+    assert!(out.join("p50-TLSv1.3.svg").is_file());
+    assert!(!out.join("p50-TLSv1.2.svg").exists(), "the first run's TLS 1.2 graph stayed");
+    let json = fs::read_to_string(out.join("results.json")).unwrap();
+    assert!(!json.contains("TLSv1.2"), "{json}");
+    let parent: Vec<_> =
+        fs::read_dir(out.parent().unwrap()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(parent, ["out"], "staging directories left behind");
 }

@@ -495,16 +495,25 @@ fn notes(rows: &[&RowSummary]) -> String {
     out
 }
 
-/// One library's ratio in both runs.
+/// One library's time relative to another library of the same row, in
+/// both runs. Each run's ratios are to its own best library, which may
+/// differ between runs (other libraries taking part, or two close ones
+/// swapping places); the quotient of two ratios of one run is the time
+/// ratio of the two libraries whatever that best was, so runs are compared
+/// library to library.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Difference {
     /// `group/parameters`.
     pub row: String,
     /// The library.
     pub library: String,
-    /// Its ratio to the row's best in run A and run B.
+    /// The library it is measured against: of the libraries with a ratio
+    /// in both runs, the fastest in run A.
+    pub reference: String,
+    /// Its time ratio to `reference` in run A (its ratio to A's best over
+    /// `reference`'s).
     pub a: f64,
-    /// See `a`.
+    /// The same in run B.
     pub b: f64,
     /// Whether the row is at the centre of the sweep ([`Params::default`]):
     /// the handshake there and the throughput rows of those parameters.
@@ -528,23 +537,36 @@ pub fn read_rows(path: &Path) -> Result<Vec<RowSummary>> {
         .with_context(|| format!("{}: no compare rows (is it a compare results.json?)", path.display()))
 }
 
-/// Every (row, library) with a ratio in both `a` and `b`, in `a`'s order.
+/// For every row of `a` also in `b` with at least two libraries that have
+/// a ratio in both runs: each of those libraries but the reference (the
+/// fastest of them in `a`), against the reference, in `a`'s order. A row
+/// with fewer such libraries has nothing to compare and is left out.
 pub fn differences(a: &[RowSummary], b: &[RowSummary]) -> Vec<Difference> {
     let centre = Params::default().to_string();
     let mut out = Vec::new();
     for ra in a {
         let Some(rb) = b.iter().find(|r| r.row == ra.row) else { continue };
-        for la in &ra.libraries {
-            let Some(lb) = rb.libraries.iter().find(|l| l.library == la.library) else { continue };
-            if let (Some(x), Some(y)) = (la.ratio, lb.ratio) {
-                out.push(Difference {
-                    row: ra.row.clone(),
-                    library: la.library.clone(),
-                    a: x.estimate,
-                    b: y.estimate,
-                    centre: ra.parameters == centre || ra.parameters.starts_with(&format!("{centre},")),
-                });
-            }
+        // (library, ratio in A, ratio in B) of the libraries in both runs.
+        let both: Vec<(&str, f64, f64)> = ra
+            .libraries
+            .iter()
+            .filter_map(|la| {
+                let lb = rb.libraries.iter().find(|l| l.library == la.library)?;
+                Some((la.library.as_str(), la.ratio?.estimate, lb.ratio?.estimate))
+            })
+            .collect();
+        let Some(&(reference, ref_a, ref_b)) = both.iter().min_by(|x, y| x.1.total_cmp(&y.1)) else {
+            continue;
+        };
+        for &(library, x, y) in both.iter().filter(|l| l.0 != reference) {
+            out.push(Difference {
+                row: ra.row.clone(),
+                library: library.to_string(),
+                reference: reference.to_string(),
+                a: x / ref_a,
+                b: y / ref_b,
+                centre: ra.parameters == centre || ra.parameters.starts_with(&format!("{centre},")),
+            });
         }
     }
     out
@@ -554,14 +576,17 @@ pub fn differences(a: &[RowSummary], b: &[RowSummary]) -> Vec<Difference> {
 /// difference, overall and at the centre of the sweep
 /// ([`largest_differences`]).
 pub fn diff_markdown(diffs: &[Difference]) -> String {
-    let mut out =
-        String::from("| row | library | ratio A | ratio B | difference |\n| --- | --- | --- | --- | --- |\n");
+    let mut out = String::from(
+        "| row | library | against | time ratio A | time ratio B | difference |\n\
+         | --- | --- | --- | --- | --- | --- |\n",
+    );
     for d in diffs {
         let mark = if d.centre { " (centre)" } else { "" };
         out.push_str(&format!(
-            "| {}{mark} | {} | {:.3} | {:.3} | {:.2}% |\n",
+            "| {}{mark} | {} | {} | {:.3} | {:.3} | {:.2}% |\n",
             d.row,
             d.library,
+            d.reference,
             d.a,
             d.b,
             d.percent()
@@ -639,7 +664,8 @@ mod tests {
         let a = [row(&centre, &[("x", 1.0), ("y", 1.50)]), row("other", &[("x", 1.0), ("y", 2.0)])];
         let b = [row("other", &[("x", 1.0), ("y", 2.2)]), row(&centre, &[("x", 1.0), ("y", 1.53)])];
         let d = differences(&a, &b);
-        assert_eq!(d.len(), 4);
+        assert_eq!(d.len(), 2);
+        assert!(d.iter().all(|d| d.library == "y" && d.reference == "x"));
         let y_centre = d.iter().find(|d| d.centre && d.library == "y").unwrap();
         assert!((y_centre.percent() - 2.0).abs() < 1e-9);
         let y_other = d.iter().find(|d| !d.centre && d.library == "y").unwrap();
@@ -649,5 +675,19 @@ mod tests {
             text.contains("largest difference: 2.00% at the sweep centre, 10.00% over all rows"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn differences_do_not_depend_on_which_library_was_a_runs_best() {
+        // Run A: x and y only (x best). Run B: z too, faster than both; x
+        // and y keep their times, so their ratios to the best grow alike.
+        let a = [row("p", &[("x", 1.0), ("y", 1.5)])];
+        let b = [row("p", &[("x", 1.211), ("y", 1.5 * 1.211), ("z", 1.0)])];
+        let d = differences(&a, &b);
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert_eq!((d[0].library.as_str(), d[0].reference.as_str()), ("y", "x"));
+        assert!(d[0].percent() < 1e-9, "{d:?}");
+        // A row with one shared library has nothing to compare.
+        assert!(differences(&[row("p", &[("x", 1.0)])], &b).is_empty());
     }
 }

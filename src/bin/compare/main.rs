@@ -28,6 +28,7 @@ mod worker;
 use std::{
     collections::BTreeMap,
     fs,
+    io::ErrorKind,
     path::{Path, PathBuf},
     process::ExitCode,
     time::{Duration, Instant},
@@ -38,6 +39,8 @@ use clap::{Args, Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 use tls_bench::{
     bench::{Case, Matrix, library_family},
+    error::exit_code,
+    outdir::RunDir,
     results::compare as results,
 };
 
@@ -72,7 +75,9 @@ enum Sub {
         #[arg(long)]
         dtls: bool,
     },
-    /// Compares the ratios of two runs' results.json, row by row; exits
+    /// Compares two runs' results.json, row by row, library against
+    /// library (each library's time ratio to the row's fastest library of
+    /// run A, in both runs: the runs' own best libraries may differ); exits
     /// non-zero when a ratio at the centre of the sweep moved more than
     /// `--max-percent`.
     Diff {
@@ -109,7 +114,7 @@ struct RunArgs {
     /// Rounds (each library of each row runs once per round).
     #[arg(long)]
     rounds: Option<u32>,
-    /// Target length of one slice, in ms.
+    /// Target length of one slice, in ms (1 to 5000).
     #[arg(long)]
     slice_ms: Option<u64>,
     /// Worker processes per variant over the run, one after the other (the
@@ -130,23 +135,28 @@ struct RunArgs {
     /// the UDP ones).
     #[arg(long)]
     dtls: bool,
-    /// Where JSON, CSV, SVG and the environment go.
+    /// Where JSON, CSV, SVG and the environment go: a new or empty
+    /// directory, or one a previous run wrote (checked before any work,
+    /// and replaced whole when the run is done).
     #[arg(long, default_value = concat!(env!("CARGO_MANIFEST_DIR"), "/target/compare"))]
     out: PathBuf,
-    /// Use the worker binaries already built under `target/compare/workers/`
+    /// Use the worker binaries already built under `target/compare-workers/`
     /// instead of building them with cargo.
     #[arg(long)]
     no_build: bool,
 }
 
 fn main() -> ExitCode {
-    match run(Cli::parse()) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("compare: {e:#}");
-            ExitCode::FAILURE
-        }
+    let result = run(Cli::parse());
+    // A worker whose parent is gone (an interrupted run) ends quietly:
+    // its "Broken pipe" would read as if compare had failed.
+    if let Err(e) = &result
+        && e.chain()
+            .any(|c| c.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == ErrorKind::BrokenPipe))
+    {
+        return ExitCode::FAILURE;
     }
+    exit_code(result)
 }
 
 fn run(cli: Cli) -> Result<()> {
@@ -157,7 +167,12 @@ fn run(cli: Cli) -> Result<()> {
         }
         Some(Sub::Diff { a, b, max_percent }) => {
             let diffs = results::differences(&results::read_rows(&a)?, &results::read_rows(&b)?);
-            ensure!(!diffs.is_empty(), "{} and {} share no row with ratios", a.display(), b.display());
+            ensure!(
+                !diffs.is_empty(),
+                "{} and {} share no row where two libraries were measured in both runs",
+                a.display(),
+                b.display()
+            );
             print!("{}", results::diff_markdown(&diffs));
             let worst = results::largest_differences(&diffs).0;
             ensure!(
@@ -177,6 +192,15 @@ const QUICK_ROUNDS: u32 = 8;
 const QUICK_SLICE_MS: u64 = 5;
 const DEFAULT_EPOCHS: u32 = 8;
 const QUICK_EPOCHS: u32 = 2;
+/// Longest slice accepted, in ms: a round of a default run's 30-odd cases
+/// then takes at most a few minutes.
+const MAX_SLICE_MS: u64 = 5_000;
+
+/// The entries a run writes into `--out` (and `workers`, where the worker
+/// binaries were kept before `target/compare-workers/`).
+fn owns(name: &str) -> bool {
+    matches!(name, "results.json" | "results.csv" | "environment.json" | "workers") || name.ends_with(".svg")
+}
 
 fn compare(args: RunArgs) -> Result<()> {
     let command = std::env::args().collect::<Vec<_>>().join(" ");
@@ -191,8 +215,16 @@ fn compare(args: RunArgs) -> Result<()> {
         DEFAULT_SLICE_MS
     }));
     ensure!(rounds >= 2, "--rounds must be at least 2 (ratios are paired across rounds)");
-    ensure!(!slice.is_zero(), "--slice-ms must be positive");
+    ensure!(
+        (1..=MAX_SLICE_MS).contains(&(slice.as_millis() as u64)),
+        "--slice-ms {}: valid are 1 to {MAX_SLICE_MS} ms",
+        slice.as_millis()
+    );
+    let epochs = args.epochs.unwrap_or(if args.quick { QUICK_EPOCHS } else { DEFAULT_EPOCHS });
+    ensure!((1..=rounds).contains(&epochs), "--epochs {epochs}: valid are 1 to --rounds ({rounds})");
     let chosen = tls_bench::variants::select(&args.variants)?;
+    // The output directory, before any work: a bad --out loses nothing.
+    let out = RunDir::prepare(&args.out, owns).context("--out")?;
     let opts = WorkerOptions {
         matrix,
         filter: args.filter.clone(),
@@ -201,7 +233,7 @@ fn compare(args: RunArgs) -> Result<()> {
     };
 
     // Build every worker first: nothing is timed while a compiler runs.
-    let workers_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/compare/workers");
+    let workers_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/compare-workers");
     let mut exes = Vec::new();
     for v in &chosen {
         let exe = workers_dir.join(v.name).join("compare");
@@ -227,6 +259,9 @@ fn compare(args: RunArgs) -> Result<()> {
     }
     let infos = select_libraries(infos, &args.libraries)?;
     check_one_worker_per_library(&infos)?;
+    for (_, c) in infos.iter().filter(|(_, c)| c.skip.is_some()) {
+        eprintln!("skip {}: {}", c.id, c.skip.as_deref().unwrap_or_default());
+    }
     let runnable: Vec<&(usize, CaseInfo)> = infos.iter().filter(|(_, c)| c.skip.is_none()).collect();
     if runnable.is_empty() {
         // The rows of the matrix, whatever the filter: what a filter can match.
@@ -241,19 +276,21 @@ fn compare(args: RunArgs) -> Result<()> {
             rows.join("\n  ")
         );
     }
-    for (_, c) in infos.iter().filter(|(_, c)| c.skip.is_some()) {
-        eprintln!("skip {}: {}", c.id, c.skip.as_deref().unwrap_or_default());
-    }
 
-    let epochs = args.epochs.unwrap_or(if args.quick { QUICK_EPOCHS } else { DEFAULT_EPOCHS });
-    ensure!((1..=rounds).contains(&epochs), "--epochs must be between 1 and --rounds ({rounds})");
     let rounds_per_epoch = rounds.div_ceil(epochs);
     let probe = EnvProbe::start();
     // Calibration (also the warm-up: one-time library initialisation).
     let mut iters: BTreeMap<&str, u64> = BTreeMap::new();
+    let bar = ProgressBar::new(runnable.len() as u64);
+    bar.set_style(
+        ProgressStyle::with_template("{elapsed_precise} [{bar:40}] {pos}/{len} cases calibrated, {eta} left")
+            .context("progress template")?,
+    );
     for (w, c) in &runnable {
         iters.insert(&c.id, calibrate(&mut workers[*w], &c.id, slice)?);
+        bar.inc(1);
     }
+    bar.finish_and_clear();
     let mut results: BTreeMap<&str, CaseResult> = infos
         .iter()
         .map(|(_, c)| (c.id.as_str(), CaseResult { info: c.clone(), slices: Vec::new() }))
@@ -309,7 +346,8 @@ fn compare(args: RunArgs) -> Result<()> {
     // Rows in the workers' order (handshakes first), not the map's.
     let ordered: Vec<CaseResult> = infos.iter().map(|(_, c)| results[c.id.as_str()].clone()).collect();
     let summary = model::summarise(&ordered);
-    write_outputs(&args.out, &summary, &ordered, &environment, rounds)?;
+    write_outputs(out.path(), &summary, &ordered, &environment, rounds)?;
+    out.commit()?;
     print!("{}", results::markdown(&summary, &environment, rounds as usize));
     eprintln!("compare: JSON, CSV, SVG and the environment are in {}", args.out.display());
     Ok(())
@@ -394,7 +432,6 @@ fn write_outputs(
     environment: &env::Environment,
     rounds: u32,
 ) -> Result<()> {
-    fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
     let json = serde_json::json!({
         "environment": environment,
         "rounds": rounds,

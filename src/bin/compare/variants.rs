@@ -1,7 +1,11 @@
 //! Building one build variant's worker binary with cargo (the variants
 //! themselves are [`tls_bench::variants`]).
 
-use std::{fs, path::Path};
+use std::{
+    fs,
+    path::Path,
+    sync::atomic::{AtomicU64, Ordering},
+};
 
 use anyhow::{Context, Result, ensure};
 use tls_bench::variants::Variant;
@@ -20,13 +24,54 @@ pub fn build_worker(v: &Variant, exe: &Path) -> Result<()> {
     cmd.env_remove("RUSTFLAGS");
     let status = cmd.status().context("running cargo")?;
     ensure!(status.success(), "building the {} worker failed ({status})", v.name);
-    let built = v.target_dir().join("release").join("compare");
+    install(&v.target_dir().join("release").join("compare"), exe)
+}
+
+/// Copies `built` to `exe` under a name of this call's own, then renames
+/// it into place: a running worker keeps its file (no "Text file busy"),
+/// and concurrent runs installing the same worker never write one file
+/// (the last rename wins; each is a whole copy). Errors name the paths.
+fn install(built: &Path, exe: &Path) -> Result<()> {
+    static CALLS: AtomicU64 = AtomicU64::new(0);
     if let Some(dir) = exe.parent() {
         fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     }
-    // Copy to a temporary name, then rename: a running worker keeps its file.
-    let tmp = exe.with_extension("new");
-    fs::copy(&built, &tmp).with_context(|| format!("copying {} to {}", built.display(), tmp.display()))?;
-    fs::rename(&tmp, exe).with_context(|| format!("renaming {} to {}", tmp.display(), exe.display()))?;
-    Ok(())
+    let call = CALLS.fetch_add(1, Ordering::Relaxed);
+    let tmp = exe.with_extension(format!("new-{}-{call}", std::process::id()));
+    let copied = fs::copy(built, &tmp)
+        .with_context(|| format!("copying {} to {}", built.display(), tmp.display()))
+        .and_then(|_| {
+            fs::rename(&tmp, exe).with_context(|| format!("renaming {} to {}", tmp.display(), exe.display()))
+        });
+    if copied.is_err() {
+        let _removed = fs::remove_file(&tmp);
+    }
+    copied
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn concurrent_installs_of_one_worker_all_succeed_whole() {
+        let dir = std::env::temp_dir().join(format!("tls-bench-install-{}", std::process::id()));
+        let built = dir.join("built");
+        fs::create_dir_all(&dir).unwrap();
+        let body = vec![7u8; 1 << 20];
+        fs::write(&built, &body).unwrap();
+        let exe = dir.join("workers").join("compare");
+        std::thread::scope(|s| {
+            let runs: Vec<_> = (0..4)
+                .map(|_| s.spawn(|| (0..10).map(|_| install(&built, &exe)).collect::<Result<Vec<()>>>()))
+                .collect();
+            for r in runs {
+                r.join().unwrap().unwrap();
+            }
+        });
+        assert_eq!(fs::read(&exe).unwrap(), body);
+        let left = fs::read_dir(dir.join("workers")).unwrap().count();
+        assert_eq!(left, 1, "temporary copies left behind");
+        fs::remove_dir_all(&dir).unwrap();
+    }
 }

@@ -29,6 +29,7 @@ use tls_bench::{
     bench::library_family,
     harness::TlsLibrary,
     memory::Snapshot,
+    outdir,
     params::{CertChain, HandshakeKind, Params, Protocol},
     stacks,
 };
@@ -304,9 +305,17 @@ fn measure_all(args: MeasureArgs) -> Result<()> {
     let libs = select_libraries(stacks::all(), &sel.libraries)?;
     let kinds = pick("kind", &sel.kinds, &HandshakeKind::ALL, &HandshakeKind::ALL)?;
     let chains = pick("chain", &sel.chains, &CertChain::ALL, &[CertChain::EcdsaP256, CertChain::Rsa2048])?;
-    ensure!(csv.as_ref() != Some(&json), "--json and --csv are the same file {}", json.display());
     for path in std::iter::once(&json).chain(&csv) {
         check_writable(path)?;
+    }
+    // By the files they name, not their spelling (`/tmp/../tmp/x.json`).
+    if let Some(csv) = &csv {
+        ensure!(
+            outdir::resolved(csv)? != outdir::resolved(&json)?,
+            "--json {} and --csv {} are the same file",
+            json.display(),
+            csv.display()
+        );
     }
     let opts = options(&sel);
     let mut report = Report {

@@ -8,7 +8,8 @@
 //! recorded iterations in rounds, each round visiting every case in an
 //! order rotated by one. Writes `results.json`, `results.csv`,
 //! `report.md` and one `p50-<version>.svg` per protocol version under
-//! `--out`, and prints the Markdown tables (with Criterion's mean and
+//! `--out` (a new directory, or a previous run's: checked before any
+//! work, replaced whole when the run is done), and prints the Markdown tables (with Criterion's mean and
 //! interval for the same ids when `cargo bench --bench small-writes` has
 //! run).
 
@@ -26,6 +27,7 @@ use tls_bench::{
     criterion_json,
     error::exit_code,
     harness::TlsLibrary,
+    outdir::RunDir,
     params::{Aead, CipherSuite, Params, Protocol},
     runner::{Prepared, Runner, prepare},
     stacks,
@@ -77,7 +79,9 @@ struct Args {
     /// those options).
     #[arg(long)]
     quick: bool,
-    /// Where the results go.
+    /// Where the results go: a new or empty directory, or one a previous
+    /// run wrote (checked before any work, replaced whole when the run is
+    /// done).
     #[arg(long, default_value = concat!(env!("CARGO_MANIFEST_DIR"), "/target/small-writes"))]
     out: PathBuf,
     /// Criterion's output directory, read for the mean of the same ids.
@@ -100,38 +104,50 @@ fn run(mut args: Args) -> Result<()> {
     if args.quick {
         (args.iterations, args.warmup, args.rounds) = (2_000, 200, 2);
     }
-    let json = args.out.join("results.json");
-    let report = if args.report_only {
+    let criterion = || -> Result<_> {
+        Ok(if args.criterion_dir.is_dir() {
+            criterion_json::read_all(&args.criterion_dir)?
+        } else {
+            Vec::new()
+        })
+    };
+    if args.report_only {
+        let json = args.out.join("results.json");
         ensure!(
             json.is_file(),
             "no saved run at {}: run `small-writes` without --report-only first",
             json.display()
         );
-        Report::load_json(&json)?
-    } else {
-        let report = measure(&args)?;
-        fs::create_dir_all(&args.out).with_context(|| format!("creating {}", args.out.display()))?;
-        report.save_json(&json)?;
-        results::save_csv(&report, &args.out.join("results.csv"))?;
-        for protocol in report.protocols() {
-            let svg = args.out.join(format!("p50-{protocol}.svg"));
-            if report.rows.iter().any(|r| r.protocol == protocol && r.latency.is_some()) {
-                plot::draw(&report, &protocol, &svg)?;
-                eprintln!("small-writes: wrote {}", svg.display());
-            }
-        }
-        eprintln!("small-writes: wrote {} and results.csv", json.display());
-        report
-    };
-    let criterion =
-        if args.criterion_dir.is_dir() { criterion_json::read_all(&args.criterion_dir)? } else { Vec::new() };
-    let markdown = report.markdown(&criterion);
-    if !args.report_only {
-        let md = args.out.join("report.md");
-        fs::write(&md, &markdown).with_context(|| format!("writing {}", md.display()))?;
+        print!("{}", Report::load_json(&json)?.markdown(&criterion()?));
+        return Ok(());
     }
+    // The output directory, before any work: a bad --out loses nothing.
+    let out = RunDir::prepare(&args.out, owns).context("--out")?;
+    let report = measure(&args)?;
+    let dir = out.path();
+    report.save_json(&dir.join("results.json"))?;
+    results::save_csv(&report, &dir.join("results.csv"))?;
+    let mut written = vec!["results.json".to_string(), "results.csv".to_string(), "report.md".to_string()];
+    for protocol in report.protocols() {
+        if report.rows.iter().any(|r| r.protocol == protocol && r.latency.is_some()) {
+            let svg = format!("p50-{protocol}.svg");
+            plot::draw(&report, &protocol, &dir.join(&svg))?;
+            written.push(svg);
+        }
+    }
+    let markdown = report.markdown(&criterion()?);
+    let md = dir.join("report.md");
+    fs::write(&md, &markdown).with_context(|| format!("writing {}", md.display()))?;
+    out.commit()?;
+    eprintln!("small-writes: wrote {} in {}", written.join(", "), args.out.display());
     print!("{markdown}");
     Ok(())
+}
+
+/// The entries a run writes into `--out`.
+fn owns(name: &str) -> bool {
+    matches!(name, "results.json" | "results.csv" | "report.md")
+        || (name.starts_with("p50-") && name.ends_with(".svg"))
 }
 
 /// What the command line selects: the cases, in run order.
