@@ -210,15 +210,36 @@ pub fn named(library: Library, versions: &[Version], wanted: &[String]) -> Resul
         // The newest crate version of a label (openssl-src rebuilt 1.1.1w).
         match all.iter().rev().find(|r| r.label() == *w || r.version.to_string() == *w) {
             Some(r) => out.push(r.clone()),
-            None => {
-                let labels: Vec<String> = all.iter().map(Release::label).collect();
-                bail!("{library} has no release {w:?}; releases: {}", labels.join(", "))
-            }
+            None => bail!("{library} has no release {w:?}; releases: {}", release_list(&all)),
         }
     }
     out.sort();
     out.dedup();
     Ok(out)
+}
+
+/// The names a user can give for `all` (ascending): each label once (a
+/// label rebuilt as several crate versions names the newest), then the
+/// openssl-src crate versions that carry no OpenSSL version to label them
+/// (named by crate version).
+fn release_list(all: &[Release]) -> String {
+    let mut labels: Vec<String> = Vec::new();
+    let mut unlabelled: Vec<String> = Vec::new();
+    for r in all {
+        if r.library == Library::Openssl && r.version.build.is_empty() {
+            unlabelled.push(r.version.to_string());
+        } else if !labels.contains(&r.label()) {
+            labels.push(r.label());
+        }
+    }
+    let mut text = labels.join(", ");
+    if !unlabelled.is_empty() {
+        text.push_str(&format!(
+            "; openssl-src crate versions without an OpenSSL version: {}",
+            unlabelled.join(", ")
+        ));
+    }
+    text
 }
 
 #[cfg(test)]
@@ -336,6 +357,15 @@ mod tests {
         let versions = versions(OPENSSL_SRC_INDEX);
         let err = named(Library::Openssl, &versions, &["3.9.9".into()]).unwrap_err().to_string();
         assert!(err.contains("3.9.9") && err.contains("3.0.8"), "{err}");
+        // 1.1.1w is two crate versions: listed once.
+        assert_eq!(err.matches("1.1.1w").count(), 1, "{err}");
+        let both = [
+            super::tests::versions(OPENSSL_SRC_INDEX),
+            super::tests::versions(r#"{"name":"openssl-src","vers":"110.0.0","yanked":false}"#),
+        ]
+        .concat();
+        let err = named(Library::Openssl, &both, &["3.9.9".into()]).unwrap_err().to_string();
+        assert!(err.contains("without an OpenSSL version: 110.0.0"), "{err}");
         let r = named(Library::Openssl, &versions, &["3.5.4".into(), "1.1.1w".into()]).unwrap();
         assert_eq!(r.iter().map(Release::label).collect::<Vec<_>>(), ["1.1.1w", "3.5.4"]);
         assert_eq!(r[0].version.to_string(), "111.28.2+1.1.1w");
