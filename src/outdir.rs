@@ -173,6 +173,17 @@ fn remove_stale_staging(parent: &Path, name: &str) {
     }
 }
 
+/// Creates the directory `path` and those above it, before any work, for a
+/// tool that keeps results there across runs. Errors: a path that exists
+/// and is not a directory, or cannot be created (naming it and `what`, the
+/// option it came from).
+pub fn ensure_dir(path: &Path, what: &str) -> Result<()> {
+    fs::create_dir_all(path)
+        .with_context(|| format!("{what} {}: cannot create the directory", path.display()))?;
+    ensure!(path.is_dir(), "{what} {}: not a directory", path.display());
+    Ok(())
+}
+
 /// The file `path` names, spelt one way: the canonical path of the file
 /// when it exists, else of its directory joined with its name, so
 /// `/tmp/../tmp/x.json` and `/tmp/x.json` compare equal. Errors: the

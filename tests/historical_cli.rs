@@ -152,6 +152,26 @@ fn a_failed_release_fails_the_run_and_the_summary_names_it() {
 }
 
 #[test]
+fn a_bad_out_or_graphs_path_is_refused_before_any_build() {
+    let dir = scratch("bad-paths");
+    let file = dir.join("a-file");
+    fs::write(&file, "x").unwrap();
+    let kept = dir.join("kept");
+    for (option, args) in [
+        ("--out", ["--out", s(&file), "--graphs", s(&kept)]),
+        ("--graphs", ["--out", s(&kept), "--graphs", s(&file)]),
+    ] {
+        let mut all = vec!["run", "rustls", "--versions", "0.23.46"];
+        all.extend(args);
+        let (ok, _, err) = historical(&dir, &all);
+        assert!(!ok, "{option} on a file accepted: {err}");
+        assert!(err.contains(option) && err.contains(s(&file)), "{err}");
+        assert!(!err.contains("stand-in cargo"), "{option}: a build ran before the check: {err}");
+    }
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn plot_without_committed_data_says_why_and_fails() {
     let dir = scratch("plot");
     let root = dir.join("historical-perf");

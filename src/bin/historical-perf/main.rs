@@ -310,6 +310,9 @@ fn run_and_report(args: RunArgs) -> Result<()> {
     let releases = select(&selection)?;
     ensure!(!releases.is_empty(), "no releases selected");
     refuse_unsupported(&releases)?;
+    // Where results and graphs go, before any build: a bad path loses nothing.
+    tls_bench::outdir::ensure_dir(&out, "--out")?;
+    tls_bench::outdir::ensure_dir(&graphs, "--graphs")?;
     let mut libraries: Vec<Library> = releases.iter().map(|r| r.library).collect();
     libraries.dedup();
     let root = repo().join(&committed.committed);
