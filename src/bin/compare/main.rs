@@ -235,6 +235,9 @@ fn compare(args: RunArgs) -> Result<()> {
     // Build every worker first: nothing is timed while a compiler runs.
     let workers_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/compare-workers");
     let mut exes = Vec::new();
+    // Variants share target directories (`target/release/compare` is each
+    // one's build in turn): one run at a time builds and installs.
+    let building = if args.no_build { None } else { Some(variants::lock_workers(&workers_dir)?) };
     for v in &chosen {
         let exe = workers_dir.join(v.name).join("compare");
         if !args.no_build {
@@ -248,6 +251,7 @@ fn compare(args: RunArgs) -> Result<()> {
         );
         exes.push((v.name.to_string(), exe));
     }
+    drop(building);
 
     let mut workers = Vec::new();
     let mut infos: Vec<(usize, CaseInfo)> = Vec::new();

@@ -27,6 +27,33 @@ pub fn build_worker(v: &Variant, exe: &Path) -> Result<()> {
     install(&v.target_dir().join("release").join("compare"), exe)
 }
 
+/// Takes the lock of the workers under `dir` (the file `dir/.lock`),
+/// waiting, with a message, while another run holds it: a variant's build
+/// rewrites `target/release/compare`, so a concurrent run could otherwise
+/// copy another variant's binary as its worker. Released when the file is
+/// dropped (or the process ends). Errors: the lock file cannot be made.
+pub fn lock_workers(dir: &Path) -> Result<fs::File> {
+    fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let path = dir.join(".lock");
+    let file = fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .with_context(|| format!("opening {}", path.display()))?;
+    match file.try_lock() {
+        Ok(()) => {}
+        Err(fs::TryLockError::WouldBlock) => {
+            eprintln!("compare: another compare run is building its workers; waiting for it");
+            file.lock().with_context(|| format!("locking {}", path.display()))?;
+        }
+        Err(fs::TryLockError::Error(e)) => {
+            return Err(e).with_context(|| format!("locking {}", path.display()));
+        }
+    }
+    Ok(file)
+}
+
 /// Copies `built` to `exe` under a name of this call's own, then renames
 /// it into place: a running worker keeps its file (no "Text file busy"),
 /// and concurrent runs installing the same worker never write one file
