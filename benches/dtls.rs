@@ -27,7 +27,7 @@ fn dtls(c: &mut Criterion) {
 
 criterion_group! {
     name = benches;
-    config = common::config();
+    config = common::config("dtls");
     targets = dtls
 }
 criterion_main!(benches);

@@ -20,7 +20,7 @@ fn handshake(c: &mut Criterion) {
 
 criterion_group! {
     name = benches;
-    config = common::config();
+    config = common::config("handshake");
     targets = handshake
 }
 criterion_main!(benches);

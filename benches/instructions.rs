@@ -7,15 +7,19 @@
 //! `cargo bench --bench instructions`. Ids are gungraun's
 //! `instructions::GROUP::FIGURE_GROUP::PARAMETERS_LIBRARY` (each character
 //! other than a letter or digit `_`); `-- '*openssl*'` filters by them.
+//! The bench reads that filter itself ([`instructions::gungraun_filter`]):
+//! one that selects nothing, or only skipped cases, is an error before any
+//! count, and only the cases it selects are configured (skip lines for
+//! those only).
 
-use std::{env, path::Path, process};
+use std::{env, path::Path, process, sync::OnceLock};
 
 use gungraun::{
     Bench, BinaryBenchmark, BinaryBenchmarkConfig, BinaryBenchmarkGroup, Callgrind, Command,
     binary_benchmark_group, main,
 };
 use tls_bench::{
-    bench::Workload,
+    certs,
     instructions::{self, Counted, GLIBC_TUNABLES, Mode},
     runner::{Prepared, prepare},
     stacks,
@@ -59,10 +63,78 @@ fn require_tools() {
     }
 }
 
-/// Adds every supported count of `wanted` workloads to `group`, one
-/// `BinaryBenchmark` per figure group; prints a `skip` line for each case
-/// the library cannot do.
-fn add(group: &mut BinaryBenchmarkGroup, wanted: fn(Workload) -> bool) {
+/// Every count of the suite, with `None` when the command line's filter
+/// ([`instructions::gungraun_filter`], with gungraun's own
+/// `GUNGRAUN_FILTER`) leaves it out, else whether its library can do it; a
+/// `skip` line printed for each selected case it cannot. Worked out once,
+/// before gungraun runs anything.
+///
+/// Exits with an error on a bad [`Mode`] or certificate directory, when the
+/// filter selects no count (naming it and how to list the ids), or when
+/// every count it selects is skipped: nothing would be counted.
+fn selection() -> &'static [(Counted, Option<bool>)] {
+    static SELECTION: OnceLock<Vec<(Counted, Option<bool>)>> = OnceLock::new();
+    SELECTION.get_or_init(|| {
+        let mode = Mode::from_env().unwrap_or_else(|e| fail(&format!("{e:#}")));
+        certs::check_root().unwrap_or_else(|e| fail(&format!("{e:#}")));
+        let libs = stacks::all();
+        let suite = instructions::suite(&libs, mode);
+        instructions::check_unique(&suite).unwrap_or_else(|e| fail(&format!("{e:#}")));
+        let filter = instructions::gungraun_filter(
+            env::args().skip(1),
+            env::var(instructions::GUNGRAUN_FILTER_ENV).ok(),
+        );
+        let example = suite.first().map(Counted::gungraun_path).unwrap_or_default();
+        let selected = |c: &Counted| {
+            filter.as_deref().is_none_or(|f| instructions::wildcard_matches(f, &c.gungraun_path()))
+        };
+        if let (Some(f), false) = (&filter, suite.iter().any(selected)) {
+            fail(&format!(
+                "no instruction count matches the filter {f:?} (a wildcard pattern on \
+                 instructions::GROUP::FIGURE::ID, e.g. '*openssl*' or {example}); list the ids with \
+                 `cargo bench --bench instructions -- --list`"
+            ));
+        }
+        let mut checked: Vec<(String, bool)> = Vec::new();
+        let selection: Vec<(Counted, Option<bool>)> = suite
+            .into_iter()
+            .map(|counted| {
+                if !selected(&counted) {
+                    return (counted, None);
+                }
+                let case_id = counted.case.to_string();
+                let supported = match checked.iter().find(|(id, _)| *id == case_id) {
+                    Some(&(_, ok)) => ok,
+                    None => {
+                        let ok = match prepare(&counted.case, &libs) {
+                            Ok(Prepared::Ready { .. }) => true,
+                            Ok(Prepared::Skipped(why)) => {
+                                tls_bench::skip::report(&case_id, &why)
+                                    .unwrap_or_else(|e| fail(&format!("{e:#}")));
+                                false
+                            }
+                            Err(e) => fail(&format!("{e:#}")),
+                        };
+                        checked.push((case_id, ok));
+                        ok
+                    }
+                };
+                (counted, Some(supported))
+            })
+            .collect();
+        if let (Some(f), false) = (&filter, selection.iter().any(|(_, ok)| *ok == Some(true))) {
+            fail(&format!("every instruction count the filter {f:?} selects is skipped (reasons above): nothing to count"));
+        }
+        selection
+    })
+}
+
+/// Adds the counts of [`selection`] in the bench group `bench_group` to
+/// `group`, one `BinaryBenchmark` per figure group: the selected ones their
+/// library can do, and those the filter leaves out (gungraun filters them
+/// again and runs none of them, but wants no group empty).
+fn add(group: &mut BinaryBenchmarkGroup, bench_group: &str) {
+    let selection = selection();
     require_tools();
     if env::var_os(SAVE_SUMMARY_ENV).is_none() {
         // SAFETY: the groups are built on the main thread before gungraun
@@ -70,33 +142,10 @@ fn add(group: &mut BinaryBenchmarkGroup, wanted: fn(Workload) -> bool) {
         // reads the environment.
         unsafe { env::set_var(SAVE_SUMMARY_ENV, "json") };
     }
-    let mode = Mode::from_env().unwrap_or_else(|e| fail(&format!("{e:#}")));
-    let libs = stacks::all();
-    let suite: Vec<Counted> =
-        instructions::suite(&libs, mode).into_iter().filter(|c| wanted(c.case.workload)).collect();
-    instructions::check_unique(&suite).unwrap_or_else(|e| fail(&format!("{e:#}")));
     let mut by_group: Vec<(String, BinaryBenchmark)> = Vec::new();
-    let mut checked: Vec<(String, bool)> = Vec::new();
-    for counted in suite {
-        let case_id = counted.case.to_string();
-        let supported = match checked.iter().find(|(id, _)| *id == case_id) {
-            Some(&(_, ok)) => ok,
-            None => {
-                let ok = match prepare(&counted.case, &libs) {
-                    Ok(Prepared::Ready { .. }) => true,
-                    Ok(Prepared::Skipped(why)) => {
-                        tls_bench::skip::report(&case_id, &why).unwrap_or_else(|e| fail(&format!("{e:#}")));
-                        false
-                    }
-                    Err(e) => fail(&format!("{e:#}")),
-                };
-                checked.push((case_id, ok));
-                ok
-            }
-        };
-        if !supported {
-            continue;
-        }
+    for (counted, _) in
+        selection.iter().filter(|(c, ok)| *ok != Some(false) && c.gungraun_bench_group() == bench_group)
+    {
         let name = counted.gungraun_group();
         let index = match by_group.iter().position(|(n, _)| *n == name) {
             Some(i) => i,
@@ -124,12 +173,12 @@ fn add(group: &mut BinaryBenchmarkGroup, wanted: fn(Workload) -> bool) {
 
 binary_benchmark_group!(
     name = handshake;
-    benchmarks = |group: &mut BinaryBenchmarkGroup| add(group, |w| w == Workload::HANDSHAKE)
+    benchmarks = |group: &mut BinaryBenchmarkGroup| add(group, "handshake")
 );
 
 binary_benchmark_group!(
     name = throughput;
-    benchmarks = |group: &mut BinaryBenchmarkGroup| add(group, |w| w != Workload::HANDSHAKE)
+    benchmarks = |group: &mut BinaryBenchmarkGroup| add(group, "throughput")
 );
 
 main!(binary_benchmark_groups = handshake, throughput);

@@ -24,7 +24,7 @@ fn small_writes(c: &mut Criterion) {
 
 criterion_group! {
     name = benches;
-    config = common::config();
+    config = common::config("small-writes");
     targets = small_writes
 }
 criterion_main!(benches);

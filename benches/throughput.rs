@@ -21,7 +21,7 @@ fn throughput(c: &mut Criterion) {
 
 criterion_group! {
     name = benches;
-    config = common::config();
+    config = common::config("throughput");
     targets = throughput
 }
 criterion_main!(benches);

@@ -20,6 +20,9 @@ esac
 [ $# -le 1 ] || { echo "error: at most one filter (got $#)" >&2; exit 2; }
 
 home=$PWD/target/instructions-noise
+# The filter checked first (an error if it selects nothing), before the
+# previous run's counts are removed.
+GUNGRAUN_HOME=$home cargo bench --bench instructions -- --list "$@" >/dev/null
 rm -rf "$home"
 for run in 1 2; do
   echo "=== run $run of 2" >&2

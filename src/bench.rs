@@ -10,7 +10,7 @@ use anyhow::{Result, bail};
 use crate::{
     harness::TlsLibrary,
     params::{Aead, CertChain, HandshakeKind, KxGroup, Params, Protocol},
-    transport::{DEFAULT_MTU, Side},
+    transport::{DEFAULT_MTU, MAX_MTU, MIN_MTU, Side, check_mtu},
     workload::{Handshake, SendLoop, SmallWrites, Throughput, Udp},
     writes::{MESSAGES, Message, Strategy},
 };
@@ -29,14 +29,23 @@ pub const SIDES_ENV: &str = "TLS_BENCH_SIDES";
 /// duplexes, in bytes: 576 to 65535, [`DEFAULT_MTU`] when unset.
 pub const MTU_ENV: &str = "TLS_BENCH_MTU";
 
-/// The MTU [`MTU_ENV`] sets, [`DEFAULT_MTU`] when unset. Errors: not a
-/// number (the range is checked by [`crate::transport::Duplex::datagram`]).
+/// The MTU [`MTU_ENV`] sets, in bytes, [`DEFAULT_MTU`] when unset. Errors:
+/// not a number, or outside [`MIN_MTU`] to [`MAX_MTU`]
+/// ([`crate::transport::check_mtu`]); the message names the value and the
+/// valid range.
 pub fn mtu_from_env() -> Result<usize> {
-    match env::var(MTU_ENV) {
-        Ok(v) => v.parse().map_err(|e| anyhow::anyhow!("{MTU_ENV}={v:?}: not a number of bytes: {e}")),
-        Err(env::VarError::NotPresent) => Ok(DEFAULT_MTU),
-        Err(e) => bail!("{MTU_ENV}: {e}"),
-    }
+    let v = match env::var(MTU_ENV) {
+        Ok(v) => v,
+        Err(env::VarError::NotPresent) => return Ok(DEFAULT_MTU),
+        Err(e) => bail!("{MTU_ENV}: {e}; valid: a number of bytes from {MIN_MTU} to {MAX_MTU}"),
+    };
+    let mtu: usize = v.parse().map_err(|_| {
+        anyhow::anyhow!(
+            "{MTU_ENV}={v:?}: not a number of bytes; valid: {MIN_MTU} to {MAX_MTU} (default {DEFAULT_MTU})"
+        )
+    })?;
+    check_mtu(mtu).map_err(|e| anyhow::anyhow!("{MTU_ENV}={v:?}: {e}"))?;
+    Ok(mtu)
 }
 
 /// Which parameter sets run.

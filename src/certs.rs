@@ -86,6 +86,29 @@ pub fn root() -> PathBuf {
     env::var_os(CERTS_DIR_ENV).map(PathBuf::from).unwrap_or_else(|| PathBuf::from(CERTS_DIR))
 }
 
+/// Checks that [`root`] is a directory, before anything reads a chain from
+/// it. Errors: it is not (a [`CERTS_DIR_ENV`] naming no directory: the
+/// message names the value and what the directory must hold).
+pub fn check_root() -> Result<()> {
+    let root = root();
+    if root.is_dir() {
+        return Ok(());
+    }
+    let chains: Vec<String> = CertChain::ALL.iter().map(|c| format!("{}/", c.dir_name())).collect();
+    match env::var_os(CERTS_DIR_ENV) {
+        Some(v) => bail!(
+            "{CERTS_DIR_ENV}={:?}: no such directory; it must hold one directory per chain ({}), as \
+             `cargo run --bin generate-certs -- DIR` writes them",
+            v.to_string_lossy(),
+            chains.join(", ")
+        ),
+        None => bail!(
+            "{}: no such directory; restore the committed certificates with `git checkout -- certs`",
+            root.display()
+        ),
+    }
+}
+
 /// Directory of `chain` under [`root`].
 pub fn dir(chain: CertChain) -> PathBuf {
     root().join(chain.dir_name())

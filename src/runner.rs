@@ -98,14 +98,21 @@ impl Runner {
     /// runs one untimed handshake for the first ticket.
     ///
     /// Errors: [`ConfigureError::Unsupported`] when the library cannot do
-    /// the case's parameters (a named skip), [`ConfigureError::Failed`] for
-    /// any other failure, or when `lib` is not the case's library.
+    /// the case's parameters, or (DTLS) its writes do not fit the datagrams
+    /// of the MTU ([`crate::workload::Kind::fits_mtu`], checked before any
+    /// connection is made: a named skip); [`ConfigureError::Failed`] for a bad
+    /// [`crate::bench::MTU_ENV`], any other failure, or when `lib` is not
+    /// the case's library.
     pub fn new(case: &Case, lib: &dyn TlsLibrary) -> Result<Runner, ConfigureError> {
         if lib.name() != case.library {
             return Err(anyhow::anyhow!("{case}: runner given library {}", lib.name()).into());
         }
-        let mut handshaker = case.workload.kind().configure(lib, &case.params)?;
         let mtu = if case.params.datagram { mtu_from_env()? } else { DEFAULT_MTU };
+        // The library's own support first (its reason is the one to give),
+        // then the MTU: configuring a kind that checks it (a send loop, not
+        // a resumption) runs no handshake.
+        let mut handshaker = case.workload.kind().configure(lib, &case.params)?;
+        case.workload.kind().fits_mtu(&case.params, mtu).map_err(ConfigureError::Unsupported)?;
         if case.params.datagram {
             handshaker.set_mtu(mtu)?;
         }

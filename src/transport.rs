@@ -49,6 +49,22 @@ pub const DEFAULT_MTU: usize = 1500;
 /// Bytes of IPv4 (20) and UDP (8) headers in each datagram: the largest
 /// datagram payload is the MTU minus this (RFC 6347 section 4.1.1).
 pub const IPV4_UDP_HEADERS: usize = 28;
+/// The smallest path MTU a datagram duplex takes, in bytes: the least every
+/// IPv4 host must accept (RFC 791).
+pub const MIN_MTU: usize = 576;
+/// The largest path MTU a datagram duplex takes, in bytes (IPv4's largest
+/// packet).
+pub const MAX_MTU: usize = 65535;
+
+/// Checks a path MTU in bytes. Errors: outside [`MIN_MTU`] to [`MAX_MTU`].
+pub fn check_mtu(mtu: usize) -> Result<(), String> {
+    if (MIN_MTU..=MAX_MTU).contains(&mtu) {
+        Ok(())
+    } else {
+        Err(format!("an MTU of {mtu} bytes: it must be from {MIN_MTU} to {MAX_MTU}"))
+    }
+}
+
 /// Size of a DTLS 1.2 record header in bytes (RFC 6347 section 4.1).
 pub const DTLS_RECORD_HEADER_LEN: usize = 13;
 
@@ -199,12 +215,9 @@ impl Duplex {
 
     /// A new, empty datagram duplex (for DTLS) with path MTU `mtu` in bytes:
     /// datagrams of up to `mtu -` [`IPV4_UDP_HEADERS`] bytes. Errors: an MTU
-    /// below 576, the least every IPv4 host must accept (RFC 791), or above
-    /// 65535.
+    /// [`check_mtu`] refuses.
     pub fn datagram(mtu: usize) -> Result<Duplex, String> {
-        if !(576..=65535).contains(&mtu) {
-            return Err(format!("an MTU of {mtu} bytes: it must be from 576 to 65535"));
-        }
+        check_mtu(mtu)?;
         let d = Duplex::default();
         d.inner.borrow_mut().mtu = Some(mtu);
         Ok(d)
@@ -261,7 +274,7 @@ impl Duplex {
 
     /// The endpoint of `side`.
     pub fn endpoint(&self, side: Side) -> Endpoint {
-        Endpoint { link: Link::Memory(self.clone()), side }
+        Endpoint { link: Link::Memory(self.clone()), side, refused: Rc::default() }
     }
 
     /// Counters of what `side` sent since creation or the last reset.
@@ -318,6 +331,8 @@ enum Link {
 pub struct Endpoint {
     link: Link,
     side: Side,
+    /// Why the last datagram was refused ([`Endpoint::take_refused`]).
+    refused: Rc<RefCell<Option<String>>>,
 }
 
 impl Endpoint {
@@ -328,7 +343,7 @@ impl Endpoint {
     pub fn udp(socket: UdpSocket, side: Side, mtu: usize) -> Result<Endpoint, String> {
         Duplex::datagram(mtu)?;
         let link = UdpLink { socket, max_datagram: mtu - IPV4_UDP_HEADERS, sent: Cell::default() };
-        Ok(Endpoint { link: Link::Udp(Rc::new(link)), side })
+        Ok(Endpoint { link: Link::Udp(Rc::new(link)), side, refused: Rc::default() })
     }
 
     /// Which side this endpoint is.
@@ -364,11 +379,25 @@ impl Endpoint {
         }
     }
 
+    /// Why the transport refused the last datagram a library wrote through
+    /// this endpoint (or a clone of it), since the last call: the message
+    /// of [`Endpoint::send_datagram`]'s error. A library may report a
+    /// failed write in its own words ("unexpected EOF") having dropped the
+    /// I/O error; its stack reads the cause here.
+    pub fn take_refused(&self) -> Option<String> {
+        self.refused.borrow_mut().take()
+    }
+
     /// Sends `data` as one datagram. Errors: a byte-stream duplex, a
     /// datagram longer than [`Endpoint::max_datagram`] (a library that
     /// ignores its MTU), or one that is not DTLS records; over UDP, the
-    /// socket's error.
+    /// socket's error. Each error's message is also kept for
+    /// [`Endpoint::take_refused`].
     pub fn send_datagram(&self, data: &[u8]) -> io::Result<()> {
+        self.try_send_datagram(data).inspect_err(|e| *self.refused.borrow_mut() = Some(e.to_string()))
+    }
+
+    fn try_send_datagram(&self, data: &[u8]) -> io::Result<()> {
         let max = self.max_datagram().ok_or_else(|| io::Error::other("a byte stream has no datagrams"))?;
         if data.len() > max {
             return Err(io::Error::other(format!(

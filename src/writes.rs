@@ -11,7 +11,10 @@ use std::fmt;
 
 use anyhow::{Context, Result, bail, ensure};
 
-use crate::params::{Aead, Protocol};
+use crate::{
+    params::{Aead, Protocol},
+    transport::{IPV4_UDP_HEADERS, MAX_MTU},
+};
 
 /// One message: the sizes of the buffers it is written from, in bytes, in
 /// order. `Display` is its component of a benchmark id: sizes joined by
@@ -198,6 +201,70 @@ pub fn record_overhead(protocol: Protocol, aead: Aead) -> Option<usize> {
         (Protocol::Tls12, Aead::Chacha20Poly1305) => header + TAG,
         _ => header + 1 + TAG,
     })
+}
+
+/// The largest record overhead of a datagram protocol, in bytes: DTLS 1.2
+/// as [`record_overhead`] (37 with AES-GCM, 29 with ChaCha20-Poly1305);
+/// DTLS 1.3 with its longest unified header (RFC 9147 section 4: 1 byte of
+/// flags, a 16-bit sequence number and a 16-bit length, no connection id)
+/// plus the inner content type and the 16-byte tag, 5 + 1 + 16 = 22
+/// (BoringSSL writes that header, `DTLS1_3_RECORD_HEADER_WRITE_LENGTH`).
+/// `None` for TLS (no datagrams).
+pub fn datagram_record_overhead(protocol: Protocol, aead: Aead) -> Option<usize> {
+    match protocol {
+        Protocol::Dtls12 => record_overhead(protocol, aead),
+        Protocol::Dtls13 => Some(5 + 1 + 16),
+        Protocol::Tls12 | Protocol::Tls13 => None,
+    }
+}
+
+/// The most application data one record carries in one datagram of path
+/// MTU `mtu` (bytes, IPv4 and UDP headers included as
+/// [`crate::transport::Duplex::datagram`] counts them): `mtu` minus
+/// [`IPV4_UDP_HEADERS`] minus [`datagram_record_overhead`], in bytes; at the
+/// default MTU of 1500, 1435 for DTLS 1.2 AES-GCM and 1450 for DTLS 1.3.
+/// `None` for TLS, or an MTU that leaves no room.
+pub fn max_datagram_payload(mtu: usize, protocol: Protocol, aead: Aead) -> Option<usize> {
+    let overhead = datagram_record_overhead(protocol, aead)?;
+    mtu.checked_sub(IPV4_UDP_HEADERS + overhead).filter(|&n| n > 0)
+}
+
+/// The smallest path MTU, in bytes, whose datagrams carry `payload` bytes
+/// of application data in one record ([`max_datagram_payload`]'s inverse);
+/// `None` for TLS.
+pub fn min_mtu_for(payload: usize, protocol: Protocol, aead: Aead) -> Option<usize> {
+    Some(payload.saturating_add(IPV4_UDP_HEADERS + datagram_record_overhead(protocol, aead)?))
+}
+
+/// Whether writes of `payload` bytes each fit one record in one datagram
+/// of path MTU `mtu` with `protocol` and `aead` (always for TLS). Errors: the
+/// reason, naming the payload, the MTU, the most it carries and the
+/// smallest MTU that fits (or that none does, past [`MAX_MTU`]).
+pub fn check_datagram_payload(
+    payload: usize,
+    mtu: usize,
+    protocol: Protocol,
+    aead: Aead,
+) -> Result<(), String> {
+    let Some(overhead) = datagram_record_overhead(protocol, aead) else { return Ok(()) };
+    let max = max_datagram_payload(mtu, protocol, aead).unwrap_or(0);
+    if payload <= max {
+        return Ok(());
+    }
+    let fits = match min_mtu_for(payload, protocol, aead) {
+        Some(m) if m <= MAX_MTU => format!("the smallest MTU that fits {payload} bytes is {m}"),
+        _ => format!("no MTU up to {MAX_MTU} fits {payload} bytes"),
+    };
+    Err(format!(
+        "a {payload}-byte write does not fit one datagram at MTU {mtu}: {protocol} with {} carries at \
+         most {max} bytes per datagram ({mtu} - {IPV4_UDP_HEADERS} IPv4 and UDP - {overhead} record \
+         overhead); {fits} (TLS_BENCH_MTU)",
+        match aead {
+            Aead::Aes128Gcm => "AES-128-GCM",
+            Aead::Aes256Gcm => "AES-256-GCM",
+            Aead::Chacha20Poly1305 => "ChaCha20-Poly1305",
+        }
+    ))
 }
 
 #[cfg(test)]

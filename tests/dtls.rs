@@ -205,3 +205,59 @@ fn over_udp_handshakes_run_and_the_send_loop_counts_every_write() {
         udp::send_loop("openssl-0", dtls12(), 2, DEFAULT_MTU, 1).unwrap_err().to_string().contains("4-byte")
     );
 }
+
+/// Issue 23: a write larger than a datagram of the MTU carries is a named
+/// skip decided before any handshake, naming the payload, the MTU and the
+/// smallest MTU that fits; and should a library still hand the transport a
+/// datagram over the size, the transport's own message comes back, not a
+/// library's "unexpected EOF".
+#[test]
+fn a_write_larger_than_the_mtu_carries_is_a_named_skip_and_the_transport_error_reaches_the_user() {
+    use tls_bench::{
+        transport::DEFAULT_MTU,
+        workload::{Kind, Udp},
+        writes::{check_datagram_payload, max_datagram_payload, min_mtu_for},
+    };
+    // The sizes: RFC 6347's 13-byte header, 8-byte explicit nonce and
+    // 16-byte tag; RFC 9147's longest unified header, content type and tag.
+    assert_eq!(max_datagram_payload(DEFAULT_MTU, Protocol::Dtls12, Aead::Aes128Gcm), Some(1435));
+    assert_eq!(max_datagram_payload(DEFAULT_MTU, Protocol::Dtls12, Aead::Chacha20Poly1305), Some(1443));
+    assert_eq!(max_datagram_payload(DEFAULT_MTU, Protocol::Dtls13, Aead::Aes256Gcm), Some(1450));
+    assert_eq!(max_datagram_payload(600, Protocol::Dtls12, Aead::Aes128Gcm), Some(535));
+    assert_eq!(min_mtu_for(1024, Protocol::Dtls12, Aead::Aes128Gcm), Some(1089));
+    assert_eq!(max_datagram_payload(DEFAULT_MTU, Protocol::Tls12, Aead::Aes128Gcm), None);
+    assert!(check_datagram_payload(1435, DEFAULT_MTU, Protocol::Dtls12, Aead::Aes128Gcm).is_ok());
+    let why = check_datagram_payload(1024, 600, Protocol::Dtls12, Aead::Aes128Gcm).unwrap_err();
+    for wanted in ["1024-byte", "MTU 600", "at most 535", "smallest MTU that fits 1024 bytes is 1089"] {
+        assert!(why.contains(wanted), "{wanted:?} not in {why}");
+    }
+    let why = check_datagram_payload(70000, 600, Protocol::Dtls13, Aead::Aes128Gcm).unwrap_err();
+    assert!(why.contains("no MTU up to 65535"), "{why}");
+    // Every send loop of the matrix, in memory and over UDP, at MTU 600:
+    // the DTLS ones do not fit, the TLS ones do.
+    for params in send_loop_params() {
+        for payload in SEND_LOOP_PAYLOADS {
+            let fits = payload <= 535 || !params.datagram;
+            let kind = SendLoop { payload };
+            assert_eq!(kind.fits_mtu(&params, 600).is_ok(), fits, "{params} {payload}");
+            assert_eq!(Udp(kind).fits_mtu(&params, 600).is_ok(), fits, "{params} {payload}");
+            assert!(
+                kind.fits_mtu(
+                    &params,
+                    min_mtu_for(payload, params.protocol(), params.suite.aead()).unwrap_or(DEFAULT_MTU)
+                )
+                .is_ok()
+            );
+        }
+    }
+    // The library under the check: the transport refuses the datagram, and
+    // its message is the error.
+    let Some(lib) = dtls_library() else { return };
+    let mut hs = Handshaker::new(lib.as_ref(), lib.as_ref(), dtls12()).unwrap();
+    hs.set_mtu(600).unwrap();
+    let (mut pair, _) = hs.handshake_checked().unwrap();
+    let big = pattern(1024);
+    let mut times = SideTimes::default();
+    let e = format!("{:#}", pair.send_writes(Side::Client, &big, 1024, &mut times).unwrap_err());
+    assert!(e.contains("exceeds the largest of 572 (MTU 600)") && !e.contains("unexpected EOF"), "{e}");
+}

@@ -9,10 +9,11 @@ use std::{env, time::Duration};
 
 use criterion::{BenchmarkId, Criterion, SamplingMode, Throughput};
 use tls_bench::{
-    bench::{Case, Figure, Matrix, SIDES_ENV, sides_from_env},
-    filter::IdFilter,
+    bench::{Case, Figure, Matrix, SIDES_ENV, mtu_from_env, sides_from_env},
+    certs,
+    filter::{self, CRITERION_TITLE_MAX, IdFilter},
     harness::TlsLibrary,
-    runner::{Prepared, prepare},
+    runner::{Prepared, Runner, prepare},
     stacks,
 };
 
@@ -20,24 +21,43 @@ use tls_bench::{
 /// cost about 2 s per benchmark, so they are off by default.
 pub const PLOTS_ENV: &str = "TLS_BENCH_PLOTS";
 
-/// 0.5 s warm-up, 2 s measurement per benchmark, no plots unless
-/// [`PLOTS_ENV`] is `1` (command-line options such as
-/// `--measurement-time` override the times). On Linux, `--profile-time
-/// <seconds>` writes a flamegraph of each selected benchmark
-/// ([`flamegraph::Flamegraph`]) instead of measuring it.
+/// Checks the command line and the settings, then: with `--list`, prints
+/// the ids of the bench named `bench` that the filter selects, each whole,
+/// as Criterion's `--list` does (`ID: benchmark`; Criterion would cut ids
+/// over [`CRITERION_TITLE_MAX`] characters), and exits; otherwise returns
+/// the Criterion configuration: 0.5 s warm-up, 2 s measurement per
+/// benchmark, no plots unless [`PLOTS_ENV`] is `1` (command-line options
+/// such as `--measurement-time` override the times). On Linux,
+/// `--profile-time <seconds>` writes a flamegraph of each selected
+/// benchmark ([`flamegraph::Flamegraph`]) instead of measuring it.
 ///
-/// Exits with an error on a bad [`PLOTS_ENV`] value.
-pub fn config() -> Criterion {
+/// Exits with `error: ...` and status 1, before Criterion reads the
+/// command line (it would panic on some of these): on a bad [`PLOTS_ENV`],
+/// matrix, sides or MTU value, a certificate directory that does not
+/// exist, a filter that is not a regular expression, or an option value
+/// Criterion asserts ([`filter::check_options`]).
+pub fn config(bench: &str) -> Criterion {
+    let args = || env::args().skip(1);
+    filter::check_options(args()).unwrap_or_else(|e| fail(&format!("{e:#}")));
+    IdFilter::from_args(args()).unwrap_or_else(|e| fail(&format!("{e:#}")));
+    Matrix::from_env().unwrap_or_else(|e| fail(&format!("{e:#}")));
+    sides_from_env().unwrap_or_else(|e| fail(&format!("{e:#}")));
+    mtu_from_env().unwrap_or_else(|e| fail(&format!("{e:#}")));
+    certs::check_root().unwrap_or_else(|e| fail(&format!("{e:#}")));
+    let plots = match env::var(PLOTS_ENV).as_deref() {
+        Ok("1") => true,
+        Ok("0") | Err(_) => false,
+        Ok(other) => fail(&format!("{PLOTS_ENV}={other:?}: valid values are 1 and 0")),
+    };
+    if filter::wants_list(args()) {
+        list(bench);
+    }
     let c = Criterion::default()
         .warm_up_time(Duration::from_millis(500))
         .measurement_time(Duration::from_secs(2));
     #[cfg(target_os = "linux")]
     let c = c.with_profiler(flamegraph::Flamegraph::default());
-    match env::var(PLOTS_ENV).as_deref() {
-        Ok("1") => c,
-        Ok("0") | Err(_) => c.without_plots(),
-        Ok(other) => fail(&format!("{PLOTS_ENV}={other:?}: valid values are 1 and 0")),
-    }
+    if plots { c } else { c.without_plots() }
 }
 
 /// Prints `error: <msg>` and exits with status 1: a bad setting or a filter
@@ -47,23 +67,55 @@ fn fail(msg: &str) -> ! {
     std::process::exit(1)
 }
 
-/// Benchmarks every case of the matrix ([`Matrix::from_env`],
-/// [`Matrix::all_cases`]) that belongs to the bench named `bench`
-/// ([`Case::bench_target`]) and whose id the
-/// command line's filter selects ([`IdFilter`]), for every built library:
-/// the `Both` figure, and with `TLS_BENCH_SIDES=1` the per-side figures too
-/// (measured in groups of their own; [`tls_bench::bench::Workload::figures`]). Only selected cases are configured. Unsupported cases are
-/// skipped with their reason printed; library settings not in the id
-/// (s2n-tls's security policy) are printed as `note` lines. The send loop's
-/// Criterion throughput is in elements (writes: packets per second for
-/// DTLS), the throughput benchmark's in bytes.
+/// The cases of one bench a run measures, configured, in the order of its
+/// benchmarks.
+struct Selection {
+    filter: IdFilter,
+    sides: bool,
+    runners: Vec<(Case, Box<Runner>)>,
+}
+
+impl Selection {
+    /// The benchmarks in the order Criterion runs them: per figure, per
+    /// group, the cases (indices into `runners`) measured in it.
+    fn order(&self) -> Vec<(Figure, &'static str, Vec<usize>)> {
+        let mut out = Vec::new();
+        for figure in [Figure::Both, Figure::First, Figure::Second] {
+            let measured = |c: &Case| c.workload.figures(self.sides).contains(&figure);
+            let mut names: Vec<&'static str> = self
+                .runners
+                .iter()
+                .filter(|(c, _)| measured(c))
+                .map(|(c, _)| c.workload.group(figure))
+                .collect();
+            names.dedup();
+            for name in names {
+                let cases = (0..self.runners.len())
+                    .filter(|&i| {
+                        measured(&self.runners[i].0) && self.runners[i].0.workload.group(figure) == name
+                    })
+                    .collect();
+                out.push((figure, name, cases));
+            }
+        }
+        out
+    }
+}
+
+/// Selects and configures the cases of the matrix ([`Matrix::from_env`],
+/// [`Matrix::all_cases`]) that belong to the bench named `bench`
+/// ([`Case::bench_target`]) and whose id the command line's filter
+/// selects ([`IdFilter`]), for every built library. Only selected cases are
+/// configured; unsupported ones are skipped with their reason printed;
+/// library settings not in the id (s2n-tls's security policy) are printed
+/// as `note` lines. `None` when this bench has nothing to run but another
+/// has (said in one line).
 ///
-/// Exits with an error on a bad environment value or filter, and when the
-/// filter selects no case of any benchmark, or every selected case of every
-/// benchmark is skipped (nothing would be measured). Panics on a
-/// configuration failure or any error in an iteration: a benchmark must not
-/// go on with a broken library.
-pub fn bench(c: &mut Criterion, bench: &str) {
+/// Exits with an error on a bad environment value or filter, a case whose
+/// configuration fails (a broken certificate file, a broken library), and
+/// when the filter selects no case of any benchmark, or every selected case
+/// of every benchmark is skipped (nothing would be measured).
+fn select(bench: &str) -> Option<Selection> {
     let matrix = Matrix::from_env().unwrap_or_else(|e| fail(&format!("{e:#}")));
     let sides = sides_from_env().unwrap_or_else(|e| fail(&format!("{e:#}")));
     let filter = IdFilter::from_args(env::args().skip(1)).unwrap_or_else(|e| fail(&format!("{e:#}")));
@@ -76,7 +128,7 @@ pub fn bench(c: &mut Criterion, bench: &str) {
     let mut runners = Vec::new();
     let selected_here = here.len();
     for case in here {
-        match prepare(&case, &libs).unwrap_or_else(|e| panic!("{e:#}")) {
+        match prepare(&case, &libs).unwrap_or_else(|e| fail(&format!("{e:#}"))) {
             Prepared::Ready { runner, settings } => {
                 if let Some(s) = settings {
                     eprintln!("note {case}: {s}");
@@ -84,7 +136,7 @@ pub fn bench(c: &mut Criterion, bench: &str) {
                 runners.push((case, runner));
             }
             Prepared::Skipped(why) => {
-                tls_bench::skip::report(&case.to_string(), &why).unwrap_or_else(|e| panic!("{e:#}"))
+                tls_bench::skip::report(&case.to_string(), &why).unwrap_or_else(|e| fail(&format!("{e:#}")))
             }
         }
     }
@@ -95,46 +147,74 @@ pub fn bench(c: &mut Criterion, bench: &str) {
                 .iter()
                 .any(|c| c.workload.figures(true).iter().any(|&f| filter.matches(&c.id(f))));
         nothing_here(bench, &filter, selected_here, per_side, &elsewhere, &libs, &example);
-        return;
+        return None;
     }
-    for figure in [Figure::Both, Figure::First, Figure::Second] {
-        let measured = |c: &Case| c.workload.figures(sides).contains(&figure);
-        let mut names: Vec<&'static str> =
-            runners.iter().filter(|(c, _)| measured(c)).map(|(c, _)| c.workload.group(figure)).collect();
-        names.dedup();
-        for name in names {
-            let mut group = c.benchmark_group(name);
-            // Flat sampling (the same iteration count in every sample): a
-            // handshake of several ms would stretch linear sampling's
-            // 5050-iteration minimum far past the measurement time.
-            group.sampling_mode(SamplingMode::Flat);
-            for (case, runner) in
-                runners.iter_mut().filter(|(c, _)| measured(c) && c.workload.group(figure) == name)
-            {
-                if let Some(writes) = case.workload.writes_per_iteration() {
-                    group.throughput(Throughput::Elements(writes));
-                } else if let Some(bytes) = case.workload.bytes_per_iteration() {
-                    group.throughput(Throughput::Bytes(bytes));
+    Some(Selection { filter, sides, runners })
+}
+
+/// `--list`: prints `ID: benchmark` for every benchmark of [`select`] that
+/// the filter keeps, each id whole, then exits with status 0.
+fn list(bench: &str) -> ! {
+    if let Some(selection) = select(bench) {
+        for (figure, _, cases) in selection.order() {
+            for i in cases {
+                let id = selection.runners[i].0.id(figure);
+                if selection.filter.matches(&id) {
+                    println!("{id}: benchmark");
                 }
-                let workload = case.workload;
-                group.bench_function(BenchmarkId::new(case.parameters(), &case.library), |b| {
-                    b.iter_custom(|iters| {
-                        let m = runner.run(iters).unwrap_or_else(|e| panic!("{}: {e:#}", case.id(figure)));
-                        if let Some(l) = m.losses.filter(|l| l.lost + l.reordered > 0) {
-                            eprintln!(
-                                "note {}: over UDP {} of {} writes lost, {} reordered",
-                                case.id(figure),
-                                l.lost,
-                                l.sent,
-                                l.reordered
-                            );
-                        }
-                        m.of(workload, figure)
-                    })
-                });
             }
-            group.finish();
         }
+    }
+    std::process::exit(0)
+}
+
+/// Benchmarks the cases [`select`] configures: the `Both` figure, and with
+/// `TLS_BENCH_SIDES=1` the per-side figures too (measured in groups of
+/// their own; [`tls_bench::bench::Workload::figures`]). Before each
+/// benchmark whose id is longer than Criterion prints whole
+/// ([`CRITERION_TITLE_MAX`]), prints `id in full: <id>`. The send loop's
+/// Criterion throughput is in elements (writes: packets per second for
+/// DTLS), the throughput benchmark's in bytes.
+///
+/// Exits with an error as [`select`] does. Panics on any error in an
+/// iteration: a benchmark must not go on with a broken library.
+pub fn bench(c: &mut Criterion, bench: &str) {
+    let Some(mut selection) = select(bench) else { return };
+    for (figure, name, cases) in selection.order() {
+        let mut group = c.benchmark_group(name);
+        // Flat sampling (the same iteration count in every sample): a
+        // handshake of several ms would stretch linear sampling's
+        // 5050-iteration minimum far past the measurement time.
+        group.sampling_mode(SamplingMode::Flat);
+        for i in cases {
+            let (case, runner) = &mut selection.runners[i];
+            if let Some(writes) = case.workload.writes_per_iteration() {
+                group.throughput(Throughput::Elements(writes));
+            } else if let Some(bytes) = case.workload.bytes_per_iteration() {
+                group.throughput(Throughput::Bytes(bytes));
+            }
+            let id = case.id(figure);
+            if id.len() > CRITERION_TITLE_MAX && selection.filter.matches(&id) {
+                println!("id in full: {id}");
+            }
+            let workload = case.workload;
+            group.bench_function(BenchmarkId::new(case.parameters(), &case.library), |b| {
+                b.iter_custom(|iters| {
+                    let m = runner.run(iters).unwrap_or_else(|e| panic!("{}: {e:#}", case.id(figure)));
+                    if let Some(l) = m.losses.filter(|l| l.lost + l.reordered > 0) {
+                        eprintln!(
+                            "note {}: over UDP {} of {} writes lost, {} reordered",
+                            case.id(figure),
+                            l.lost,
+                            l.sent,
+                            l.reordered
+                        );
+                    }
+                    m.of(workload, figure)
+                })
+            });
+        }
+        group.finish();
     }
 }
 
@@ -156,7 +236,7 @@ fn nothing_here(
         return;
     }
     let runs_elsewhere = elsewhere.iter().any(|case| {
-        matches!(prepare(case, libs).unwrap_or_else(|e| panic!("{e:#}")), Prepared::Ready { .. })
+        matches!(prepare(case, libs).unwrap_or_else(|e| fail(&format!("{e:#}"))), Prepared::Ready { .. })
     });
     if runs_elsewhere {
         // The small-writes and dtls benches are `bench = false`: a plain

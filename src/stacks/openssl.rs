@@ -7,7 +7,7 @@
 //! settings and the read-back of what it negotiated are in
 //! [`crate::config::openssl_conn`].
 
-use anyhow::{Context, Result, anyhow, ensure};
+use anyhow::{Context, Result, anyhow, bail, ensure};
 
 use crate::{
     config::{
@@ -159,13 +159,25 @@ impl TlsConnection for OpenSslConn {
                 self.flush_tickets()?;
                 Ok(true)
             }
-            Err(e) => would_block(e),
+            Err(e) => would_block(e).map_err(|e| match self.stream.get_ref().take_refused() {
+                Some(why) => anyhow!("OpenSSL handshake: the transport refused a datagram: {why}"),
+                None => e,
+            }),
         }
     }
 
     fn send(&mut self, mut data: &[u8]) -> Result<()> {
         while !data.is_empty() {
-            let n = self.stream.ssl_write(data).map_err(|e| anyhow!("OpenSSL write: {e}"))?;
+            let n = match self.stream.ssl_write(data) {
+                Ok(n) => n,
+                // OpenSSL's DTLS drops a datagram its BIO refused and reports
+                // the failed write without the BIO's error ("unexpected EOF"):
+                // the transport's own reason comes first.
+                Err(e) => match self.stream.get_ref().take_refused() {
+                    Some(why) => bail!("OpenSSL write: the transport refused a datagram: {why}"),
+                    None => bail!("OpenSSL write: {e}"),
+                },
+            };
             data = &data[n..];
         }
         Ok(())

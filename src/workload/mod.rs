@@ -136,6 +136,15 @@ pub trait Kind {
         0
     }
 
+    /// Whether the kind's writes fit the datagrams of path MTU `mtu` (bytes)
+    /// with `params`, checked before anything is configured. Errors: the
+    /// reason, for a named skip (a DTLS write larger than one datagram
+    /// carries, [`crate::writes::check_datagram_payload`]). Always `Ok` for
+    /// a kind whose writes the library may split (a handshake) or for TLS.
+    fn fits_mtu(&self, _params: &Params, _mtu: usize) -> Result<(), String> {
+        Ok(())
+    }
+
     /// Configures `lib` for `params` (client and server). Errors:
     /// [`ConfigureError::Unsupported`] for a combination the library or the
     /// kind cannot do (a named skip), [`ConfigureError::Failed`] otherwise.

@@ -69,6 +69,11 @@ impl Kind for SendLoop {
         self.payload * SEND_LOOP_WRITES
     }
 
+    /// Each write must leave as one record in one datagram.
+    fn fits_mtu(&self, params: &Params, mtu: usize) -> Result<(), String> {
+        crate::writes::check_datagram_payload(self.payload, mtu, params.protocol(), params.suite.aead())
+    }
+
     fn run(&self, run: Run<'_>, iters: u64, each: &mut dyn FnMut(Duration)) -> Result<Measured> {
         let payload = self.payload;
         block_loops(run, iters, each, |pair, data, scratch| {

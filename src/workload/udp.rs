@@ -94,6 +94,10 @@ impl<K: OverUdp> Kind for Udp<K> {
         false
     }
 
+    fn fits_mtu(&self, params: &Params, mtu: usize) -> Result<(), String> {
+        self.0.fits_mtu(params, mtu)
+    }
+
     /// Configures `lib` in this thread too, so that a combination it cannot
     /// do is a named skip before any socket is opened. Errors: also
     /// [`udp::supports`]'s reason, as [`ConfigureError::Unsupported`].
