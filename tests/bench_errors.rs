@@ -27,7 +27,10 @@ fn features() -> String {
     macro_rules! feature {
         ($($f:literal),*) => { $(if cfg!(feature = $f) { on.push($f) })* };
     }
+    // `default` too: cargo counts it among the features, so a build
+    // without it is another build (every bench rebuilt after the tests).
     feature!(
+        "default",
         "s2n-tls",
         "rustls",
         "openssl",
@@ -59,6 +62,13 @@ fn bench_binary(name: &str) -> PathBuf {
     ] {
         if on {
             cmd.args(["--config", &format!("aws-lc-config/{file}.toml")]);
+        }
+    }
+    // Not the variables cargo set for this test: build scripts that watch
+    // them (ring's) would rebuild, here and in the user's next build.
+    for (key, _) in std::env::vars_os() {
+        if key.to_str().is_some_and(tls_bench::variants::set_by_cargo_run) {
+            cmd.env_remove(key);
         }
     }
     let out = cmd.output().expect("running cargo bench --no-run");

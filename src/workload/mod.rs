@@ -137,10 +137,11 @@ pub trait Kind {
     }
 
     /// Whether the kind's writes fit the datagrams of path MTU `mtu` (bytes)
-    /// with `params`, checked before anything is configured. Errors: the
-    /// reason, for a named skip (a DTLS write larger than one datagram
-    /// carries, [`crate::writes::check_datagram_payload`]). Always `Ok` for
-    /// a kind whose writes the library may split (a handshake) or for TLS.
+    /// with `params`, checked once the library is configured, before any
+    /// connection. Errors: the reason, for a named skip (a DTLS write
+    /// larger than one datagram carries,
+    /// [`crate::writes::check_datagram_payload`]). Always `Ok` for a kind
+    /// whose writes the library may split (a handshake) or for TLS.
     fn fits_mtu(&self, _params: &Params, _mtu: usize) -> Result<(), String> {
         Ok(())
     }
