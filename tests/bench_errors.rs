@@ -43,6 +43,17 @@ fn features() -> String {
     on.join(",")
 }
 
+/// Drops from `cmd`'s environment the variables cargo set for this test:
+/// build scripts that watch them (ring's `CARGO_MANIFEST_DIR`) would
+/// rebuild in a nested cargo, and again in the user's next build.
+fn without_cargo_test_env(cmd: &mut Command) {
+    for (key, _) in std::env::vars_os() {
+        if key.to_str().is_some_and(tls_bench::variants::set_by_cargo_run) {
+            cmd.env_remove(key);
+        }
+    }
+}
+
 /// The path of the bench binary `name`, built by `cargo bench --no-run` in
 /// the features and aws-lc-config files of this build (once per name).
 fn bench_binary(name: &str) -> PathBuf {
@@ -64,13 +75,7 @@ fn bench_binary(name: &str) -> PathBuf {
             cmd.args(["--config", &format!("aws-lc-config/{file}.toml")]);
         }
     }
-    // Not the variables cargo set for this test: build scripts that watch
-    // them (ring's) would rebuild, here and in the user's next build.
-    for (key, _) in std::env::vars_os() {
-        if key.to_str().is_some_and(tls_bench::variants::set_by_cargo_run) {
-            cmd.env_remove(key);
-        }
-    }
+    without_cargo_test_env(&mut cmd);
     let out = cmd.output().expect("running cargo bench --no-run");
     assert!(
         out.status.success(),
@@ -122,8 +127,14 @@ fn assert_user_error(out: &Output, wanted: &[&str], what: &str) {
     }
 }
 
-/// The sweep centre's plaintext floor: the cheapest id to run once.
-const CHEAP: &str = "handshake/server-auth,TLSv1.3,TLS_AES_128_GCM_SHA256,x25519,ECDSA-P256/plaintext";
+/// The sweep centre's handshake of [`common::small_library`] (the plaintext
+/// floor when built): the cheapest id of every build to run once.
+fn cheap() -> String {
+    format!(
+        "handshake/server-auth,TLSv1.3,TLS_AES_128_GCM_SHA256,x25519,ECDSA-P256/{}",
+        common::small_library()
+    )
+}
 
 /// A copy of the committed chains under `test`'s scratch directory.
 fn copy_of_certs(test: &str) -> PathBuf {
@@ -151,7 +162,7 @@ fn criterion_options_it_would_assert_on_are_errors_before_any_work() {
         ("--significance-level", "0", "between 0 and 1"),
         ("--profile-time", "NaN", "at least 1"),
     ] {
-        let out = run("handshake", &[option, value, "--exact", CHEAP], &[]);
+        let out = run("handshake", &[option, value, "--exact", &cheap()], &[]);
         assert_user_error(&out, &[option, &format!("{value:?}"), wanted], option);
     }
     let out = run("handshake", &["--test", "("], &[]);
@@ -161,13 +172,13 @@ fn criterion_options_it_would_assert_on_are_errors_before_any_work() {
 #[test]
 fn bad_settings_are_errors_before_any_work() {
     for mtu in ["abc", "100", "70000", ""] {
-        let out = run("dtls", &["--test", "--exact", CHEAP], &[("TLS_BENCH_MTU", mtu)]);
+        let out = run("dtls", &["--test", "--exact", &cheap()], &[("TLS_BENCH_MTU", mtu)]);
         assert_user_error(&out, &[&format!("TLS_BENCH_MTU={mtu:?}"), "576 to 65535"], mtu);
     }
     let missing = common::scratch("bench-errors", "missing").join("nosuch");
     let out = run(
         "handshake",
-        &["--test", "--exact", CHEAP],
+        &["--test", "--exact", &cheap()],
         &[("TLS_BENCH_CERTS_DIR", missing.to_str().unwrap())],
     );
     assert_user_error(
@@ -178,8 +189,11 @@ fn bad_settings_are_errors_before_any_work() {
     let broken = copy_of_certs("broken-ca");
     let ca = broken.join("ecdsa-p256").join(certs::CA_CERT);
     fs::write(&ca, "not a certificate\n").unwrap();
-    let out =
-        run("handshake", &["--test", "--exact", CHEAP], &[("TLS_BENCH_CERTS_DIR", broken.to_str().unwrap())]);
+    let out = run(
+        "handshake",
+        &["--test", "--exact", &cheap()],
+        &[("TLS_BENCH_CERTS_DIR", broken.to_str().unwrap())],
+    );
     assert_user_error(&out, &[ca.to_str().unwrap(), "expected 1 (the root CA)"], "broken certs");
 }
 
@@ -263,11 +277,11 @@ fn the_instruction_bench_prints_skip_lines_only_for_selected_cases() {
         "{skips:?}"
     );
     // A filter that excludes it prints none.
-    let out = run(
-        "instructions",
-        &["--list", "*::handshake::server_auth_TLSv1_3_TLS_AES_128_GCM_SHA256_x25519_ECDSA_P256_plaintext"],
-        &[],
+    let centre = format!(
+        "*::handshake::server_auth_TLSv1_3_TLS_AES_128_GCM_SHA256_x25519_ECDSA_P256_{}",
+        common::small_library().replace(|c: char| !c.is_ascii_alphanumeric(), "_")
     );
+    let out = run("instructions", &["--list", &centre], &[]);
     let err = text(&out.stderr);
     if err.contains("gungraun-runner is not installed") || err.contains("valgrind is not installed") {
         return;
@@ -284,13 +298,12 @@ fn the_instruction_bench_prints_skip_lines_only_for_selected_cases() {
 
 #[test]
 fn noise_sh_stops_at_a_filter_that_selects_nothing() {
-    if features() != "s2n-tls,rustls,openssl,openssl-vendored,plaintext,tools" {
+    if !cfg!(feature = "default") {
         return; // noise.sh runs the default build only.
     }
-    let out = Command::new(Path::new(env!("CARGO_MANIFEST_DIR")).join("instructions/noise.sh"))
-        .arg("nosuch")
-        .output()
-        .unwrap();
+    let mut cmd = Command::new(Path::new(env!("CARGO_MANIFEST_DIR")).join("instructions/noise.sh"));
+    without_cargo_test_env(&mut cmd);
+    let out = cmd.arg("nosuch").output().unwrap();
     let err = text(&out.stderr);
     assert!(!out.status.success(), "{err}");
     assert!(err.contains("error: no instruction count matches the filter \"nosuch\""), "{err}");

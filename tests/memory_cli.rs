@@ -16,24 +16,7 @@ use std::{
 use serde_json::Value;
 use tls_bench::stacks;
 
-/// A library of this build that measures x25519 in every build variant and
-/// aws-lc-config build: the plaintext floor when built, else rustls on
-/// *ring*, OpenSSL or BoringSSL (FIPS builds of the others refuse x25519).
-fn small_library() -> String {
-    let names: Vec<String> = stacks::all().iter().map(|l| l.name()).collect();
-    let fits = [
-        |n: &str| n == "plaintext",
-        |n: &str| n.starts_with("rustls-") && n.ends_with("+ring"),
-        |n: &str| n.starts_with("openssl-"),
-        |n: &str| n.starts_with("boring-"),
-    ];
-    fits.iter()
-        .find_map(|fit| names.iter().find(|n| fit(n)))
-        .unwrap_or_else(|| panic!("no library of {names:?} fits"))
-        .clone()
-}
-
-/// A small, fast selection: [`small_library`], one kind, one chain, 2 pairs,
+/// A small, fast selection: [`common::small_library`], one kind, one chain, 2 pairs,
 /// 1 write per size, after `--libraries`.
 const SMALL: [&str; 9] =
     ["--kinds", "server-auth", "--chains", "ECDSA-P256", "-n", "2", "--writes", "1", "--libraries"];
@@ -83,7 +66,7 @@ fn unwritable_report_paths_fail_before_measuring() {
         (dir.as_path(), ["--json", text(&dir)].as_slice()),
         (under_file.as_path(), ["--json", text(&ok_json), "--csv", text(&under_file)].as_slice()),
     ] {
-        let lib = small_library();
+        let lib = common::small_library();
         let args: Vec<&str> =
             ["measure"].iter().chain(paths).chain(&SMALL).copied().chain([lib.as_str()]).collect();
         let (ok, _, err) = memory(&args);
@@ -100,7 +83,7 @@ fn the_same_file_spelt_two_ways_is_refused_before_measuring() {
     let json = dir.join("x.json");
     let name = dir.file_name().unwrap().to_str().unwrap();
     let same = dir.join("..").join(name).join(".").join("x.json");
-    let lib = small_library();
+    let lib = common::small_library();
     let args: Vec<&str> = ["measure", "--json", text(&json), "--csv", text(&same)]
         .iter()
         .chain(&SMALL)
@@ -122,7 +105,7 @@ fn counts_above_their_bounds_are_refused_naming_value_and_bound() {
         ("--writes", "100001", "10000"),
         ("--write-sizes", "1024,99999999", "1048576"),
     ] {
-        let lib = small_library();
+        let lib = common::small_library();
         let mut args = vec!["measure", "--json", text(&json), "--libraries", &lib];
         args.extend([flag, value]);
         let (ok, _, err) = memory(&args);
@@ -136,7 +119,7 @@ fn counts_above_their_bounds_are_refused_naming_value_and_bound() {
 #[test]
 fn repeated_selectors_are_measured_once() {
     let dir = scratch("repeats");
-    let lib = small_library();
+    let lib = common::small_library();
     let twice = format!("{lib},{lib}");
     let (ok, err, report) = measure(
         &dir,
@@ -201,7 +184,7 @@ fn a_run_that_measures_nothing_fails_naming_the_skips() {
 #[test]
 fn plot_creates_a_missing_svg_directory() {
     let dir = scratch("plot-dir");
-    let lib = small_library();
+    let lib = common::small_library();
     let (ok, err, _) = measure(&dir, &[SMALL.as_slice(), &[lib.as_str()]].concat());
     assert!(ok, "{err}");
     let svg = dir.join("not/yet/there/memory.svg");

@@ -271,6 +271,20 @@ pub fn prepare(paths: &Paths, release: &Release, suite: Suite) -> Result<Prepare
     Ok(Prepared { manifest: manifest_path, env, libcrypto, era })
 }
 
+/// `cargo`, without the variables `cargo run` set for this program
+/// ([`tls_bench::variants::set_by_cargo_run`]): build scripts that watch
+/// them (ring's `CARGO_MANIFEST_DIR`) would rebuild in every build here,
+/// and again in the user's next build of the same target directory.
+pub fn cargo() -> Command {
+    let mut cmd = Command::new("cargo");
+    for (key, _) in std::env::vars_os() {
+        if key.to_str().is_some_and(tls_bench::variants::set_by_cargo_run) {
+            cmd.env_remove(key);
+        }
+    }
+    cmd
+}
+
 /// The crates pinned to an s2n-tls release's era: its libcrypto bindings.
 const ERA_PINNED: [&str; 2] = ["aws-lc-rs", "aws-lc-sys"];
 
@@ -278,7 +292,7 @@ const ERA_PINNED: [&str; 2] = ["aws-lc-rs", "aws-lc-sys"];
 /// which also brings the copied lock file in line with the manifest).
 fn locked_versions(paths: &Paths, manifest: &Path, krate: &str) -> Result<Vec<semver::Version>> {
     let out = run(
-        Command::new("cargo")
+        cargo()
             .args(["metadata", "--all-features", "--format-version", "1", "--manifest-path"])
             .arg(manifest)
             .env("CARGO_TARGET_DIR", &paths.target),
@@ -322,7 +336,7 @@ fn pin_crypto_to_era(paths: &Paths, manifest: &Path, release: &Release) -> Resul
             };
             if era != current {
                 run(
-                    Command::new("cargo")
+                    cargo()
                         .args(["update", "--manifest-path"])
                         .arg(manifest)
                         .args(["-p", &format!("{krate}@{current}"), "--precise", &era.to_string()])
@@ -373,7 +387,7 @@ fn build_openssl(paths: &Paths, release: &Release) -> Result<PathBuf> {
          openssl_src::Build::new().out_dir(out).build();\n}\n",
     )?;
     run(
-        Command::new("cargo")
+        cargo()
             .args(["build", "--release", "--manifest-path"])
             .arg(krate.join("Cargo.toml"))
             .env("CARGO_TARGET_DIR", &paths.target)
@@ -392,7 +406,7 @@ pub fn libcrypto_of(paths: &Paths, prepared: &Prepared, library: Library) -> Res
         return Ok(prepared.libcrypto.clone());
     }
     let out = run(
-        Command::new("cargo")
+        cargo()
             .args(["tree", "--manifest-path"])
             .arg(&prepared.manifest)
             .args(["--no-default-features", "--features"])

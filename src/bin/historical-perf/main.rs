@@ -533,7 +533,7 @@ fn run_release(
         std::fs::remove_file(&skips_file).with_context(|| format!("removing {}", skips_file.display()))?;
     }
     let cargo = |extra: &[&str]| -> Command {
-        let mut cmd = Command::new("cargo");
+        let mut cmd = build::cargo();
         cmd.args(["bench", "--manifest-path"])
             .arg(&prepared.manifest)
             .args(["--no-default-features", "--features"])
