@@ -169,6 +169,9 @@ struct Pipe {
     datagrams: VecDeque<usize>,
     stats: DirectionStats,
     counter: RecordCounter,
+    /// Why the sender's last datagram was refused
+    /// ([`Endpoint::take_refused`]).
+    refused: Option<String>,
 }
 
 /// A write seen by the transport, kept when capture is on.
@@ -274,7 +277,7 @@ impl Duplex {
 
     /// The endpoint of `side`.
     pub fn endpoint(&self, side: Side) -> Endpoint {
-        Endpoint { link: Link::Memory(self.clone()), side, refused: Rc::default() }
+        Endpoint { link: Link::Memory(self.clone()), side }
     }
 
     /// Counters of what `side` sent since creation or the last reset.
@@ -314,6 +317,8 @@ struct UdpLink {
     socket: UdpSocket,
     max_datagram: usize,
     sent: Cell<DirectionStats>,
+    /// Why the last datagram was refused ([`Endpoint::take_refused`]).
+    refused: RefCell<Option<String>>,
 }
 
 /// What an [`Endpoint`] moves bytes over.
@@ -331,8 +336,6 @@ enum Link {
 pub struct Endpoint {
     link: Link,
     side: Side,
-    /// Why the last datagram was refused ([`Endpoint::take_refused`]).
-    refused: Rc<RefCell<Option<String>>>,
 }
 
 impl Endpoint {
@@ -342,8 +345,13 @@ impl Endpoint {
     /// refuses.
     pub fn udp(socket: UdpSocket, side: Side, mtu: usize) -> Result<Endpoint, String> {
         Duplex::datagram(mtu)?;
-        let link = UdpLink { socket, max_datagram: mtu - IPV4_UDP_HEADERS, sent: Cell::default() };
-        Ok(Endpoint { link: Link::Udp(Rc::new(link)), side, refused: Rc::default() })
+        let link = UdpLink {
+            socket,
+            max_datagram: mtu - IPV4_UDP_HEADERS,
+            sent: Cell::default(),
+            refused: RefCell::default(),
+        };
+        Ok(Endpoint { link: Link::Udp(Rc::new(link)), side })
     }
 
     /// Which side this endpoint is.
@@ -383,9 +391,14 @@ impl Endpoint {
     /// this endpoint (or a clone of it), since the last call: the message
     /// of [`Endpoint::send_datagram`]'s error. A library may report a
     /// failed write in its own words ("unexpected EOF") having dropped the
-    /// I/O error; its stack reads the cause here.
+    /// I/O error; its stack reads the cause here. Kept in the link's own
+    /// state, so an endpoint costs no allocation of its own (endpoints are
+    /// made inside a handshake's timed region).
     pub fn take_refused(&self) -> Option<String> {
-        self.refused.borrow_mut().take()
+        match &self.link {
+            Link::Memory(d) => d.inner.borrow_mut().outgoing(self.side).refused.take(),
+            Link::Udp(u) => u.refused.borrow_mut().take(),
+        }
     }
 
     /// Sends `data` as one datagram. Errors: a byte-stream duplex, a
@@ -394,7 +407,13 @@ impl Endpoint {
     /// socket's error. Each error's message is also kept for
     /// [`Endpoint::take_refused`].
     pub fn send_datagram(&self, data: &[u8]) -> io::Result<()> {
-        self.try_send_datagram(data).inspect_err(|e| *self.refused.borrow_mut() = Some(e.to_string()))
+        self.try_send_datagram(data).inspect_err(|e| {
+            let why = Some(e.to_string());
+            match &self.link {
+                Link::Memory(d) => d.inner.borrow_mut().outgoing(self.side).refused = why,
+                Link::Udp(u) => *u.refused.borrow_mut() = why,
+            }
+        })
     }
 
     fn try_send_datagram(&self, data: &[u8]) -> io::Result<()> {

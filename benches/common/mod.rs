@@ -38,12 +38,12 @@ pub const PLOTS_ENV: &str = "TLS_BENCH_PLOTS";
 /// Criterion asserts ([`filter::check_options`]).
 pub fn config(bench: &str) -> Criterion {
     let args = || env::args().skip(1);
-    filter::check_options(args()).unwrap_or_else(|e| fail(&format!("{e:#}")));
-    IdFilter::from_args(args()).unwrap_or_else(|e| fail(&format!("{e:#}")));
-    Matrix::from_env().unwrap_or_else(|e| fail(&format!("{e:#}")));
-    sides_from_env().unwrap_or_else(|e| fail(&format!("{e:#}")));
-    mtu_from_env().unwrap_or_else(|e| fail(&format!("{e:#}")));
-    certs::check_root().unwrap_or_else(|e| fail(&format!("{e:#}")));
+    filter::check_options(args()).unwrap_or_else(fail_on);
+    IdFilter::from_args(args()).unwrap_or_else(fail_on);
+    Matrix::from_env().unwrap_or_else(fail_on);
+    sides_from_env().unwrap_or_else(fail_on);
+    mtu_from_env().unwrap_or_else(fail_on);
+    certs::check_root().unwrap_or_else(fail_on);
     let plots = match env::var(PLOTS_ENV).as_deref() {
         Ok("1") => true,
         Ok("0") | Err(_) => false,
@@ -58,6 +58,11 @@ pub fn config(bench: &str) -> Criterion {
     #[cfg(target_os = "linux")]
     let c = c.with_profiler(flamegraph::Flamegraph::default());
     if plots { c } else { c.without_plots() }
+}
+
+/// [`fail`] with an error's message (its cause chain).
+fn fail_on<T, E: std::fmt::Display>(e: E) -> T {
+    fail(&format!("{e:#}"))
 }
 
 /// Prints `error: <msg>` and exits with status 1: a bad setting or a filter
@@ -116,9 +121,9 @@ impl Selection {
 /// when the filter selects no case of any benchmark, or every selected case
 /// of every benchmark is skipped (nothing would be measured).
 fn select(bench: &str) -> Option<Selection> {
-    let matrix = Matrix::from_env().unwrap_or_else(|e| fail(&format!("{e:#}")));
-    let sides = sides_from_env().unwrap_or_else(|e| fail(&format!("{e:#}")));
-    let filter = IdFilter::from_args(env::args().skip(1)).unwrap_or_else(|e| fail(&format!("{e:#}")));
+    let matrix = Matrix::from_env().unwrap_or_else(fail_on);
+    let sides = sides_from_env().unwrap_or_else(fail_on);
+    let filter = IdFilter::from_args(env::args().skip(1)).unwrap_or_else(fail_on);
     let libs = stacks::all();
     let selected = |case: &Case| case.workload.figures(sides).iter().any(|&f| filter.matches(&case.id(f)));
     let cases = matrix.all_cases(&libs);
@@ -128,7 +133,7 @@ fn select(bench: &str) -> Option<Selection> {
     let mut runners = Vec::new();
     let selected_here = here.len();
     for case in here {
-        match prepare(&case, &libs).unwrap_or_else(|e| fail(&format!("{e:#}"))) {
+        match prepare(&case, &libs).unwrap_or_else(fail_on) {
             Prepared::Ready { runner, settings } => {
                 if let Some(s) = settings {
                     eprintln!("note {case}: {s}");
@@ -136,7 +141,7 @@ fn select(bench: &str) -> Option<Selection> {
                 runners.push((case, runner));
             }
             Prepared::Skipped(why) => {
-                tls_bench::skip::report(&case.to_string(), &why).unwrap_or_else(|e| fail(&format!("{e:#}")))
+                tls_bench::skip::report(&case.to_string(), &why).unwrap_or_else(fail_on)
             }
         }
     }
@@ -235,9 +240,9 @@ fn nothing_here(
     if matches!(filter, IdFilter::None) {
         return;
     }
-    let runs_elsewhere = elsewhere.iter().any(|case| {
-        matches!(prepare(case, libs).unwrap_or_else(|e| fail(&format!("{e:#}"))), Prepared::Ready { .. })
-    });
+    let runs_elsewhere = elsewhere
+        .iter()
+        .any(|case| matches!(prepare(case, libs).unwrap_or_else(fail_on), Prepared::Ready { .. }));
     if runs_elsewhere {
         // The small-writes and dtls benches are `bench = false`: a plain
         // `cargo bench` does not run them.
