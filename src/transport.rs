@@ -161,6 +161,11 @@ pub fn dtls_records(mut datagram: &[u8]) -> Option<(u64, u64)> {
     Some((records, app))
 }
 
+thread_local! {
+    /// Why this thread's last datagram was refused ([`Endpoint::take_refused`]).
+    static REFUSED: RefCell<Option<String>> = const { RefCell::new(None) };
+}
+
 /// One direction: a byte queue with its counters, and for a datagram duplex
 /// the length of each queued datagram.
 #[derive(Debug, Default)]
@@ -169,9 +174,6 @@ struct Pipe {
     datagrams: VecDeque<usize>,
     stats: DirectionStats,
     counter: RecordCounter,
-    /// Why the sender's last datagram was refused
-    /// ([`Endpoint::take_refused`]).
-    refused: Option<String>,
 }
 
 /// A write seen by the transport, kept when capture is on.
@@ -317,8 +319,6 @@ struct UdpLink {
     socket: UdpSocket,
     max_datagram: usize,
     sent: Cell<DirectionStats>,
-    /// Why the last datagram was refused ([`Endpoint::take_refused`]).
-    refused: RefCell<Option<String>>,
 }
 
 /// What an [`Endpoint`] moves bytes over.
@@ -345,12 +345,7 @@ impl Endpoint {
     /// refuses.
     pub fn udp(socket: UdpSocket, side: Side, mtu: usize) -> Result<Endpoint, String> {
         Duplex::datagram(mtu)?;
-        let link = UdpLink {
-            socket,
-            max_datagram: mtu - IPV4_UDP_HEADERS,
-            sent: Cell::default(),
-            refused: RefCell::default(),
-        };
+        let link = UdpLink { socket, max_datagram: mtu - IPV4_UDP_HEADERS, sent: Cell::default() };
         Ok(Endpoint { link: Link::Udp(Rc::new(link)), side })
     }
 
@@ -391,14 +386,12 @@ impl Endpoint {
     /// this endpoint (or a clone of it), since the last call: the message
     /// of [`Endpoint::send_datagram`]'s error. A library may report a
     /// failed write in its own words ("unexpected EOF") having dropped the
-    /// I/O error; its stack reads the cause here. Kept in the link's own
-    /// state, so an endpoint costs no allocation of its own (endpoints are
-    /// made inside a handshake's timed region).
+    /// I/O error; its stack reads the cause here, on the thread that wrote
+    /// (the reason is kept per thread, as `errno` is: an endpoint or a
+    /// duplex holding it would cost bytes or an allocation per connection,
+    /// made inside a handshake's timed region and counted to the library).
     pub fn take_refused(&self) -> Option<String> {
-        match &self.link {
-            Link::Memory(d) => d.inner.borrow_mut().outgoing(self.side).refused.take(),
-            Link::Udp(u) => u.refused.borrow_mut().take(),
-        }
+        REFUSED.with(|r| r.borrow_mut().take())
     }
 
     /// Sends `data` as one datagram. Errors: a byte-stream duplex, a
@@ -407,13 +400,7 @@ impl Endpoint {
     /// socket's error. Each error's message is also kept for
     /// [`Endpoint::take_refused`].
     pub fn send_datagram(&self, data: &[u8]) -> io::Result<()> {
-        self.try_send_datagram(data).inspect_err(|e| {
-            let why = Some(e.to_string());
-            match &self.link {
-                Link::Memory(d) => d.inner.borrow_mut().outgoing(self.side).refused = why,
-                Link::Udp(u) => *u.refused.borrow_mut() = why,
-            }
-        })
+        self.try_send_datagram(data).inspect_err(|e| REFUSED.with(|r| *r.borrow_mut() = Some(e.to_string())))
     }
 
     fn try_send_datagram(&self, data: &[u8]) -> io::Result<()> {
