@@ -74,6 +74,8 @@ pub mod results;
 pub mod runner;
 pub mod side;
 pub mod skip;
+#[cfg(feature = "sockets")]
+pub mod sockets;
 pub mod stacks;
 pub mod transport;
 pub mod udp;

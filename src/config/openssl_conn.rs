@@ -85,6 +85,65 @@ pub fn negotiated(ssl: &SslRef) -> Result<Negotiated> {
     Ok(Negotiated { protocol, suite, group: group(ssl)?, resumed, client_authenticated })
 }
 
+/// The client session's pointer now, to hand [`received_session`] later:
+/// OpenSSL's way of telling a ticket has arrived is a new session object.
+pub fn session_mark(ssl: &SslRef) -> Option<*mut ffi::SSL_SESSION> {
+    ssl.session().map(|s| s.as_ptr())
+}
+
+/// The session to resume the next connection with, from client `ssl` once
+/// it has read past the server's NewSessionTicket (a read after the
+/// handshake: the in-memory stack reads zero bytes, a socket client its
+/// first response), `before` being its [`session_mark`] from before that
+/// read. In TLS 1.3 this is the session of a ticket received since
+/// ([`received_ticket`]); in (D)TLS 1.2 a server may resume without issuing
+/// a new ticket (RFC 5077 section 3.3), and the client keeps the session
+/// it resumed. Errors: no ticket received in TLS 1.3, or a session the
+/// library says is not resumable (`SSL_SESSION_is_resumable`).
+pub fn received_session(ssl: &SslRef, before: Option<*mut ffi::SSL_SESSION>) -> Result<SslSession> {
+    let session = match received_ticket(ssl, before)? {
+        Some(session) => session,
+        None => {
+            ensure!(
+                matches!(ssl.version2(), Some(SslVersion::TLS1_2 | SslVersion::DTLS1_2)),
+                "{} client received no session ticket",
+                library_name()
+            );
+            ssl.session().context("client has no session")?.to_owned()
+        }
+    };
+    // SAFETY: valid session pointer; the call only reads.
+    let resumable = unsafe { SSL_SESSION_is_resumable(session.as_ptr()) } == 1;
+    ensure!(resumable, "{} client session is not resumable", library_name());
+    Ok(session)
+}
+
+/// The session of a ticket received since the session was `before`. In
+/// TLS 1.3 OpenSSL replaces the connection's session with a new one
+/// carrying the ticket (statem_clnt.c, tls_process_new_session_ticket), so
+/// a new session object is a new ticket.
+#[cfg(not(any(feature = "boring", openssl_awslc)))]
+fn received_ticket(ssl: &SslRef, before: Option<*mut ffi::SSL_SESSION>) -> Result<Option<SslSession>> {
+    Ok(ssl.session().filter(|s| Some(s.as_ptr()) != before).map(|s| s.to_owned()))
+}
+
+/// The session of a ticket received since the connection was created (see
+/// [`crate::config::openssl::received_session_index`]).
+#[cfg(any(feature = "boring", openssl_awslc))]
+fn received_ticket(ssl: &SslRef, _before: Option<*mut ffi::SSL_SESSION>) -> Result<Option<SslSession>> {
+    let index = crate::config::openssl::received_session_index()?;
+    Ok(ssl.ex_data(index).and_then(|slot| slot.clone()))
+}
+
+#[cfg(any(feature = "boring", openssl_awslc))]
+use ffi::SSL_SESSION_is_resumable;
+#[cfg(not(any(feature = "boring", openssl_awslc)))]
+unsafe extern "C" {
+    /// OpenSSL 1.1.1+ (AWS-LC and BoringSSL too, bound by their -sys
+    /// crates); not bound by openssl-sys for OpenSSL.
+    fn SSL_SESSION_is_resumable(s: *const ffi::SSL_SESSION) -> libc::c_int;
+}
+
 /// Whether `ssl` is a client (`SSL_is_server`).
 pub fn is_client(ssl: &SslRef) -> bool {
     // SAFETY: valid SSL pointer; SSL_is_server only reads.

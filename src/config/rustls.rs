@@ -11,15 +11,18 @@
 
 use std::sync::{
     Arc,
-    atomic::{AtomicBool, Ordering::Relaxed},
+    atomic::{AtomicBool, AtomicU64, Ordering, Ordering::Relaxed},
 };
 
 use anyhow::{Context, Result, anyhow};
 use rustls::{
-    ClientConfig, RootCertStore, ServerConfig, SupportedProtocolVersion,
-    client::Resumption,
+    ClientConfig, NamedGroup, RootCertStore, ServerConfig, SupportedProtocolVersion,
+    client::{
+        ClientSessionMemoryCache, ClientSessionStore, Resumption, Tls12ClientSessionValue,
+        Tls13ClientSessionValue,
+    },
     crypto::{CryptoProvider, GetRandomFailed, SecureRandom},
-    pki_types::{CertificateDer, PrivateKeyDer, pem::PemObject},
+    pki_types::{CertificateDer, PrivateKeyDer, ServerName, pem::PemObject},
     server::{NoServerSessionStorage, WebPkiClientVerifier},
 };
 
@@ -324,4 +327,65 @@ pub fn group_and_resumed(state: &rustls::CommonState) -> (Option<u16>, bool) {
 pub fn negotiated(state: &rustls::CommonState, server: bool) -> Result<crate::harness::Negotiated> {
     let (group, resumed) = group_and_resumed(state);
     negotiated_with(state, server, group, resumed)
+}
+
+/// rustls' in-memory session cache, counting the sessions stored in it so
+/// that a client can tell it received a ticket ([`CountingStore::stored`]).
+/// Room for one server's tickets: a client config with its own store
+/// resumes with the ticket of its previous handshake.
+#[derive(Debug)]
+pub struct CountingStore {
+    inner: ClientSessionMemoryCache,
+    stored: AtomicU64,
+}
+
+impl Default for CountingStore {
+    fn default() -> Self {
+        // rustls 0.22's cache evicts the only server it has room for as soon
+        // as it inserts it when sized for one (`LimitedCache`), so it is
+        // given room for two servers there (sizes count tickets, 8 per server).
+        let size = if cfg!(rustls_0_22) { 16 } else { 1 };
+        CountingStore { inner: ClientSessionMemoryCache::new(size), stored: AtomicU64::new(0) }
+    }
+}
+
+impl ClientSessionStore for CountingStore {
+    fn set_kx_hint(&self, server_name: ServerName<'static>, group: NamedGroup) {
+        self.inner.set_kx_hint(server_name, group)
+    }
+    fn kx_hint(&self, server_name: &ServerName<'_>) -> Option<NamedGroup> {
+        self.inner.kx_hint(server_name)
+    }
+    fn set_tls12_session(&self, server_name: ServerName<'static>, value: Tls12ClientSessionValue) {
+        self.stored.fetch_add(1, Ordering::Relaxed);
+        self.inner.set_tls12_session(server_name, value)
+    }
+    fn tls12_session(&self, server_name: &ServerName<'_>) -> Option<Tls12ClientSessionValue> {
+        self.inner.tls12_session(server_name)
+    }
+    fn remove_tls12_session(&self, server_name: &ServerName<'static>) {
+        self.inner.remove_tls12_session(server_name)
+    }
+    fn insert_tls13_ticket(&self, server_name: ServerName<'static>, value: Tls13ClientSessionValue) {
+        self.stored.fetch_add(1, Ordering::Relaxed);
+        self.inner.insert_tls13_ticket(server_name, value)
+    }
+    fn take_tls13_ticket(&self, server_name: &ServerName<'static>) -> Option<Tls13ClientSessionValue> {
+        self.inner.take_tls13_ticket(server_name)
+    }
+}
+
+/// Gives `config` a session store of its own, which it resumes from, and
+/// returns it (to count the tickets it receives).
+pub fn own_store(config: &mut ClientConfig) -> Arc<CountingStore> {
+    let store = Arc::new(CountingStore::default());
+    config.resumption = Resumption::store(store.clone());
+    store
+}
+
+impl CountingStore {
+    /// Sessions stored so far (TLS 1.3 tickets and TLS 1.2 sessions).
+    pub fn stored(&self) -> u64 {
+        self.stored.load(Ordering::Relaxed)
+    }
 }

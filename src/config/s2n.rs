@@ -196,6 +196,14 @@ pub fn server_builder(
     Ok(b)
 }
 
+/// A fresh random session ticket key for [`server_config`] (32 bytes from
+/// the OS). Errors: the OS gave no random bytes.
+pub fn ticket_key() -> Result<[u8; 32], ConfigureError> {
+    let mut key = [0u8; 32];
+    getrandom::fill(&mut key).map_err(|e| anyhow!("getrandom: {e}"))?;
+    Ok(key)
+}
+
 /// Whether s2n-tls runs in FIPS mode (`s2n_get_fips_mode`): it does when
 /// linked to a FIPS libcrypto (s2n-tls feature `fips`).
 ///
@@ -221,8 +229,9 @@ pub fn fips() -> bool {
 /// a tuned server runs), and for a client the server name
 /// ([`certs::SERVER_NAME`], which drives the host-name check) and the
 /// [`ReceivedTicket`] slot. The caller sets the I/O. Errors: s2n-tls
-/// refused a setting.
-pub fn connection(server: bool, config: &Config) -> anyhow::Result<Connection> {
+/// refused a setting (s2n-tls's own error, as s2n-tls-tokio's
+/// `connection::Builder` returns it).
+pub fn connection(server: bool, config: &Config) -> Result<Connection, crate::config::s2n_api::error::Error> {
     use crate::config::s2n_api::enums::{Blinding, Mode};
     let mut conn = Connection::new(if server { Mode::Server } else { Mode::Client });
     conn.set_config(config.clone())?;
@@ -234,6 +243,32 @@ pub fn connection(server: bool, config: &Config) -> anyhow::Result<Connection> {
         conn.set_application_context(ReceivedTicket::default());
     }
     Ok(conn)
+}
+
+/// The session to resume the next connection with, serialised for
+/// `set_session_ticket`, from client `conn` once it has read past the
+/// server's NewSessionTicket (TLS 1.3; in TLS 1.2 the ticket comes in the
+/// handshake): the ticket the session-ticket callback left in its
+/// [`ReceivedTicket`] ([`LAST_TICKET`] before s2n-tls 0.3), taken out; in
+/// TLS 1.2 a server may resume without issuing a new ticket (RFC 5077
+/// section 3.3), and the client keeps the session it resumed. Errors: no
+/// ticket received.
+pub fn received_ticket(conn: &mut Connection) -> anyhow::Result<Vec<u8>> {
+    #[cfg(not(s2n_before_0_3))]
+    let received = conn.application_context_mut::<ReceivedTicket>().and_then(|t| t.0.take());
+    #[cfg(s2n_before_0_3)]
+    let received = LAST_TICKET.lock().map_err(|_| anyhow!("ticket slot poisoned"))?.take();
+    if let Some(ticket) = received {
+        return Ok(ticket);
+    }
+    #[cfg(not(s2n_before_0_3))]
+    if conn.actual_protocol_version()? == crate::config::s2n_api::enums::Version::TLS12 && conn.resumed() {
+        let mut ticket = vec![0u8; conn.session_ticket_length()?];
+        let n = conn.session_ticket(&mut ticket)?;
+        ticket.truncate(n);
+        return Ok(ticket);
+    }
+    anyhow::bail!("s2n-tls client received no session ticket")
 }
 
 /// A poll of s2n-tls: `Some` when ready, `None` when it waits on I/O.

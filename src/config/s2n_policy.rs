@@ -175,7 +175,7 @@ fn handshake_under(
     for (server, config, side) in
         [(false, &client_config, Side::Client), (true, &server_config, Side::Server)]
     {
-        let mut conn = connection(server, config)?;
+        let mut conn = connection(server, config).map_err(crate::config::s2n::fail)?;
         let io = Io::attach(&mut conn, duplex.endpoint(side), server)?;
         sides.push((conn, io));
     }

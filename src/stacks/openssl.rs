@@ -13,10 +13,10 @@ use crate::{
     config::{
         openssl::{
             ForeignTypeRef, client_context, ffi, library_name,
-            ossl::ssl::{ErrorCode, SslContext, SslSession, SslStream, SslVersion},
+            ossl::ssl::{ErrorCode, SslContext, SslSession, SslStream},
             server_context,
         },
-        openssl_conn::{client_ssl, negotiated, server_ssl, set_mtu},
+        openssl_conn::{client_ssl, negotiated, received_session, server_ssl, session_mark, set_mtu},
     },
     harness::{ConfigureError, Configured, Negotiated, Session, TlsConnection, TlsLibrary},
     params::Params,
@@ -104,30 +104,6 @@ fn would_block(e: crate::config::openssl::ossl::ssl::Error) -> Result<bool> {
     match e.code() {
         ErrorCode::WANT_READ => Ok(false),
         _ => Err(anyhow!("OpenSSL: {e}")),
-    }
-}
-
-impl OpenSslConn {
-    /// The session of a ticket received since the session was `before`. In
-    /// TLS 1.3 OpenSSL replaces the connection's session with a new one
-    /// carrying the ticket (statem_clnt.c, tls_process_new_session_ticket),
-    /// so a new session object is a new ticket.
-    #[cfg(not(any(feature = "boring", openssl_awslc)))]
-    fn new_ticket(&mut self, before: Option<*mut ffi::SSL_SESSION>) -> Result<Option<SslSession>> {
-        let session = self.stream.ssl().session();
-        Ok(session.filter(|s| Some(s.as_ptr()) != before).map(|s| s.to_owned()))
-    }
-
-    /// The session of a ticket received since the connection was created
-    /// (see [`crate::config::openssl::received_session_index`]).
-    #[cfg(any(feature = "boring", openssl_awslc))]
-    fn new_ticket(&mut self, _before: Option<*mut ffi::SSL_SESSION>) -> Result<Option<SslSession>> {
-        let index = crate::config::openssl::received_session_index()?;
-        // SAFETY: the pointer is the stream's valid SSL object, borrowed
-        // mutably through `self` for the reference's lifetime.
-        let ssl =
-            unsafe { crate::config::openssl::ossl::ssl::SslRef::from_ptr_mut(self.stream.ssl().as_ptr()) };
-        Ok(ssl.ex_data_mut(index).and_then(Option::take))
     }
 }
 
@@ -229,38 +205,12 @@ impl TlsConnection for OpenSslConn {
     }
 
     fn take_session(&mut self) -> Result<Session> {
-        let before = self.stream.ssl().session().map(|s| s.as_ptr());
+        let before = session_mark(self.stream.ssl());
         // Reading processes the server's NewSessionTicket.
         let mut byte = [0u8; 1];
         ensure!(self.recv(&mut byte)? == 0, "unexpected application data while waiting for a ticket");
-        let session = match self.new_ticket(before)? {
-            Some(session) => session,
-            // (D)TLS 1.2: a server may resume without issuing a new ticket
-            // (RFC 5077 section 3.3); the client keeps the session it resumed.
-            None => {
-                let ssl = self.stream.ssl();
-                ensure!(
-                    matches!(ssl.version2(), Some(SslVersion::TLS1_2 | SslVersion::DTLS1_2)),
-                    "{} client received no session ticket",
-                    library_name()
-                );
-                ssl.session().context("client has no session")?.to_owned()
-            }
-        };
-        // SAFETY: valid session pointer; the call only reads.
-        let resumable = unsafe { SSL_SESSION_is_resumable(session.as_ptr()) } == 1;
-        ensure!(resumable, "{} client session is not resumable", library_name());
-        Ok(Session(Box::new(session)))
+        Ok(Session(Box::new(received_session(self.stream.ssl(), before)?)))
     }
-}
-
-#[cfg(any(feature = "boring", openssl_awslc))]
-use ffi::SSL_SESSION_is_resumable;
-#[cfg(not(any(feature = "boring", openssl_awslc)))]
-unsafe extern "C" {
-    /// OpenSSL 1.1.1+ (AWS-LC and BoringSSL too, bound by their -sys
-    /// crates); not bound by openssl-sys for OpenSSL.
-    fn SSL_SESSION_is_resumable(s: *const ffi::SSL_SESSION) -> libc::c_int;
 }
 
 impl Drop for OpenSslConn {

@@ -6,26 +6,16 @@
 
 use std::{
     io::{self, IoSlice},
-    sync::{
-        Arc,
-        atomic::{AtomicU64, Ordering},
-    },
+    sync::Arc,
 };
 
 use anyhow::{Result, bail};
-use rustls::{
-    ClientConfig, ClientConnection, Connection, NamedGroup, ServerConfig, ServerConnection,
-    client::{
-        ClientSessionMemoryCache, ClientSessionStore, Resumption, Tls12ClientSessionValue,
-        Tls13ClientSessionValue,
-    },
-    pki_types::ServerName,
-};
+use rustls::{ClientConfig, ClientConnection, Connection, ServerConfig, ServerConnection};
 
 #[cfg(rustls_0_22)]
 use crate::config::rustls_observe::{Observed, RESUMPTION_MARK, Role, Snapshot};
 use crate::{
-    config::rustls::{Provider, client_config, server_config},
+    config::rustls::{CountingStore, Provider, client_config, own_store, server_config},
     harness::{ConfigureError, Configured, Negotiated, Session, TlsConnection, TlsLibrary},
     params::{HandshakeKind, Params},
     transport::Endpoint,
@@ -46,11 +36,7 @@ impl TlsLibrary for Rustls {
 
     fn configure(&self, params: &Params) -> Result<Box<dyn Configured>, ConfigureError> {
         let mut client = client_config(self.provider, params)?;
-        let store = (params.kind == HandshakeKind::Resumption).then(|| {
-            let store = Arc::new(CountingStore::default());
-            client.resumption = Resumption::store(store.clone());
-            store
-        });
+        let store = (params.kind == HandshakeKind::Resumption).then(|| own_store(&mut client));
         Ok(Box::new(RustlsConfigs {
             client: Arc::new(client),
             server: Arc::new(server_config(self.provider, params)?),
@@ -72,50 +58,6 @@ struct RustlsConfigs {
     store: Option<Arc<CountingStore>>,
 }
 
-/// rustls' in-memory session cache, counting the sessions stored in it so
-/// that a client can tell it received a ticket.
-#[derive(Debug)]
-struct CountingStore {
-    inner: ClientSessionMemoryCache,
-    stored: AtomicU64,
-}
-
-impl Default for CountingStore {
-    fn default() -> Self {
-        // rustls 0.22's cache evicts the only server it has room for as soon
-        // as it inserts it when sized for one (`LimitedCache`), so it is
-        // given room for two servers there (sizes count tickets, 8 per server).
-        let size = if cfg!(rustls_0_22) { 16 } else { 1 };
-        CountingStore { inner: ClientSessionMemoryCache::new(size), stored: AtomicU64::new(0) }
-    }
-}
-
-impl ClientSessionStore for CountingStore {
-    fn set_kx_hint(&self, server_name: ServerName<'static>, group: NamedGroup) {
-        self.inner.set_kx_hint(server_name, group)
-    }
-    fn kx_hint(&self, server_name: &ServerName<'_>) -> Option<NamedGroup> {
-        self.inner.kx_hint(server_name)
-    }
-    fn set_tls12_session(&self, server_name: ServerName<'static>, value: Tls12ClientSessionValue) {
-        self.stored.fetch_add(1, Ordering::Relaxed);
-        self.inner.set_tls12_session(server_name, value)
-    }
-    fn tls12_session(&self, server_name: &ServerName<'_>) -> Option<Tls12ClientSessionValue> {
-        self.inner.tls12_session(server_name)
-    }
-    fn remove_tls12_session(&self, server_name: &ServerName<'static>) {
-        self.inner.remove_tls12_session(server_name)
-    }
-    fn insert_tls13_ticket(&self, server_name: ServerName<'static>, value: Tls13ClientSessionValue) {
-        self.stored.fetch_add(1, Ordering::Relaxed);
-        self.inner.insert_tls13_ticket(server_name, value)
-    }
-    fn take_tls13_ticket(&self, server_name: &ServerName<'static>) -> Option<Tls13ClientSessionValue> {
-        self.inner.take_tls13_ticket(server_name)
-    }
-}
-
 impl Configured for RustlsConfigs {
     fn client(&self, io: Endpoint, _session: Option<&Session>) -> Result<Box<dyn TlsConnection>> {
         // Resumption state lives in the ClientConfig's session store: each
@@ -127,7 +69,7 @@ impl Configured for RustlsConfigs {
         let observed = Observation::Pending(Snapshot::take(Role::Client)?);
         let conn = ClientConnection::new(self.client.clone(), name)?;
         let store = self.store.clone().map(|s| {
-            let seen = s.stored.load(Ordering::Relaxed);
+            let seen = s.stored();
             (s, seen)
         });
         Ok(Box::new(RustlsConn {
@@ -264,7 +206,7 @@ impl TlsConnection for RustlsConn {
         // Processing the server's NewSessionTicket stores it in the config's
         // session store, from which the next connection takes it.
         drive::settle(self)?;
-        if store.stored.load(Ordering::Relaxed) == seen {
+        if store.stored() == seen {
             bail!("rustls client received no session ticket");
         }
         Ok(Session(Box::new(())))

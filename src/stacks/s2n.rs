@@ -29,7 +29,6 @@ use crate::{
         s2n_api::{
             config::{Builder, Config},
             connection::Connection,
-            enums::Version,
         },
         s2n_io::Io,
         s2n_policy,
@@ -136,8 +135,7 @@ impl S2nConfigs {
 
     /// The client's and the server's config builders, with a fresh ticket key.
     fn builders(params: &Params, policy: &'static str) -> Result<(Builder, Builder), ConfigureError> {
-        let mut ticket_key = [0u8; 32];
-        getrandom::fill(&mut ticket_key).map_err(|e| anyhow!("getrandom: {e}"))?;
+        let ticket_key = crate::config::s2n::ticket_key()?;
         Ok((client_builder(params, policy)?, server_builder(params, policy, &ticket_key)?))
     }
 
@@ -257,26 +255,6 @@ impl TlsConnection for S2nConn {
         // TLS 1.2 the ticket came in the handshake.
         let mut byte = [0u8; 1];
         ensure!(self.recv(&mut byte)? == 0, "unexpected application data while waiting for a ticket");
-        #[cfg(not(s2n_before_0_3))]
-        let received = self
-            .conn
-            .application_context_mut::<crate::config::s2n::ReceivedTicket>()
-            .and_then(|t| t.0.take());
-        #[cfg(s2n_before_0_3)]
-        let received =
-            crate::config::s2n::LAST_TICKET.lock().map_err(|_| anyhow!("ticket slot poisoned"))?.take();
-        if let Some(ticket) = received {
-            return Ok(Session(Box::new(ticket)));
-        }
-        // TLS 1.2: a server may resume without issuing a new ticket
-        // (RFC 5077 section 3.3); the client keeps the session it resumed.
-        #[cfg(not(s2n_before_0_3))]
-        if self.conn.actual_protocol_version()? == Version::TLS12 && self.conn.resumed() {
-            let mut ticket = vec![0u8; self.conn.session_ticket_length()?];
-            let n = self.conn.session_ticket(&mut ticket)?;
-            ticket.truncate(n);
-            return Ok(Session(Box::new(ticket)));
-        }
-        bail!("s2n-tls client received no session ticket")
+        Ok(Session(Box::new(crate::config::s2n::received_ticket(&mut self.conn)?)))
     }
 }

@@ -172,11 +172,16 @@ pub fn features(library: Library, suite: Suite) -> Vec<&'static str> {
 
 /// Dependencies the benchmarks do not use: the certificate generator's, the
 /// tests' and the instruction counts' (gungraun, kept only for
-/// [`Suite::Instructions`], see [`Suite::dev_dependencies`]). Left in, they
-/// would hold crates such as aws-lc-rs at today's versions in the lock
-/// file.
-const UNUSED_BY_BENCHMARKS: [(&str, &str); 4] = [
+/// [`Suite::Instructions`], see [`Suite::dev_dependencies`]), and the
+/// socket runner's tokio adapters (each pins today's release of its
+/// library). Left in, they would hold crates such as aws-lc-rs at today's
+/// versions in the lock file.
+const UNUSED_BY_BENCHMARKS: [(&str, &str); 8] = [
     ("dependencies", "rcgen"),
+    ("dependencies", "s2n-tls-tokio"),
+    ("dependencies", "tokio-rustls"),
+    ("dependencies", "tokio-openssl"),
+    ("dependencies", "tokio-boring"),
     ("dev-dependencies", "rustls-webpki"),
     ("dev-dependencies", "x509-parser"),
     ("dev-dependencies", "gungraun"),
@@ -187,7 +192,8 @@ const UNUSED_BY_BENCHMARKS: [(&str, &str); 4] = [
 /// stays a known name), `default` is empty, and the dependencies only those
 /// features enabled are removed (the other libraries', and the tools' unless
 /// `suite` needs them), as are [`UNUSED_BY_BENCHMARKS`] but those `suite`
-/// needs; a kept feature's `dep:` entries for removed dependencies go too.
+/// needs; a kept feature's `dep:` entries for removed dependencies go too,
+/// as do its entries naming an emptied feature.
 /// An old release then resolves with nothing of the other libraries in its
 /// lock file.
 fn prune(doc: &mut DocumentMut, library: Library, suite: Suite) -> Result<()> {
@@ -227,8 +233,14 @@ fn prune(doc: &mut DocumentMut, library: Library, suite: Suite) -> Result<()> {
     let features = doc["features"].as_table_mut().context("no [features]")?;
     for (_, item) in features.iter_mut() {
         if let Some(list) = item.as_array_mut() {
-            list.retain(|v| {
-                v.as_str().and_then(|f| f.strip_prefix("dep:")).is_none_or(|d| deps.contains_key(d))
+            list.retain(|v| match v.as_str() {
+                Some(f) => match f.strip_prefix("dep:") {
+                    Some(d) => deps.contains_key(d),
+                    // Another feature: only a kept one (`tools` turns on
+                    // `sockets`, whose tokio is gone).
+                    None => f.contains('/') || kept.contains(&f),
+                },
+                None => true,
             });
         }
     }
@@ -561,6 +573,20 @@ mod tests {
         assert!(benches[0].0 == "dtls" && Path::new(&benches[0].1).is_file(), "{benches:?}");
         assert!(!doc["dev-dependencies"].as_table().unwrap().contains_key("gungraun"));
         let deps = doc["dependencies"].as_table().unwrap();
+        // `tools` is kept, but not the socket runner it turns on today: no
+        // tokio, no adapter pinning today's library releases.
+        for socket in ["tokio", "tokio-openssl", "tokio-rustls", "s2n-tls-tokio", "tokio-boring"] {
+            assert!(!deps.contains_key(socket), "{socket} left in");
+        }
+        let tools = doc["features"]["tools"].as_array().unwrap();
+        assert!(!tools.iter().any(|f| f.as_str() == Some("sockets")), "{tools}");
+        assert!(
+            doc["features"]["openssl"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|f| f.as_str() != Some("dep:tokio-openssl"))
+        );
         assert!(
             deps.contains_key("openssl") && !deps.contains_key("rustls") && !deps.contains_key("s2n-tls")
         );

@@ -1,0 +1,104 @@
+//! `load`: clients of one library against an echo server (`serve`, or any
+//! TLS echo server), each message checked byte for byte and each handshake
+//! for what it negotiated; requests/s, MB/s, handshakes/s and latency
+//! percentiles. See docs/sockets.md.
+
+use std::{net::SocketAddr, path::PathBuf, process::ExitCode, time::Duration};
+
+use anyhow::{Context, Result, bail};
+use clap::Parser;
+use tls_bench::{
+    error::exit_code,
+    outdir::ensure_dir,
+    sockets::{
+        self,
+        cli::{ParamsArgs, cores, duration_arg},
+        load::{LoadOptions, run},
+    },
+};
+
+/// A load client for one library and parameter set.
+#[derive(Parser)]
+#[command(name = "load", version)]
+struct Cli {
+    /// The client library (as `serve --library`); it may differ from the
+    /// server's.
+    #[arg(long)]
+    library: String,
+    #[command(flatten)]
+    params: ParamsArgs,
+    /// The server's address.
+    #[arg(long, default_value = "127.0.0.1:4433")]
+    connect: SocketAddr,
+    /// Clients at once, each on one connection at a time.
+    #[arg(short = 'c', long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    connections: u32,
+    /// Requests per client [default: 1000 unless --duration].
+    #[arg(short = 'n', long, conflicts_with = "duration", value_parser = clap::value_parser!(u64).range(1..))]
+    requests: Option<u64>,
+    /// Run for this long instead (e.g. 10s).
+    #[arg(short = 'd', long, value_parser = duration_arg)]
+    duration: Option<Duration>,
+    /// Bytes per message, each way (1 to 16 MiB).
+    #[arg(short = 's', long, default_value_t = 1024, value_parser = clap::value_parser!(u32).range(1..=16 * 1024 * 1024))]
+    message: u32,
+    /// A new connection and handshake per request (default: one connection
+    /// kept alive per client). With `--kind resumption`, each one resumes
+    /// the ticket of the one before.
+    #[arg(long)]
+    new_connection: bool,
+    /// Worker threads [default: the cores available].
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..=1024))]
+    threads: Option<u16>,
+    /// Longest a connect, a handshake or an exchange may take.
+    #[arg(long, default_value = "10s", value_parser = duration_arg)]
+    timeout: Duration,
+    /// Also write the report as JSON to this file.
+    #[arg(long)]
+    json: Option<PathBuf>,
+    /// No progress bar.
+    #[arg(long)]
+    quiet: bool,
+}
+
+fn main() -> ExitCode {
+    exit_code(run_cli(Cli::parse()))
+}
+
+fn run_cli(cli: Cli) -> Result<()> {
+    let library = sockets::find(&cli.library)?;
+    let params = cli.params.params()?;
+    if let Some(json) = &cli.json {
+        if let Some(dir) = json.parent().filter(|d| !d.as_os_str().is_empty()) {
+            ensure_dir(dir, "--json's directory")?;
+        }
+        anyhow::ensure!(!json.is_dir(), "--json {}: is a directory", json.display());
+    }
+    let options = LoadOptions {
+        params,
+        connect: cli.connect,
+        connections: cli.connections as usize,
+        requests: if cli.duration.is_none() { Some(cli.requests.unwrap_or(1000)) } else { None },
+        duration: cli.duration,
+        message: cli.message as usize,
+        new_connection: cli.new_connection,
+        threads: cli.threads.map_or_else(cores, usize::from),
+        timeout: cli.timeout,
+        progress: !cli.quiet,
+    };
+    let report = run(&*library, &options)?;
+    print!("{}", report.to_table());
+    if let Some(json) = &cli.json {
+        std::fs::write(json, serde_json::to_string_pretty(&report)? + "\n")
+            .with_context(|| format!("writing {}", json.display()))?;
+    }
+    let failed: u64 = report.errors.values().sum();
+    let kinds: Vec<String> = report.errors.iter().map(|(k, n)| format!("{k} {n}")).collect();
+    if report.requests == 0 {
+        bail!("no request was echoed back ({}): nothing measured", kinds.join(", "));
+    }
+    if failed > 0 {
+        bail!("{failed} requests failed ({}): the figures do not hold every request asked", kinds.join(", "));
+    }
+    Ok(())
+}

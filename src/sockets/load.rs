@@ -1,0 +1,545 @@
+//! The load client: `connections` clients at once against an echo server,
+//! each sending a message of `message` bytes and reading it back, checked
+//! byte for byte, `requests` times or for `duration`; on one connection
+//! kept alive, or a new connection (and handshake) per request. Closed
+//! loop: a client sends its next request when the previous one is back.
+//!
+//! Latencies (HdrHistogram, microseconds):
+//! - `handshake`: from the client connection object's creation to its
+//!   handshake done, TCP connect excluded (as tls-perf measures);
+//! - `connect+handshake`: TCP connect and handshake (h2load's "time for
+//!   connect");
+//! - `request`: from the first byte of a message written to its last byte
+//!   echoed back.
+//!
+//! Resumption ([`HandshakeKind::Resumption`]): each client's first
+//! connection is a full handshake that fetches its ticket (checked as
+//! server authentication, counted as full); every later one must resume
+//! the ticket of the one before.
+
+use std::{
+    collections::BTreeMap,
+    net::SocketAddr,
+    sync::Arc,
+    time::{Duration, Instant},
+};
+
+use anyhow::{Context, Result, bail};
+use hdrhistogram::Histogram;
+use serde::Serialize;
+use tokio::{
+    io::{AsyncReadExt, AsyncWriteExt},
+    net::TcpStream,
+    time::timeout,
+};
+
+use super::{Client, ErrorKind, Failure, Library, Stream, Ticket};
+use crate::{
+    bench::pattern,
+    params::{HandshakeKind, Params},
+};
+
+/// What the load client does.
+#[derive(Clone, Debug)]
+pub struct LoadOptions {
+    /// What every connection must negotiate.
+    pub params: Params,
+    /// The server's address.
+    pub connect: SocketAddr,
+    /// Clients at once (each one connection at a time), at least 1.
+    pub connections: usize,
+    /// Requests per client; `None` with `duration`.
+    pub requests: Option<u64>,
+    /// How long to run; `None` with `requests`.
+    pub duration: Option<Duration>,
+    /// Bytes per message (each way), at least 1.
+    pub message: usize,
+    /// A new connection (and handshake) per request, instead of one kept
+    /// alive per client.
+    pub new_connection: bool,
+    /// Worker threads of the client's runtime.
+    pub threads: usize,
+    /// Longest a TCP connect, a handshake or an exchange may take.
+    pub timeout: Duration,
+    /// Draw a progress bar on stderr (when it is a terminal).
+    pub progress: bool,
+}
+
+/// Percentiles of one latency, in microseconds.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct Latency {
+    /// Samples.
+    pub count: u64,
+    /// Median.
+    pub p50_us: f64,
+    /// 90th percentile.
+    pub p90_us: f64,
+    /// 99th percentile.
+    pub p99_us: f64,
+    /// 99.9th percentile.
+    pub p99_9_us: f64,
+    /// Largest.
+    pub max_us: f64,
+}
+
+impl Latency {
+    fn of(h: &Histogram<u64>) -> Latency {
+        if h.is_empty() {
+            return Latency::default();
+        }
+        let q = |q: f64| h.value_at_quantile(q) as f64;
+        Latency {
+            count: h.len(),
+            p50_us: q(0.5),
+            p90_us: q(0.9),
+            p99_us: q(0.99),
+            p99_9_us: q(0.999),
+            max_us: h.max() as f64,
+        }
+    }
+}
+
+/// What a load run measured.
+#[derive(Clone, Debug, Serialize)]
+pub struct Report {
+    /// The client library.
+    pub client: String,
+    /// The parameter set (`Params`'s id text).
+    pub parameters: String,
+    /// The server's address.
+    pub server: String,
+    /// Clients at once.
+    pub connections: usize,
+    /// Bytes per message, each way.
+    pub message_bytes: usize,
+    /// `keep-alive` or `new-connection`.
+    pub mode: &'static str,
+    /// Wall-clock seconds from the first connect to the last client done.
+    pub seconds: f64,
+    /// Requests echoed back intact.
+    pub requests: u64,
+    /// Requests per second.
+    pub requests_per_s: f64,
+    /// Application bytes sent (in requests echoed back intact).
+    pub bytes_sent: u64,
+    /// Application bytes received back intact.
+    pub bytes_received: u64,
+    /// Sent, MB/s (10^6 B/s).
+    pub send_mb_per_s: f64,
+    /// Received, MB/s (10^6 B/s).
+    pub receive_mb_per_s: f64,
+    /// Full handshakes completed and checked.
+    pub handshakes_full: u64,
+    /// Resumed handshakes completed and checked.
+    pub handshakes_resumed: u64,
+    /// Full handshakes per second.
+    pub full_handshakes_per_s: f64,
+    /// Resumed handshakes per second.
+    pub resumed_handshakes_per_s: f64,
+    /// Request latency.
+    pub request_latency: Latency,
+    /// Full handshake latency (connection object to done, TCP apart).
+    pub full_handshake_latency: Latency,
+    /// Resumed handshake latency.
+    pub resumed_handshake_latency: Latency,
+    /// TCP connect and handshake, full or resumed.
+    pub connect_handshake_latency: Latency,
+    /// CPU seconds the client process used (user + system).
+    pub client_cpu_seconds: f64,
+    /// Failures by kind.
+    pub errors: BTreeMap<ErrorKind, u64>,
+    /// The first few failures' messages.
+    pub error_examples: Vec<String>,
+}
+
+impl Report {
+    /// The report as a Markdown table for people.
+    pub fn to_table(&self) -> String {
+        let mut out = format!(
+            "load: {} against {}, {}, {} connections, {} B messages, {} ({:.2} s, client CPU {:.2} s)\n\n",
+            self.client,
+            self.server,
+            self.parameters,
+            self.connections,
+            self.message_bytes,
+            self.mode,
+            self.seconds,
+            self.client_cpu_seconds
+        );
+        out.push_str("| figure | value |\n|---|---|\n");
+        out.push_str(&format!("| requests/s | {:.0} ({} requests) |\n", self.requests_per_s, self.requests));
+        out.push_str(&format!(
+            "| MB/s sent / received | {:.2} / {:.2} |\n",
+            self.send_mb_per_s, self.receive_mb_per_s
+        ));
+        out.push_str(&format!(
+            "| handshakes/s full / resumed | {:.0} / {:.0} ({} / {}) |\n",
+            self.full_handshakes_per_s,
+            self.resumed_handshakes_per_s,
+            self.handshakes_full,
+            self.handshakes_resumed
+        ));
+        out.push_str(
+            "\n| latency, µs | count | p50 | p90 | p99 | p99.9 | max |\n|---|---|---|---|---|---|---|\n",
+        );
+        for (name, l) in [
+            ("request", &self.request_latency),
+            ("full handshake", &self.full_handshake_latency),
+            ("resumed handshake", &self.resumed_handshake_latency),
+            ("connect+handshake", &self.connect_handshake_latency),
+        ] {
+            if l.count > 0 {
+                out.push_str(&format!(
+                    "| {name} | {} | {:.0} | {:.0} | {:.0} | {:.0} | {:.0} |\n",
+                    l.count, l.p50_us, l.p90_us, l.p99_us, l.p99_9_us, l.max_us
+                ));
+            }
+        }
+        if !self.errors.is_empty() {
+            let errors: Vec<String> = self.errors.iter().map(|(k, n)| format!("{k} {n}")).collect();
+            out.push_str(&format!("\nerrors: {}\n", errors.join(", ")));
+            for e in &self.error_examples {
+                out.push_str(&format!("  {e}\n"));
+            }
+        }
+        out
+    }
+}
+
+/// Largest latency recorded, in microseconds (longer ones are clamped).
+const MAX_LATENCY_US: u64 = 600_000_000;
+
+/// One client's tallies, merged into the report.
+struct Tally {
+    request: Histogram<u64>,
+    full: Histogram<u64>,
+    resumed: Histogram<u64>,
+    connect_handshake: Histogram<u64>,
+    requests: u64,
+    bytes: u64,
+    errors: BTreeMap<ErrorKind, u64>,
+    examples: Vec<String>,
+}
+
+impl Tally {
+    fn new() -> Result<Tally> {
+        let h = || Histogram::<u64>::new_with_bounds(1, MAX_LATENCY_US, 3).context("making a histogram");
+        Ok(Tally {
+            request: h()?,
+            full: h()?,
+            resumed: h()?,
+            connect_handshake: h()?,
+            requests: 0,
+            bytes: 0,
+            errors: BTreeMap::new(),
+            examples: Vec::new(),
+        })
+    }
+
+    fn fail(&mut self, f: Failure) {
+        *self.errors.entry(f.kind).or_default() += 1;
+        if self.examples.len() < 5 {
+            self.examples.push(f.to_string());
+        }
+    }
+
+    fn merge(&mut self, other: &Tally) -> Result<()> {
+        self.request.add(&other.request).context("merging histograms")?;
+        self.full.add(&other.full).context("merging histograms")?;
+        self.resumed.add(&other.resumed).context("merging histograms")?;
+        self.connect_handshake.add(&other.connect_handshake).context("merging histograms")?;
+        self.requests += other.requests;
+        self.bytes += other.bytes;
+        for (k, n) in &other.errors {
+            *self.errors.entry(*k).or_default() += n;
+        }
+        for e in &other.examples {
+            if self.examples.len() < 5 {
+                self.examples.push(e.clone());
+            }
+        }
+        Ok(())
+    }
+}
+
+fn micros(d: Duration) -> u64 {
+    (d.as_micros() as u64).clamp(1, MAX_LATENCY_US)
+}
+
+/// CPU seconds this process has used (user + system, `getrusage`).
+fn cpu_seconds() -> f64 {
+    // SAFETY: getrusage fills the struct it is given.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: valid pointer to a rusage struct.
+    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) } != 0 {
+        return 0.0;
+    }
+    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    secs(usage.ru_utime) + secs(usage.ru_stime)
+}
+
+/// Runs `library`'s clients against the server at `options.connect`.
+/// Errors: bad options, the library cannot do the parameters (unsupported
+/// or failed configuration), the runtime cannot start. Failed connections
+/// are not errors here: they are counted by kind in the report.
+pub fn run(library: &dyn Library, options: &LoadOptions) -> Result<Report> {
+    if options.connections == 0 || options.message == 0 || options.threads == 0 {
+        bail!("connections, message size and threads must be at least 1");
+    }
+    if options.requests.is_some() == options.duration.is_some() {
+        bail!("give either a number of requests or a duration");
+    }
+    let client = library.client(&options.params).map_err(|e| anyhow::anyhow!("{}: {e}", library.name()))?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(options.threads)
+        .thread_name("tls-bench-load")
+        .enable_all()
+        .build()
+        .context("starting the tokio runtime")?;
+    let data: Arc<Vec<u8>> = Arc::new(pattern(options.message));
+    let bar = progress(options);
+    let cpu_before = cpu_seconds();
+    let started = Instant::now();
+    let deadline = options.duration.map(|d| started + d);
+    let total = runtime.block_on(async {
+        let mut tasks = Vec::new();
+        for _ in 0..options.connections {
+            let (client, data, options, bar) = (client.clone(), data.clone(), options.clone(), bar.clone());
+            tasks.push(tokio::spawn(
+                async move { one_client(&*client, &data, &options, deadline, &bar).await },
+            ));
+        }
+        let mut total = Tally::new()?;
+        for t in tasks {
+            total.merge(&t.await.context("a client task panicked")??)?;
+        }
+        anyhow::Ok(total)
+    })?;
+    let seconds = started.elapsed().as_secs_f64();
+    let client_cpu_seconds = cpu_seconds() - cpu_before;
+    bar.finish_and_clear();
+    let per_s = |n: u64| n as f64 / seconds;
+    Ok(Report {
+        client: library.name(),
+        parameters: if library.plaintext() {
+            "plaintext TCP (no TLS)".to_string()
+        } else {
+            options.params.to_string()
+        },
+        server: options.connect.to_string(),
+        connections: options.connections,
+        message_bytes: options.message,
+        mode: if options.new_connection { "new-connection" } else { "keep-alive" },
+        seconds,
+        requests: total.requests,
+        requests_per_s: per_s(total.requests),
+        bytes_sent: total.bytes,
+        bytes_received: total.bytes,
+        send_mb_per_s: per_s(total.bytes) / 1e6,
+        receive_mb_per_s: per_s(total.bytes) / 1e6,
+        handshakes_full: total.full.len(),
+        handshakes_resumed: total.resumed.len(),
+        full_handshakes_per_s: per_s(total.full.len()),
+        resumed_handshakes_per_s: per_s(total.resumed.len()),
+        request_latency: Latency::of(&total.request),
+        full_handshake_latency: Latency::of(&total.full),
+        resumed_handshake_latency: Latency::of(&total.resumed),
+        connect_handshake_latency: Latency::of(&total.connect_handshake),
+        client_cpu_seconds,
+        errors: total.errors,
+        error_examples: total.examples,
+    })
+}
+
+/// The progress bar: requests done of all, or seconds of the duration.
+fn progress(options: &LoadOptions) -> indicatif::ProgressBar {
+    if !options.progress {
+        return indicatif::ProgressBar::hidden();
+    }
+    let (len, unit) = match (options.requests, options.duration) {
+        (Some(r), _) => (r.saturating_mul(options.connections as u64), "requests"),
+        (None, Some(d)) => (d.as_secs().max(1), "s"),
+        (None, None) => (0, ""),
+    };
+    let bar = indicatif::ProgressBar::new(len);
+    if let Ok(style) =
+        indicatif::ProgressStyle::with_template(&format!("{{bar:40}} {{pos}}/{{len}} {unit} (ETA {{eta}})"))
+    {
+        bar.set_style(style);
+    }
+    if options.duration.is_some() {
+        let ticker = bar.clone();
+        std::thread::spawn(move || {
+            while !ticker.is_finished() && ticker.position() < ticker.length().unwrap_or(0) {
+                std::thread::sleep(Duration::from_secs(1));
+                ticker.inc(1);
+            }
+        });
+    }
+    bar
+}
+
+/// A connection of one client and whether it resumed.
+struct Open {
+    stream: Box<dyn Stream>,
+    /// Still to take its ticket (after its first response).
+    ticket_due: bool,
+}
+
+/// One client's run: requests until its count or the deadline.
+async fn one_client(
+    client: &dyn Client,
+    data: &[u8],
+    options: &LoadOptions,
+    deadline: Option<Instant>,
+    bar: &indicatif::ProgressBar,
+) -> Result<Tally> {
+    let mut tally = Tally::new()?;
+    let resumes = options.params.kind == HandshakeKind::Resumption;
+    let mut ticket: Option<Ticket> = None;
+    let mut open: Option<Open> = None;
+    let mut buf = vec![0u8; data.len()];
+    let mut done = 0u64;
+    loop {
+        match (options.requests, deadline) {
+            (Some(r), _) if done >= r => break,
+            (None, Some(d)) if Instant::now() >= d => break,
+            _ => {}
+        }
+        done += 1;
+        let result: Result<(), Failure> = async {
+            if open.is_none() {
+                open = Some(connect(client, options, ticket.take(), resumes, &mut tally).await?);
+            }
+            let conn = open.as_mut().expect("opened above");
+            let took = exchange(&mut conn.stream, data, &mut buf, options.timeout).await?;
+            let _ = tally.request.record(micros(took));
+            tally.requests += 1;
+            tally.bytes += data.len() as u64;
+            if conn.ticket_due {
+                conn.ticket_due = false;
+                ticket = Some(conn.stream.ticket().map_err(|e| Failure::exactly(ErrorKind::Handshake, e))?);
+            }
+            if options.new_connection
+                && let Some(conn) = open.take()
+            {
+                close(conn.stream, options.timeout).await?;
+            }
+            Ok(())
+        }
+        .await;
+        if options.requests.is_some() {
+            bar.inc(1);
+        }
+        if let Err(f) = result {
+            tally.fail(f);
+            // Start again from a full handshake: the ticket may be spent.
+            open = None;
+            ticket = None;
+        }
+    }
+    if let Some(conn) = open.take()
+        && let Err(f) = close(conn.stream, options.timeout).await
+    {
+        tally.fail(f);
+    }
+    Ok(tally)
+}
+
+/// A new connection: TCP connect, then the handshake (resuming `ticket`),
+/// each in the timeout, checked against the parameters (a resuming
+/// client's first handshake, without a ticket, as server authentication).
+async fn connect(
+    client: &dyn Client,
+    options: &LoadOptions,
+    ticket: Option<Ticket>,
+    resumes: bool,
+    tally: &mut Tally,
+) -> Result<Open, Failure> {
+    let start = Instant::now();
+    let tcp = match timeout(options.timeout, TcpStream::connect(options.connect)).await {
+        Err(_) => {
+            return Err(Failure::exactly(ErrorKind::Timeout, anyhow::anyhow!("TCP connect: no answer")));
+        }
+        Ok(r) => r.map_err(|e| Failure::new(anyhow::Error::new(e).context("TCP connect"), ErrorKind::Io))?,
+    };
+    tcp.set_nodelay(true).map_err(|e| Failure::new(e.into(), ErrorKind::Io))?;
+    let mut wanted = options.params;
+    if resumes && ticket.is_none() {
+        wanted.kind = HandshakeKind::ServerAuth;
+    }
+    let handshake_start = Instant::now();
+    let stream = match timeout(options.timeout, client.connect(tcp, ticket)).await {
+        Err(_) => return Err(Failure::exactly(ErrorKind::Timeout, anyhow::anyhow!("handshake not done"))),
+        Ok(r) => r.map_err(|e| Failure::new(e, ErrorKind::Handshake))?,
+    };
+    let end = Instant::now();
+    let negotiated = stream.negotiated().map_err(|e| Failure::exactly(ErrorKind::Negotiated, e))?;
+    if let Some(n) = negotiated {
+        n.check(&wanted).map_err(|e| Failure::exactly(ErrorKind::Negotiated, e))?;
+        let h = if n.resumed { &mut tally.resumed } else { &mut tally.full };
+        let _ = h.record(micros(end - handshake_start));
+        let _ = tally.connect_handshake.record(micros(end - start));
+    }
+    Ok(Open { stream, ticket_due: resumes && negotiated.is_some() })
+}
+
+/// Sends `data` and reads it back into `buf` (poisoned first), at once
+/// (so that neither side waits on a full socket buffer), in the timeout.
+/// Returns the time from the first byte written to the last read.
+async fn exchange(
+    stream: &mut Box<dyn Stream>,
+    data: &[u8],
+    buf: &mut [u8],
+    limit: Duration,
+) -> Result<Duration, Failure> {
+    buf.fill(!data[0]);
+    let start = Instant::now();
+    let (mut reader, mut writer) = tokio::io::split(stream);
+    let both = async {
+        let write = async {
+            writer.write_all(data).await?;
+            writer.flush().await
+        };
+        let read = reader.read_exact(buf);
+        tokio::try_join!(write, read)
+    };
+    match timeout(limit, both).await {
+        Err(_) => {
+            return Err(Failure::exactly(ErrorKind::Timeout, anyhow::anyhow!("echo not back in {limit:?}")));
+        }
+        Ok(r) => {
+            r.map_err(|e| Failure::new(anyhow::Error::new(e).context("echo"), ErrorKind::Handshake))?;
+        }
+    }
+    let took = start.elapsed();
+    if buf != data {
+        let at = buf.iter().zip(data).position(|(a, b)| a != b).unwrap_or(0);
+        return Err(Failure::exactly(
+            ErrorKind::Corrupt,
+            anyhow::anyhow!("echoed bytes differ from those sent, first at offset {at} of {}", data.len()),
+        ));
+    }
+    Ok(took)
+}
+
+/// Closes a connection as a well-behaved client does: close_notify, then
+/// waits for the server's close (so the server, not the client, holds the
+/// TCP TIME_WAIT and the client's ports are free again).
+async fn close(mut stream: Box<dyn Stream>, limit: Duration) -> Result<(), Failure> {
+    let closing = async {
+        stream.shutdown().await?;
+        let mut rest = [0u8; 1];
+        let n = stream.read(&mut rest).await?;
+        if n != 0 {
+            return Err(std::io::Error::other("the server sent data after the echo"));
+        }
+        Ok(())
+    };
+    match timeout(limit, closing).await {
+        Err(_) => {
+            Err(Failure::exactly(ErrorKind::Timeout, anyhow::anyhow!("close: the server did not close")))
+        }
+        Ok(r) => r.map_err(|e| Failure::new(anyhow::Error::new(e).context("close"), ErrorKind::Io)),
+    }
+}

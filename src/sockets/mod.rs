@@ -1,0 +1,202 @@
+//! The socket runner: each library as servers use it, through its own
+//! tokio adapter (tokio-rustls, tokio-openssl, s2n-tls-tokio, tokio-boring),
+//! over real TCP sockets: an echo server ([`serve`]) and a load client
+//! ([`load`]), with plaintext TCP as the baseline.
+//!
+//! Configurations, per-connection settings and the read-back of what was
+//! negotiated come from the same layer as the in-memory stacks'
+//! ([`crate::config`]): a suite or group forced there is forced here, and
+//! every connection is checked the same way ([`Negotiated::check`]).
+//!
+//! Each library is a [`Library`] (one small module each) giving a
+//! [`Server`] and a [`Client`] for a parameter set; their handshakes return
+//! a [`Stream`], which moves bytes (tokio's `AsyncRead`/`AsyncWrite`) and
+//! says what it negotiated.
+
+use std::{any::Any, future::Future, pin::Pin, sync::Arc};
+
+use anyhow::{Result, bail};
+use tokio::{
+    io::{AsyncRead, AsyncWrite},
+    net::TcpStream,
+};
+
+use crate::{
+    bench::library_family,
+    error::ConfigureError,
+    harness::Negotiated,
+    params::{HandshakeKind, Params},
+};
+
+/// tokio's `AsyncRead` and `AsyncWrite` for a wrapper `$t`, forwarded to
+/// its adapter stream `self.$field`.
+macro_rules! forward_io {
+    ($t:ty, $($field:tt)+) => {
+        impl tokio::io::AsyncRead for $t {
+            fn poll_read(
+                mut self: std::pin::Pin<&mut Self>,
+                cx: &mut std::task::Context<'_>,
+                buf: &mut tokio::io::ReadBuf<'_>,
+            ) -> std::task::Poll<std::io::Result<()>> {
+                std::pin::Pin::new(&mut self.$($field)+).poll_read(cx, buf)
+            }
+        }
+        impl tokio::io::AsyncWrite for $t {
+            fn poll_write(
+                mut self: std::pin::Pin<&mut Self>,
+                cx: &mut std::task::Context<'_>,
+                buf: &[u8],
+            ) -> std::task::Poll<std::io::Result<usize>> {
+                std::pin::Pin::new(&mut self.$($field)+).poll_write(cx, buf)
+            }
+            fn poll_flush(
+                mut self: std::pin::Pin<&mut Self>,
+                cx: &mut std::task::Context<'_>,
+            ) -> std::task::Poll<std::io::Result<()>> {
+                std::pin::Pin::new(&mut self.$($field)+).poll_flush(cx)
+            }
+            fn poll_shutdown(
+                mut self: std::pin::Pin<&mut Self>,
+                cx: &mut std::task::Context<'_>,
+            ) -> std::task::Poll<std::io::Result<()>> {
+                std::pin::Pin::new(&mut self.$($field)+).poll_shutdown(cx)
+            }
+        }
+    };
+}
+
+pub mod cli;
+pub mod errors;
+pub mod load;
+#[cfg(any(feature = "openssl", feature = "boring"))]
+mod openssl;
+mod plaintext;
+#[cfg(feature = "rustls")]
+mod rustls;
+#[cfg(feature = "s2n-tls")]
+mod s2n;
+pub mod serve;
+
+pub use errors::{ErrorKind, Failure};
+
+/// The session a client keeps to resume its next connection: the library's
+/// own object (an `SslSession`, s2n-tls's serialised ticket, a rustls
+/// client config holding the ticket in its store). Only the library that
+/// made it reads it.
+pub struct Ticket(pub Box<dyn Any + Send + Sync>);
+
+/// A connection after its handshake: bytes move through tokio's traits.
+pub trait Stream: AsyncRead + AsyncWrite + Unpin + Send {
+    /// What the handshake negotiated, read back as the in-memory stacks do
+    /// ([`crate::config`]); `None` for plaintext TCP. Errors: the read-back
+    /// failed (an unknown suite or group).
+    fn negotiated(&self) -> Result<Option<Negotiated>>;
+
+    /// The session to resume the next connection with, once this client
+    /// connection has read a response (which carries the server's TLS 1.3
+    /// NewSessionTicket past the handshake). Errors: no ticket received.
+    fn ticket(&mut self) -> Result<Ticket>;
+}
+
+/// A handshake under way: the stream when both sides are done.
+pub type Handshaking<'a> = Pin<Box<dyn Future<Output = Result<Box<dyn Stream>>> + Send + 'a>>;
+
+/// A library's server side for one parameter set.
+pub trait Server: Send + Sync {
+    /// Makes the server connection object for an accepted TCP stream and
+    /// runs its handshake. Errors: the library's (handshake failed, the
+    /// peer closed, an I/O error).
+    fn accept(&self, tcp: TcpStream) -> Handshaking<'_>;
+}
+
+/// A library's client side for one parameter set.
+pub trait Client: Send + Sync {
+    /// Makes the client connection object on a connected TCP stream,
+    /// resuming `ticket` if given, and runs its handshake. Errors: the
+    /// library's.
+    fn connect(&self, tcp: TcpStream, ticket: Option<Ticket>) -> Handshaking<'_>;
+}
+
+/// One library over sockets.
+pub trait Library: Send + Sync {
+    /// Its id, the same as the in-memory stack's (e.g.
+    /// `rustls-0.23.46+aws-lc-rs`), or `plaintext-tcp`.
+    fn name(&self) -> String;
+
+    /// The server of `params`. Errors: [`ConfigureError::Unsupported`] for
+    /// a combination the library cannot do (a named skip),
+    /// [`ConfigureError::Failed`] otherwise.
+    fn server(&self, params: &Params) -> Result<Arc<dyn Server>, ConfigureError>;
+
+    /// The client of `params` (errors as [`Library::server`]).
+    fn client(&self, params: &Params) -> Result<Arc<dyn Client>, ConfigureError>;
+
+    /// Whether it is plaintext TCP (no handshake, nothing negotiated).
+    fn plaintext(&self) -> bool {
+        false
+    }
+}
+
+/// The name of the plaintext TCP baseline.
+pub const PLAINTEXT: &str = "plaintext-tcp";
+
+/// Every library of this build over sockets, in the in-memory stacks'
+/// order, then plaintext TCP.
+// One push per library feature: a build with one library pushes once.
+#[allow(clippy::vec_init_then_push)]
+pub fn libraries() -> Vec<Box<dyn Library>> {
+    let mut libs: Vec<Box<dyn Library>> = Vec::new();
+    #[cfg(feature = "s2n-tls")]
+    libs.push(Box::new(s2n::S2n));
+    #[cfg(feature = "rustls")]
+    for provider in crate::config::rustls::Provider::ALL {
+        libs.push(Box::new(rustls::Rustls { provider }));
+    }
+    #[cfg(any(feature = "openssl", feature = "boring"))]
+    libs.push(Box::new(openssl::OpenSsl));
+    libs.push(Box::new(plaintext::Plaintext));
+    libs
+}
+
+/// The library `selector` names: its whole id, the name before the version
+/// (`rustls`, which must then be the only one), or that name with the
+/// backend (`rustls+ring`). Errors: no library or several match; the
+/// message lists the valid names.
+pub fn find(selector: &str) -> Result<Box<dyn Library>> {
+    let libs = libraries();
+    let names: Vec<String> = libs.iter().map(|l| l.name()).collect();
+    let matches = |name: &str| {
+        let family = library_family(name);
+        selector == name
+            || selector == family
+            || family.split_once('+').is_some_and(|(bare, _)| selector == bare)
+    };
+    let found: Vec<usize> = (0..libs.len()).filter(|&i| matches(&names[i])).collect();
+    let valid =
+        || names.iter().map(|n| format!("{} ({n})", library_family(n))).collect::<Vec<_>>().join(", ");
+    match found[..] {
+        [i] => Ok(libs.into_iter().nth(i).expect("index in range")),
+        [] => bail!("unknown library {selector:?}; this build has: {}", valid()),
+        _ => bail!("library {selector:?} names several of this build; pick one of: {}", valid()),
+    }
+}
+
+/// Checks what a server connection negotiated against `params`. The server
+/// cannot know whether a client meant to resume: under
+/// [`HandshakeKind::Resumption`] a full handshake (a client's first, which
+/// fetches its ticket) is checked as server authentication. Returns whether
+/// the handshake resumed. Errors: a value that differs from `params`.
+pub fn check_server(negotiated: &Negotiated, params: &Params) -> Result<bool> {
+    let mut wanted = *params;
+    if params.kind == HandshakeKind::Resumption && !negotiated.resumed {
+        wanted.kind = HandshakeKind::ServerAuth;
+    }
+    negotiated.check(&wanted)?;
+    Ok(negotiated.resumed)
+}
+
+/// An I/O error as a result (the adapters' handshakes return
+/// `std::io::Error`).
+fn io_failed<T>(what: &str, r: std::io::Result<T>) -> Result<T> {
+    r.map_err(|e| anyhow::Error::new(e).context(what.to_string()))
+}

@@ -1,0 +1,132 @@
+//! s2n-tls over sockets through s2n-tls-tokio (`TlsConnector`,
+//! `TlsAcceptor`), whose connections [`Conn`] makes with
+//! [`crate::config::s2n::connection`]: the security policy, blinding,
+//! record size and server name the in-memory stack uses, and the ticket to
+//! resume.
+
+use std::sync::Arc;
+
+use anyhow::{Context, Result, bail};
+use s2n_tls::{
+    config::Config,
+    connection::{Builder, Connection},
+    enums::Mode,
+    error::Error,
+};
+use s2n_tls_tokio::{TlsAcceptor, TlsConnector, TlsStream};
+use tokio::net::TcpStream;
+
+use super::{Client, Handshaking, Library, Server, Stream, Ticket};
+use crate::{
+    certs::SERVER_NAME,
+    config::{
+        s2n::{
+            client_config, connection, group, negotiated_with_group, received_ticket, server_config,
+            ticket_key,
+        },
+        s2n_policy::policy_for,
+    },
+    error::ConfigureError,
+    harness::{Negotiated, TlsLibrary},
+    params::Params,
+};
+
+/// s2n-tls, under the security policy the in-memory benchmarks pick for a
+/// parameter set ([`policy_for`]).
+pub struct S2n;
+
+impl Library for S2n {
+    fn name(&self) -> String {
+        crate::stacks::s2n::S2nTls.name()
+    }
+
+    fn server(&self, params: &Params) -> Result<Arc<dyn Server>, ConfigureError> {
+        let config = server_config(params, policy_for(params)?, &ticket_key()?)?;
+        Ok(Arc::new(S2nServer(TlsAcceptor::new(Conn { config, ticket: None }))))
+    }
+
+    fn client(&self, params: &Params) -> Result<Arc<dyn Client>, ConfigureError> {
+        Ok(Arc::new(S2nClient(client_config(params, policy_for(params)?)?)))
+    }
+}
+
+/// Makes each connection: [`connection`]'s settings, and a client's
+/// ticket to resume.
+#[derive(Clone)]
+struct Conn {
+    config: Config,
+    ticket: Option<Arc<Vec<u8>>>,
+}
+
+impl Builder for Conn {
+    type Output = Connection;
+
+    fn build_connection(&self, mode: Mode) -> Result<Connection, Error> {
+        let mut conn = connection(mode == Mode::Server, &self.config)?;
+        if let Some(ticket) = &self.ticket {
+            conn.set_session_ticket(ticket)?;
+        }
+        Ok(conn)
+    }
+}
+
+struct S2nServer(TlsAcceptor<Conn>);
+struct S2nClient(Config);
+
+/// An s2n-tls-tokio error as a result, its I/O error kept for
+/// [`super::ErrorKind`].
+fn failed<T>(what: &str, r: Result<T, Error>) -> Result<T> {
+    r.map_err(|e| match e.kind() {
+        s2n_tls::error::ErrorType::IOError => {
+            let io = std::io::Error::from(e);
+            anyhow::Error::new(io).context(what.to_string())
+        }
+        _ => anyhow::anyhow!("{what}: s2n-tls: {e}"),
+    })
+}
+
+impl Server for S2nServer {
+    fn accept(&self, tcp: TcpStream) -> Handshaking<'_> {
+        Box::pin(async move {
+            let stream = failed("s2n-tls handshake", self.0.accept(tcp).await)?;
+            Ok(Box::new(S2nStream { stream, server: true }) as Box<dyn Stream>)
+        })
+    }
+}
+
+impl Client for S2nClient {
+    fn connect(&self, tcp: TcpStream, ticket: Option<Ticket>) -> Handshaking<'_> {
+        Box::pin(async move {
+            let ticket = match ticket {
+                Some(Ticket(t)) => {
+                    Some(Arc::new(*t.downcast::<Vec<u8>>().ok().context("not an s2n-tls ticket")?))
+                }
+                None => None,
+            };
+            let connector = TlsConnector::new(Conn { config: self.0.clone(), ticket });
+            let stream = failed("s2n-tls handshake", connector.connect(SERVER_NAME, tcp).await)?;
+            Ok(Box::new(S2nStream { stream, server: false }) as Box<dyn Stream>)
+        })
+    }
+}
+
+struct S2nStream {
+    stream: TlsStream<TcpStream, Connection>,
+    server: bool,
+}
+
+impl Stream for S2nStream {
+    fn negotiated(&self) -> Result<Option<Negotiated>> {
+        let conn: &Connection = self.stream.as_ref();
+        negotiated_with_group(conn, self.server, group(conn)?).map(Some)
+    }
+
+    fn ticket(&mut self) -> Result<Ticket> {
+        if self.server {
+            bail!("a server keeps no ticket");
+        }
+        Ok(Ticket(Box::new(received_ticket(self.stream.as_mut())?)))
+    }
+}
+
+forward_io!(S2nStream, stream);

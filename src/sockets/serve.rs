@@ -1,0 +1,343 @@
+//! The echo server: a library's server side on a TCP address, sending back
+//! every byte it reads, each connection checked after its handshake.
+//!
+//! Runtime layout: one multi-threaded tokio runtime with `threads` workers;
+//! one task accepts, and each connection is a task of its own, which the
+//! runtime moves between workers (what a tokio server does). The limit on
+//! connections is a semaphore: past it, a new connection is closed at once
+//! and counted (`over-limit`).
+
+use std::{
+    collections::BTreeMap,
+    net::{SocketAddr, TcpListener as StdListener},
+    sync::{
+        Arc, Mutex,
+        atomic::{AtomicU64, Ordering::Relaxed},
+    },
+    time::{Duration, Instant},
+};
+
+use anyhow::{Context, Result, bail};
+use serde::Serialize;
+use tokio::{
+    io::{AsyncReadExt, AsyncWriteExt},
+    net::{TcpListener, TcpStream},
+    runtime::Runtime,
+    sync::{Semaphore, watch},
+    time::timeout,
+};
+
+use super::{ErrorKind, Failure, Library, Server, check_server};
+use crate::params::Params;
+
+/// How the server runs.
+#[derive(Clone, Debug)]
+pub struct ServeOptions {
+    /// What every connection must negotiate.
+    pub params: Params,
+    /// The address to listen on (`127.0.0.1:0`: an ephemeral port).
+    pub listen: SocketAddr,
+    /// Worker threads of the runtime (at least 1).
+    pub threads: usize,
+    /// Longest a handshake may take, from the accept.
+    pub handshake_timeout: Duration,
+    /// Longest a connection may wait for its next bytes before it is closed
+    /// (counted as `idle-closed`, not an error).
+    pub idle_timeout: Duration,
+    /// Connections served at once; more are closed as they arrive.
+    pub max_connections: usize,
+}
+
+/// Largest read (and echoed write) at once, in bytes.
+const READ_SIZE: usize = 64 * 1024;
+
+/// What a server did, from start to stop.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Summary {
+    /// The server library.
+    pub library: String,
+    /// The parameter set (`Params`'s id text).
+    pub parameters: String,
+    /// The address it listened on.
+    pub listen: String,
+    /// Seconds from start to stop.
+    pub seconds: f64,
+    /// TCP connections accepted.
+    pub connections: u64,
+    /// Connections closed at once, over `max_connections`.
+    pub over_limit: u64,
+    /// Full handshakes completed and checked.
+    pub handshakes_full: u64,
+    /// Resumed handshakes completed and checked.
+    pub handshakes_resumed: u64,
+    /// Connections closed for idling past the idle timeout.
+    pub idle_closed: u64,
+    /// Application bytes read (and as many echoed back, when no error).
+    pub bytes_received: u64,
+    /// Application bytes written back.
+    pub bytes_sent: u64,
+    /// Failed connections by kind.
+    pub errors: BTreeMap<ErrorKind, u64>,
+    /// The first few failures' messages.
+    pub error_examples: Vec<String>,
+}
+
+impl Summary {
+    /// The summary as lines for people.
+    pub fn to_text(&self) -> String {
+        let errors = if self.errors.is_empty() {
+            "none".to_string()
+        } else {
+            self.errors.iter().map(|(k, n)| format!("{k} {n}")).collect::<Vec<_>>().join(", ")
+        };
+        let mut out = format!(
+            "served {} on {} for {:.1} s: {} connections ({} over the limit, {} closed idle), \
+             handshakes {} full + {} resumed, {} B received, {} B sent; errors: {errors}\n",
+            self.library,
+            self.listen,
+            self.seconds,
+            self.connections,
+            self.over_limit,
+            self.idle_closed,
+            self.handshakes_full,
+            self.handshakes_resumed,
+            self.bytes_received,
+            self.bytes_sent,
+        );
+        for e in &self.error_examples {
+            out.push_str(&format!("  {e}\n"));
+        }
+        out
+    }
+}
+
+/// The counters every connection task adds to.
+#[derive(Default)]
+struct Counters {
+    connections: AtomicU64,
+    over_limit: AtomicU64,
+    full: AtomicU64,
+    resumed: AtomicU64,
+    idle_closed: AtomicU64,
+    bytes_received: AtomicU64,
+    bytes_sent: AtomicU64,
+    errors: Mutex<(BTreeMap<ErrorKind, u64>, Vec<String>)>,
+}
+
+/// Failure messages kept for the summary.
+const EXAMPLES: usize = 5;
+
+impl Counters {
+    fn fail(&self, f: Failure) {
+        if let Ok(mut e) = self.errors.lock() {
+            *e.0.entry(f.kind).or_default() += 1;
+            if e.1.len() < EXAMPLES {
+                e.1.push(f.to_string());
+            }
+        }
+    }
+}
+
+/// A server running in the background.
+pub struct Running {
+    runtime: Runtime,
+    addr: SocketAddr,
+    stop: watch::Sender<bool>,
+    counters: Arc<Counters>,
+    slots: Arc<Semaphore>,
+    max_connections: usize,
+    started: Instant,
+    summary: Summary,
+}
+
+/// Starts `library`'s echo server with `options`: configured and listening
+/// when this returns. Errors: the library cannot serve the parameters
+/// (unsupported or failed configuration, named), the address cannot be
+/// bound (in use, not local), the runtime cannot start.
+pub fn start(library: &dyn Library, options: &ServeOptions) -> Result<Running> {
+    if options.threads == 0 || options.max_connections == 0 {
+        bail!("threads and max_connections must be at least 1");
+    }
+    let server = library.server(&options.params).map_err(|e| anyhow::anyhow!("{}: {e}", library.name()))?;
+    let listener = StdListener::bind(options.listen).map_err(|e| {
+        let hint =
+            if e.kind() == std::io::ErrorKind::AddrInUse { " (in use: pick another port, or 0)" } else { "" };
+        anyhow::anyhow!("cannot listen on {}: {e}{hint}", options.listen)
+    })?;
+    listener.set_nonblocking(true).context("setting the listener non-blocking")?;
+    let addr = listener.local_addr().context("reading the listening address")?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(options.threads)
+        .thread_name("tls-bench-serve")
+        .enable_all()
+        .build()
+        .context("starting the tokio runtime")?;
+    let listener = {
+        let _guard = runtime.enter();
+        TcpListener::from_std(listener).context("registering the listener")?
+    };
+    let (stop, stopped) = watch::channel(false);
+    let counters = Arc::new(Counters::default());
+    let slots = Arc::new(Semaphore::new(options.max_connections));
+    runtime.spawn(accept_loop(listener, server, options.clone(), counters.clone(), slots.clone(), stopped));
+    let summary = Summary {
+        library: library.name(),
+        parameters: if library.plaintext() {
+            "plaintext TCP (no TLS)".to_string()
+        } else {
+            options.params.to_string()
+        },
+        listen: addr.to_string(),
+        ..Summary::default()
+    };
+    Ok(Running {
+        runtime,
+        addr,
+        stop,
+        counters,
+        slots,
+        max_connections: options.max_connections,
+        started: Instant::now(),
+        summary,
+    })
+}
+
+impl Running {
+    /// The address it listens on (the port chosen when asked for 0).
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Serves until SIGINT or SIGTERM, then stops ([`Running::stop`]).
+    /// Errors: the signal handlers cannot be installed.
+    pub fn until_signal(self) -> Result<Summary> {
+        self.runtime.block_on(async {
+            use tokio::signal::unix::{SignalKind, signal};
+            let mut term = signal(SignalKind::terminate()).context("installing the SIGTERM handler")?;
+            let mut int = signal(SignalKind::interrupt()).context("installing the SIGINT handler")?;
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = int.recv() => {}
+            }
+            anyhow::Ok(())
+        })?;
+        Ok(self.stop())
+    }
+
+    /// Stops accepting, tells every connection to close, waits for them (at
+    /// most 5 s) and returns what the server did.
+    pub fn stop(self) -> Summary {
+        let _ = self.stop.send(true);
+        let all = u32::try_from(self.max_connections).unwrap_or(u32::MAX);
+        let slots = self.slots.clone();
+        let _ =
+            self.runtime.block_on(async { timeout(Duration::from_secs(5), slots.acquire_many(all)).await });
+        self.runtime.shutdown_timeout(Duration::from_secs(1));
+        let c = &self.counters;
+        let (errors, error_examples) = c.errors.lock().map(|e| e.clone()).unwrap_or_default();
+        Summary {
+            seconds: self.started.elapsed().as_secs_f64(),
+            connections: c.connections.load(Relaxed),
+            over_limit: c.over_limit.load(Relaxed),
+            handshakes_full: c.full.load(Relaxed),
+            handshakes_resumed: c.resumed.load(Relaxed),
+            idle_closed: c.idle_closed.load(Relaxed),
+            bytes_received: c.bytes_received.load(Relaxed),
+            bytes_sent: c.bytes_sent.load(Relaxed),
+            errors,
+            error_examples,
+            ..self.summary
+        }
+    }
+}
+
+async fn accept_loop(
+    listener: TcpListener,
+    server: Arc<dyn Server>,
+    options: ServeOptions,
+    counters: Arc<Counters>,
+    slots: Arc<Semaphore>,
+    mut stopped: watch::Receiver<bool>,
+) {
+    loop {
+        let accepted = tokio::select! {
+            a = listener.accept() => a,
+            _ = stopped.changed() => return,
+        };
+        let tcp = match accepted {
+            Ok((tcp, _)) => tcp,
+            Err(e) => {
+                // EMFILE and the like: count, pause, go on.
+                counters.fail(Failure::new(anyhow::Error::new(e).context("accept"), ErrorKind::Io));
+                tokio::time::sleep(Duration::from_millis(10)).await;
+                continue;
+            }
+        };
+        counters.connections.fetch_add(1, Relaxed);
+        let Ok(permit) = slots.clone().try_acquire_owned() else {
+            counters.over_limit.fetch_add(1, Relaxed);
+            continue;
+        };
+        let (server, options, counters, stopped) =
+            (server.clone(), options.clone(), counters.clone(), stopped.clone());
+        tokio::spawn(async move {
+            if let Err(f) = connection(&*server, tcp, &options, &counters, stopped).await {
+                counters.fail(f);
+            }
+            drop(permit);
+        });
+    }
+}
+
+/// One connection: handshake (in its timeout), check, echo until the
+/// client closes, idles past the timeout, or the server stops.
+async fn connection(
+    server: &dyn Server,
+    tcp: TcpStream,
+    options: &ServeOptions,
+    counters: &Counters,
+    mut stopped: watch::Receiver<bool>,
+) -> Result<(), Failure> {
+    tcp.set_nodelay(true).map_err(|e| Failure::new(e.into(), ErrorKind::Io))?;
+    let mut stream = match timeout(options.handshake_timeout, server.accept(tcp)).await {
+        Err(_) => {
+            return Err(Failure::exactly(
+                ErrorKind::Timeout,
+                anyhow::anyhow!("handshake not done in {:?}", options.handshake_timeout),
+            ));
+        }
+        Ok(r) => r.map_err(|e| Failure::new(e, ErrorKind::Handshake))?,
+    };
+    if let Some(negotiated) = stream.negotiated().map_err(|e| Failure::exactly(ErrorKind::Negotiated, e))? {
+        let resumed = check_server(&negotiated, &options.params)
+            .map_err(|e| Failure::exactly(ErrorKind::Negotiated, e))?;
+        if resumed { &counters.resumed } else { &counters.full }.fetch_add(1, Relaxed);
+    }
+    let mut buf = vec![0u8; READ_SIZE];
+    loop {
+        let read = tokio::select! {
+            r = timeout(options.idle_timeout, stream.read(&mut buf)) => r,
+            _ = stopped.changed() => break,
+        };
+        let n = match read {
+            Err(_) => {
+                counters.idle_closed.fetch_add(1, Relaxed);
+                break;
+            }
+            Ok(Ok(0)) => break,
+            Ok(Ok(n)) => n,
+            Ok(Err(e)) => {
+                return Err(Failure::new(anyhow::Error::new(e).context("reading"), ErrorKind::Handshake));
+            }
+        };
+        counters.bytes_received.fetch_add(n as u64, Relaxed);
+        stream
+            .write_all(&buf[..n])
+            .await
+            .map_err(|e| Failure::new(anyhow::Error::new(e).context("echoing"), ErrorKind::Handshake))?;
+        counters.bytes_sent.fetch_add(n as u64, Relaxed);
+    }
+    // close_notify, then FIN; a peer already gone is not an error here.
+    let _ = timeout(Duration::from_secs(1), stream.shutdown()).await;
+    Ok(())
+}

@@ -1,0 +1,310 @@
+//! The socket runner over 127.0.0.1 and ephemeral ports: every library of
+//! the build serves and loads itself (keep-alive echo, new connections with
+//! resumption, mTLS), each client library against each server library, and
+//! the faults (nothing listening, a port in use, a server gone mid-run, a
+//! client that never handshakes, a mismatch), each bounded in time.
+
+#![cfg(feature = "sockets")]
+
+use std::{
+    net::{SocketAddr, TcpListener, TcpStream},
+    process::Command,
+    thread,
+    time::{Duration, Instant},
+};
+
+use tls_bench::{
+    error::ConfigureError,
+    params::{CipherSuite, HandshakeKind, KxGroup, Params},
+    sockets::{
+        ErrorKind, Library, libraries,
+        load::{self, LoadOptions, Report},
+        serve::{self, ServeOptions, Summary},
+    },
+};
+
+/// What the tests negotiate: a suite and group every library of every build
+/// (FIPS ones included) can do.
+fn params(kind: HandshakeKind) -> Params {
+    Params {
+        kind,
+        suite: CipherSuite::TLS_AES_128_GCM_SHA256,
+        group: KxGroup::Secp256r1,
+        ..Params::default()
+    }
+}
+
+fn serve_options(params: Params) -> ServeOptions {
+    ServeOptions {
+        params,
+        listen: "127.0.0.1:0".parse().unwrap(),
+        threads: 2,
+        handshake_timeout: Duration::from_secs(10),
+        idle_timeout: Duration::from_secs(10),
+        max_connections: 64,
+    }
+}
+
+fn load_options(params: Params, connect: SocketAddr) -> LoadOptions {
+    LoadOptions {
+        params,
+        connect,
+        connections: 2,
+        requests: Some(10),
+        duration: None,
+        message: 1024,
+        new_connection: false,
+        threads: 2,
+        timeout: Duration::from_secs(10),
+        progress: false,
+    }
+}
+
+/// Whether `library` runs `params` on both sides; prints the reason when
+/// not (FIPS builds refuse some groups; plaintext has no mTLS).
+fn runs(library: &dyn Library, params: &Params) -> bool {
+    let skip = |e: ConfigureError| match e {
+        ConfigureError::Unsupported(why) => {
+            println!("skip {} {params}: {why}", library.name());
+            false
+        }
+        ConfigureError::Failed(e) => panic!("{} {params}: {e:#}", library.name()),
+    };
+    library.server(params).map_or_else(skip, |_| library.client(params).map_or_else(skip, |_| true))
+}
+
+/// Serves `server` and runs `options` of `client` against it; the server's
+/// summary after it stopped.
+fn serve_and_load(server: &dyn Library, client: &dyn Library, mut options: LoadOptions) -> (Report, Summary) {
+    let running = serve::start(server, &serve_options(options.params)).unwrap();
+    options.connect = running.addr();
+    let report = load::run(client, &options).unwrap();
+    (report, running.stop())
+}
+
+fn assert_clean(report: &Report, summary: &Summary, what: &str) {
+    assert!(
+        report.errors.is_empty(),
+        "{what}: client errors {:?} {:?}",
+        report.errors,
+        report.error_examples
+    );
+    assert!(
+        summary.errors.is_empty(),
+        "{what}: server errors {:?} {:?}",
+        summary.errors,
+        summary.error_examples
+    );
+    assert_eq!(summary.bytes_received, report.bytes_sent, "{what}: bytes the server read");
+    assert_eq!(summary.bytes_sent, report.bytes_received, "{what}: bytes the server echoed");
+}
+
+#[test]
+fn every_library_echoes_checked_bytes_on_kept_connections() {
+    let mut ran = 0;
+    for lib in libraries() {
+        for message in [1024, 64 * 1024] {
+            let p = params(HandshakeKind::ServerAuth);
+            if !runs(&*lib, &p) {
+                continue;
+            }
+            let options = LoadOptions { message, ..load_options(p, "127.0.0.1:0".parse().unwrap()) };
+            let (report, summary) = serve_and_load(&*lib, &*lib, options);
+            let what = format!("{} {message} B", lib.name());
+            assert_clean(&report, &summary, &what);
+            assert_eq!(report.requests, 20, "{what}");
+            assert_eq!(report.bytes_sent, 20 * message as u64, "{what}");
+            assert_eq!(report.request_latency.count, 20, "{what}");
+            assert!(
+                report.request_latency.p50_us > 0.0
+                    && report.request_latency.max_us >= report.request_latency.p99_us
+            );
+            let handshakes = if lib.plaintext() { 0 } else { 2 };
+            assert_eq!((report.handshakes_full, summary.handshakes_full), (handshakes, handshakes), "{what}");
+            assert_eq!(summary.connections, 2, "{what}");
+            ran += 1;
+        }
+    }
+    assert!(ran >= 2, "only {ran} runs");
+}
+
+#[test]
+fn resumption_resumes_every_connection_after_each_clients_first() {
+    let mut ran = 0;
+    for lib in libraries() {
+        let p = params(HandshakeKind::Resumption);
+        if !runs(&*lib, &p) {
+            continue;
+        }
+        let options = LoadOptions { new_connection: true, ..load_options(p, "127.0.0.1:0".parse().unwrap()) };
+        let (report, summary) = serve_and_load(&*lib, &*lib, options);
+        let what = lib.name();
+        assert_clean(&report, &summary, &what);
+        assert_eq!((report.handshakes_full, report.handshakes_resumed), (2, 18), "{what}");
+        assert_eq!((summary.handshakes_full, summary.handshakes_resumed), (2, 18), "{what}");
+        assert_eq!(report.resumed_handshake_latency.count, 18, "{what}");
+        assert_eq!(report.connect_handshake_latency.count, 20, "{what}");
+        assert!(report.resumed_handshakes_per_s > 0.0);
+        ran += 1;
+    }
+    assert!(ran >= 1, "no library resumes");
+}
+
+#[test]
+fn mutual_authentication_is_checked_on_the_server() {
+    for lib in libraries() {
+        let p = params(HandshakeKind::MutualAuth);
+        if !runs(&*lib, &p) {
+            continue;
+        }
+        let options = LoadOptions {
+            new_connection: true,
+            requests: Some(2),
+            ..load_options(p, "127.0.0.1:0".parse().unwrap())
+        };
+        let (report, summary) = serve_and_load(&*lib, &*lib, options);
+        assert_clean(&report, &summary, &lib.name());
+        assert_eq!(summary.handshakes_full, 4, "{}", lib.name());
+    }
+}
+
+#[test]
+fn each_client_library_talks_to_each_server_library() {
+    let libs: Vec<_> = libraries().into_iter().filter(|l| !l.plaintext()).collect();
+    let p = params(HandshakeKind::Resumption);
+    for server in &libs {
+        for client in &libs {
+            if !runs(&**server, &p) || !runs(&**client, &p) {
+                continue;
+            }
+            let options = LoadOptions {
+                connections: 1,
+                requests: Some(3),
+                new_connection: true,
+                ..load_options(p, "127.0.0.1:0".parse().unwrap())
+            };
+            let (report, summary) = serve_and_load(&**server, &**client, options);
+            let what = format!("{} client, {} server", client.name(), server.name());
+            assert_clean(&report, &summary, &what);
+            assert_eq!((report.handshakes_full, report.handshakes_resumed), (1, 2), "{what}");
+        }
+    }
+}
+
+#[test]
+fn a_negotiated_mismatch_is_its_own_error_kind() {
+    // The client asks for AES-256-GCM; a server configured for AES-128-GCM
+    // with a client offering both picks AES-128: the client's check fails.
+    let Some(lib) = libraries().into_iter().find(|l| l.name().starts_with("rustls-")) else { return };
+    let served = params(HandshakeKind::ServerAuth);
+    let running = serve::start(&*lib, &serve_options(served)).unwrap();
+    let mut asked = served;
+    asked.suite = CipherSuite::TLS_AES_256_GCM_SHA384;
+    let report = load::run(&*lib, &load_options(asked, running.addr())).unwrap();
+    running.stop();
+    // rustls offers only the suite asked: the server refuses the handshake.
+    assert_eq!(report.requests, 0);
+    let kinds: Vec<ErrorKind> = report.errors.keys().copied().collect();
+    assert!(kinds.iter().all(|k| matches!(k, ErrorKind::Handshake | ErrorKind::Negotiated)), "{kinds:?}");
+}
+
+#[test]
+fn nothing_listening_is_refused_not_hung() {
+    let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let lib = libraries().pop().unwrap();
+    let started = Instant::now();
+    let report = load::run(&*lib, &load_options(params(HandshakeKind::ServerAuth), port)).unwrap();
+    assert_eq!(report.requests, 0);
+    assert_eq!(report.errors.get(&ErrorKind::Refused), Some(&20), "{:?}", report.errors);
+    assert!(started.elapsed() < Duration::from_secs(10));
+}
+
+#[test]
+fn a_port_in_use_is_refused_before_serving() {
+    let taken = TcpListener::bind("127.0.0.1:0").unwrap();
+    let lib = libraries().pop().unwrap();
+    let options = ServeOptions {
+        listen: taken.local_addr().unwrap(),
+        ..serve_options(params(HandshakeKind::ServerAuth))
+    };
+    let e = serve::start(&*lib, &options).err().expect("bound a port in use").to_string();
+    assert!(e.contains("cannot listen on") && e.contains("in use"), "{e}");
+}
+
+#[test]
+fn a_server_gone_mid_run_is_counted_and_the_run_ends() {
+    let lib =
+        libraries().into_iter().find(|l| !l.plaintext() && runs(&**l, &params(HandshakeKind::ServerAuth)));
+    let Some(lib) = lib else { return };
+    let p = params(HandshakeKind::ServerAuth);
+    let running = serve::start(&*lib, &serve_options(p)).unwrap();
+    let options = LoadOptions {
+        requests: None,
+        duration: Some(Duration::from_secs(2)),
+        new_connection: true,
+        timeout: Duration::from_secs(2),
+        ..load_options(p, running.addr())
+    };
+    let stopper = thread::spawn(move || {
+        thread::sleep(Duration::from_millis(500));
+        running.stop()
+    });
+    let started = Instant::now();
+    let report = load::run(&*lib, &options).unwrap();
+    stopper.join().unwrap();
+    assert!(report.requests > 0, "nothing ran before the stop");
+    let failed: u64 = report.errors.values().sum();
+    assert!(failed > 0, "no failure after the server stopped");
+    for kind in report.errors.keys() {
+        assert!(
+            matches!(kind, ErrorKind::Refused | ErrorKind::Reset | ErrorKind::Closed | ErrorKind::Handshake),
+            "{kind}: {:?}",
+            report.error_examples
+        );
+    }
+    assert!(started.elapsed() < Duration::from_secs(8), "{:?}", started.elapsed());
+}
+
+#[test]
+fn a_client_that_never_handshakes_times_out_on_the_server() {
+    let lib = libraries().into_iter().find(|l| !l.plaintext()).unwrap();
+    let options = ServeOptions {
+        handshake_timeout: Duration::from_millis(200),
+        ..serve_options(params(HandshakeKind::ServerAuth))
+    };
+    let running = serve::start(&*lib, &options).unwrap();
+    let silent = TcpStream::connect(running.addr()).unwrap();
+    thread::sleep(Duration::from_millis(600));
+    let summary = running.stop();
+    drop(silent);
+    assert_eq!(summary.errors.get(&ErrorKind::Timeout), Some(&1), "{:?}", summary.errors);
+}
+
+#[test]
+fn the_binaries_name_what_is_valid_and_exit_non_zero() {
+    let run = |bin: &str, args: &[&str]| {
+        let out = Command::new(bin).args(args).output().unwrap();
+        (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
+    };
+    let (code, err) = run(env!("CARGO_BIN_EXE_load"), &["--library", "nosuch", "-n", "1"]);
+    assert_eq!(code, Some(1));
+    assert!(err.starts_with("error: unknown library \"nosuch\"") && err.contains("plaintext-tcp"), "{err}");
+    let (code, err) =
+        run(env!("CARGO_BIN_EXE_serve"), &["--library", "plaintext-tcp", "--suite", "TLS_NULL"]);
+    assert_eq!(code, Some(1));
+    assert!(
+        err.contains("unknown cipher suite \"TLS_NULL\"") && err.contains("TLS_AES_128_GCM_SHA256"),
+        "{err}"
+    );
+    let (code, err) = run(env!("CARGO_BIN_EXE_load"), &["--library", "plaintext-tcp", "--timeout", "5h"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("unknown unit"), "{err}");
+    let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().to_string();
+    let (code, err) = run(
+        env!("CARGO_BIN_EXE_load"),
+        &["--library", "plaintext-tcp", "--connect", &port, "-n", "2", "--quiet"],
+    );
+    assert_eq!(code, Some(1));
+    assert!(err.contains("refused") && err.contains("nothing measured"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
