@@ -37,6 +37,9 @@
 //!   the catalogue that lists them.
 //! - [`runner`]: the measurement core: a case configured, its buffers
 //!   placed, its kind run, for every runner (Criterion, `compare`, tests).
+//! - `sockets` (feature `sockets`, part of `tools`): the socket runner,
+//!   each library through its own tokio adapter on [`config`]: the `serve`
+//!   echo server and the `load` client.
 //! - [`instructions`]: the instruction-count suite as data (regions,
 //!   iterations, Callgrind options) for gungraun.
 //! - [`criterion_json`]: Criterion's results read back from disk.

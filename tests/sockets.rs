@@ -151,6 +151,28 @@ fn resumption_resumes_every_connection_after_each_clients_first() {
 }
 
 #[test]
+fn a_message_of_zero_bytes_measures_handshakes_only() {
+    let lib =
+        libraries().into_iter().find(|l| !l.plaintext() && runs(&**l, &params(HandshakeKind::ServerAuth)));
+    let Some(lib) = lib else { return };
+    let options = LoadOptions {
+        message: 0,
+        requests: Some(5),
+        ..load_options(params(HandshakeKind::ServerAuth), "127.0.0.1:0".parse().unwrap())
+    };
+    let (report, summary) = serve_and_load(&*lib, &*lib, options);
+    assert_clean(&report, &summary, &lib.name());
+    assert_eq!((report.mode, report.requests, report.handshakes_full), ("handshakes-only", 10, 10));
+    assert_eq!((summary.handshakes_full, summary.bytes_received, report.request_latency.count), (10, 0, 0));
+    let resuming = LoadOptions {
+        message: 0,
+        ..load_options(params(HandshakeKind::Resumption), "127.0.0.1:1".parse().unwrap())
+    };
+    let e = load::run(&*lib, &resuming).err().expect("handshakes only cannot resume").to_string();
+    assert!(e.contains("no TLS 1.3 ticket arrives"), "{e}");
+}
+
+#[test]
 fn mutual_authentication_is_checked_on_the_server() {
     for lib in libraries() {
         let p = params(HandshakeKind::MutualAuth);

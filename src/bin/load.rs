@@ -39,8 +39,9 @@ struct Cli {
     /// Run for this long instead (e.g. 10s).
     #[arg(short = 'd', long, value_parser = duration_arg)]
     duration: Option<Duration>,
-    /// Bytes per message, each way (1 to 16 MiB).
-    #[arg(short = 's', long, default_value_t = 1024, value_parser = clap::value_parser!(u32).range(1..=16 * 1024 * 1024))]
+    /// Bytes per message, each way (0 to 16 MiB); 0: handshakes only, a new
+    /// connection each, closed once its handshake is done.
+    #[arg(short = 's', long, default_value_t = 1024, value_parser = clap::value_parser!(u32).range(0..=16 * 1024 * 1024))]
     message: u32,
     /// A new connection and handshake per request (default: one connection
     /// kept alive per client). With `--kind resumption`, each one resumes

@@ -52,7 +52,8 @@ pub struct LoadOptions {
     pub requests: Option<u64>,
     /// How long to run; `None` with `requests`.
     pub duration: Option<Duration>,
-    /// Bytes per message (each way), at least 1.
+    /// Bytes per message (each way); 0: no message, handshakes only (a
+    /// new connection each time, closed once its handshake is done).
     pub message: usize,
     /// A new connection (and handshake) per request, instead of one kept
     /// alive per client.
@@ -112,7 +113,7 @@ pub struct Report {
     pub connections: usize,
     /// Bytes per message, each way.
     pub message_bytes: usize,
-    /// `keep-alive` or `new-connection`.
+    /// `keep-alive`, `new-connection` or `handshakes-only` (message 0).
     pub mode: &'static str,
     /// Wall-clock seconds from the first connect to the last client done.
     pub seconds: f64,
@@ -283,8 +284,14 @@ fn cpu_seconds() -> f64 {
 /// or failed configuration), the runtime cannot start. Failed connections
 /// are not errors here: they are counted by kind in the report.
 pub fn run(library: &dyn Library, options: &LoadOptions) -> Result<Report> {
-    if options.connections == 0 || options.message == 0 || options.threads == 0 {
-        bail!("connections, message size and threads must be at least 1");
+    if options.connections == 0 || options.threads == 0 {
+        bail!("connections and threads must be at least 1");
+    }
+    if options.message == 0 && options.params.kind == HandshakeKind::Resumption {
+        bail!(
+            "a message of 0 bytes (handshakes only) reads nothing after the handshake, so no TLS 1.3 \
+             ticket arrives to resume with: give a message size, or --kind server-auth"
+        );
     }
     if options.requests.is_some() == options.duration.is_some() {
         bail!("give either a number of requests or a duration");
@@ -329,7 +336,11 @@ pub fn run(library: &dyn Library, options: &LoadOptions) -> Result<Report> {
         server: options.connect.to_string(),
         connections: options.connections,
         message_bytes: options.message,
-        mode: if options.new_connection { "new-connection" } else { "keep-alive" },
+        mode: match (options.message, options.new_connection) {
+            (0, _) => "handshakes-only",
+            (_, true) => "new-connection",
+            (_, false) => "keep-alive",
+        },
         seconds,
         requests: total.requests,
         requests_per_s: per_s(total.requests),
@@ -412,6 +423,14 @@ async fn one_client(
                 open = Some(connect(client, options, ticket.take(), resumes, &mut tally).await?);
             }
             let conn = open.as_mut().expect("opened above");
+            if data.is_empty() {
+                // Handshakes only: a request is a handshake.
+                tally.requests += 1;
+                if let Some(conn) = open.take() {
+                    close(conn.stream, options.timeout).await?;
+                }
+                return Ok(());
+            }
             let took = exchange(&mut conn.stream, data, &mut buf, options.timeout).await?;
             let _ = tally.request.record(micros(took));
             tally.requests += 1;
