@@ -48,6 +48,10 @@ struct Cli {
     /// the ticket of the one before.
     #[arg(long)]
     new_connection: bool,
+    /// Open loop: this many requests per second in all, each timed from
+    /// its intended send time (as wrk2); default: closed loop.
+    #[arg(short = 'R', long)]
+    rate: Option<f64>,
     /// Worker threads [default: the cores available].
     #[arg(long, value_parser = clap::value_parser!(u16).range(1..=1024))]
     threads: Option<u16>,
@@ -83,6 +87,7 @@ fn run_cli(cli: Cli) -> Result<()> {
         duration: cli.duration,
         message: cli.message as usize,
         new_connection: cli.new_connection,
+        rate: cli.rate,
         threads: cli.threads.map_or_else(cores, usize::from),
         timeout: cli.timeout,
         progress: !cli.quiet,
@@ -99,7 +104,7 @@ fn run_cli(cli: Cli) -> Result<()> {
         bail!("no request was echoed back ({}): nothing measured", kinds.join(", "));
     }
     if failed > 0 {
-        bail!("{failed} requests failed ({}): the figures do not hold every request asked", kinds.join(", "));
+        bail!("{failed} failures ({}): the figures do not hold every request asked", kinds.join(", "));
     }
     Ok(())
 }

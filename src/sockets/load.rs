@@ -58,6 +58,12 @@ pub struct LoadOptions {
     /// A new connection (and handshake) per request, instead of one kept
     /// alive per client.
     pub new_connection: bool,
+    /// Open loop: requests per second in all (spread evenly over the
+    /// clients, each sending on its own schedule whether or not the
+    /// previous answer is back), latency measured from each request's
+    /// intended send time (wrk2's correction for coordinated omission).
+    /// `None`: closed loop.
+    pub rate: Option<f64>,
     /// Worker threads of the client's runtime.
     pub threads: usize,
     /// Longest a TCP connect, a handshake or an exchange may take.
@@ -115,7 +121,11 @@ pub struct Report {
     pub message_bytes: usize,
     /// `keep-alive`, `new-connection` or `handshakes-only` (message 0).
     pub mode: &'static str,
-    /// Wall-clock seconds from the first connect to the last client done.
+    /// The open loop's target rate, requests/s in all; `None`: closed loop.
+    pub rate_per_s: Option<f64>,
+    /// Wall-clock seconds of the measured window: from all clients
+    /// connected (kept connections) or from the start (new connections)
+    /// to the last client done.
     pub seconds: f64,
     /// Requests echoed back intact.
     pub requests: u64,
@@ -133,10 +143,11 @@ pub struct Report {
     pub handshakes_full: u64,
     /// Resumed handshakes completed and checked.
     pub handshakes_resumed: u64,
-    /// Full handshakes per second.
-    pub full_handshakes_per_s: f64,
-    /// Resumed handshakes per second.
-    pub resumed_handshakes_per_s: f64,
+    /// Full handshakes per second; `None` on kept connections (their
+    /// handshakes come before the measured window).
+    pub full_handshakes_per_s: Option<f64>,
+    /// Resumed handshakes per second (`None` as above).
+    pub resumed_handshakes_per_s: Option<f64>,
     /// Request latency.
     pub request_latency: Latency,
     /// Full handshake latency (connection object to done, TCP apart).
@@ -157,13 +168,14 @@ impl Report {
     /// The report as a Markdown table for people.
     pub fn to_table(&self) -> String {
         let mut out = format!(
-            "load: {} against {}, {}, {} connections, {} B messages, {} ({:.2} s, client CPU {:.2} s)\n\n",
+            "load: {} against {}, {}, {} connections, {} B messages, {}, {} ({:.2} s, client CPU {:.2} s)\n\n",
             self.client,
             self.server,
             self.parameters,
             self.connections,
             self.message_bytes,
             self.mode,
+            self.rate_per_s.map_or("closed loop".to_string(), |r| format!("open loop at {r} requests/s")),
             self.seconds,
             self.client_cpu_seconds
         );
@@ -173,12 +185,14 @@ impl Report {
             "| MB/s sent / received | {:.2} / {:.2} |\n",
             self.send_mb_per_s, self.receive_mb_per_s
         ));
+        let rate = |r: Option<f64>| r.map_or("-".to_string(), |r| format!("{r:.0}"));
         out.push_str(&format!(
-            "| handshakes/s full / resumed | {:.0} / {:.0} ({} / {}) |\n",
-            self.full_handshakes_per_s,
-            self.resumed_handshakes_per_s,
+            "| handshakes/s full / resumed | {} / {} ({} / {}{}) |\n",
+            rate(self.full_handshakes_per_s),
+            rate(self.resumed_handshakes_per_s),
             self.handshakes_full,
-            self.handshakes_resumed
+            self.handshakes_resumed,
+            if self.full_handshakes_per_s.is_none() { ", before the window" } else { "" }
         ));
         out.push_str(
             "\n| latency, µs | count | p50 | p90 | p99 | p99.9 | max |\n|---|---|---|---|---|---|---|\n",
@@ -303,24 +317,46 @@ pub fn run(library: &dyn Library, options: &LoadOptions) -> Result<Report> {
         .enable_all()
         .build()
         .context("starting the tokio runtime")?;
+    if let Some(rate) = options.rate
+        && !(rate.is_finite() && rate > 0.0)
+    {
+        bail!("the request rate must be a positive number of requests per second, not {rate}");
+    }
     let data: Arc<Vec<u8>> = Arc::new(pattern(options.message));
     let bar = progress(options);
-    let cpu_before = cpu_seconds();
-    let started = Instant::now();
-    let deadline = options.duration.map(|d| started + d);
-    let total = runtime.block_on(async {
+    // Kept connections: every client connects first; the window (and the
+    // figures) start once all have (as tls-perf counts once all peers are
+    // active), so a short run's MB/s holds no handshakes.
+    let warm = options.message > 0 && !options.new_connection;
+    let window = Arc::new(Window {
+        ready: tokio::sync::Barrier::new(options.connections + 1),
+        go: tokio::sync::Barrier::new(options.connections + 1),
+        start: std::sync::OnceLock::new(),
+        warm,
+    });
+    let (total, started, cpu_before) = runtime.block_on(async {
         let mut tasks = Vec::new();
-        for _ in 0..options.connections {
-            let (client, data, options, bar) = (client.clone(), data.clone(), options.clone(), bar.clone());
-            tasks.push(tokio::spawn(
-                async move { one_client(&*client, &data, &options, deadline, &bar).await },
-            ));
+        if !warm {
+            window.open();
+        }
+        let cpu_before = cpu_seconds();
+        for index in 0..options.connections {
+            let (client, data, options, bar, window) =
+                (client.clone(), data.clone(), options.clone(), bar.clone(), window.clone());
+            tasks.push(tokio::spawn(async move {
+                one_client(&*client, &data, &options, index, &window, &bar).await
+            }));
+        }
+        if warm {
+            window.ready.wait().await;
+            window.open();
+            window.go.wait().await;
         }
         let mut total = Tally::new()?;
         for t in tasks {
             total.merge(&t.await.context("a client task panicked")??)?;
         }
-        anyhow::Ok(total)
+        anyhow::Ok((total, window.started(), cpu_before))
     })?;
     let seconds = started.elapsed().as_secs_f64();
     let client_cpu_seconds = cpu_seconds() - cpu_before;
@@ -336,6 +372,7 @@ pub fn run(library: &dyn Library, options: &LoadOptions) -> Result<Report> {
         server: options.connect.to_string(),
         connections: options.connections,
         message_bytes: options.message,
+        rate_per_s: options.rate,
         mode: match (options.message, options.new_connection) {
             (0, _) => "handshakes-only",
             (_, true) => "new-connection",
@@ -350,8 +387,8 @@ pub fn run(library: &dyn Library, options: &LoadOptions) -> Result<Report> {
         receive_mb_per_s: per_s(total.bytes) / 1e6,
         handshakes_full: total.full.len(),
         handshakes_resumed: total.resumed.len(),
-        full_handshakes_per_s: per_s(total.full.len()),
-        resumed_handshakes_per_s: per_s(total.resumed.len()),
+        full_handshakes_per_s: (!warm).then(|| per_s(total.full.len())),
+        resumed_handshakes_per_s: (!warm).then(|| per_s(total.resumed.len())),
         request_latency: Latency::of(&total.request),
         full_handshake_latency: Latency::of(&total.full),
         resumed_handshake_latency: Latency::of(&total.resumed),
@@ -390,6 +427,25 @@ fn progress(options: &LoadOptions) -> indicatif::ProgressBar {
     bar
 }
 
+/// When the measured window starts: after every client's first connection
+/// (kept connections, `warm`), else at once.
+struct Window {
+    ready: tokio::sync::Barrier,
+    go: tokio::sync::Barrier,
+    start: std::sync::OnceLock<Instant>,
+    warm: bool,
+}
+
+impl Window {
+    fn open(&self) {
+        let _ = self.start.set(Instant::now());
+    }
+
+    fn started(&self) -> Instant {
+        *self.start.get().expect("the window is opened before any client measures")
+    }
+}
+
 /// A connection of one client and whether it resumed.
 struct Open {
     stream: Box<dyn Stream>,
@@ -397,25 +453,54 @@ struct Open {
     ticket_due: bool,
 }
 
-/// One client's run: requests until its count or the deadline.
+/// One client's run (client `index` of `options.connections`): requests
+/// until its count or the deadline, closed or open loop.
 async fn one_client(
     client: &dyn Client,
     data: &[u8],
     options: &LoadOptions,
-    deadline: Option<Instant>,
+    index: usize,
+    window: &Window,
     bar: &indicatif::ProgressBar,
 ) -> Result<Tally> {
     let mut tally = Tally::new()?;
     let resumes = options.params.kind == HandshakeKind::Resumption;
     let mut ticket: Option<Ticket> = None;
     let mut open: Option<Open> = None;
+    if window.warm {
+        match connect(client, options, None, resumes, &mut tally).await {
+            Ok(conn) => open = Some(conn),
+            Err(f) => tally.fail(f),
+        }
+        window.ready.wait().await;
+        window.go.wait().await;
+    }
+    let start = window.started();
+    let deadline = options.duration.map(|d| start + d);
+    // Open loop: this client's schedule, its clients staggered evenly.
+    let interval = options.rate.map(|r| Duration::from_secs_f64(options.connections as f64 / r));
+    let mut intended = interval.map(|i| start + i.mul_f64(index as f64 / options.connections as f64));
     let mut buf = vec![0u8; data.len()];
     let mut done = 0u64;
+    let mut free_at = start;
     loop {
         match (options.requests, deadline) {
             (Some(r), _) if done >= r => break,
             (None, Some(d)) if Instant::now() >= d => break,
             _ => {}
+        }
+        // Open loop: a request sent late because the previous answer came
+        // back after its intended time is timed from that time (the wait
+        // was the server's); one the client was free for is timed from its
+        // first byte (a timer waking late is not the server's wait).
+        let mut origin = None;
+        if let (Some(at), Some(every)) = (intended, interval) {
+            if free_at > at {
+                origin = Some(at);
+            } else {
+                tokio::time::sleep_until(at.into()).await;
+            }
+            intended = Some(at + every);
         }
         done += 1;
         let result: Result<(), Failure> = async {
@@ -431,8 +516,8 @@ async fn one_client(
                 }
                 return Ok(());
             }
-            let took = exchange(&mut conn.stream, data, &mut buf, options.timeout).await?;
-            let _ = tally.request.record(micros(took));
+            let (began, ended) = exchange(&mut conn.stream, data, &mut buf, options.timeout).await?;
+            let _ = tally.request.record(micros(ended - origin.unwrap_or(began)));
             tally.requests += 1;
             tally.bytes += data.len() as u64;
             if conn.ticket_due {
@@ -447,6 +532,7 @@ async fn one_client(
             Ok(())
         }
         .await;
+        free_at = Instant::now();
         if options.requests.is_some() {
             bar.inc(1);
         }
@@ -505,13 +591,13 @@ async fn connect(
 
 /// Sends `data` and reads it back into `buf` (poisoned first), at once
 /// (so that neither side waits on a full socket buffer), in the timeout.
-/// Returns the time from the first byte written to the last read.
+/// Returns when the first byte was written and the last one read.
 async fn exchange(
     stream: &mut Box<dyn Stream>,
     data: &[u8],
     buf: &mut [u8],
     limit: Duration,
-) -> Result<Duration, Failure> {
+) -> Result<(Instant, Instant), Failure> {
     buf.fill(!data[0]);
     let start = Instant::now();
     let (mut reader, mut writer) = tokio::io::split(stream);
@@ -531,7 +617,7 @@ async fn exchange(
             r.map_err(|e| Failure::new(anyhow::Error::new(e).context("echo"), ErrorKind::Handshake))?;
         }
     }
-    let took = start.elapsed();
+    let ended = Instant::now();
     if buf != data {
         let at = buf.iter().zip(data).position(|(a, b)| a != b).unwrap_or(0);
         return Err(Failure::exactly(
@@ -539,7 +625,7 @@ async fn exchange(
             anyhow::anyhow!("echoed bytes differ from those sent, first at offset {at} of {}", data.len()),
         ));
     }
-    Ok(took)
+    Ok((start, ended))
 }
 
 /// Closes a connection as a well-behaved client does: close_notify, then
