@@ -207,6 +207,29 @@ impl Matrix {
     }
 }
 
+/// Clients at once of the socket echo ([`echo_workloads`]): the seed's.
+pub const ECHO_CONNECTIONS: [u32; 3] = [1, 10, 100];
+
+/// Bytes per message of the socket echo: 1, 16 and 64 KiB.
+pub const ECHO_MESSAGES: [u32; 3] = [1024, 16 * 1024, 64 * 1024];
+
+/// The socket echo's workloads ([`crate::workload::echo`], `compare
+/// --sockets`): every TLS 1.3 suite (AES-GCM and ChaCha20) x
+/// [`ECHO_CONNECTIONS`] x [`ECHO_MESSAGES`], server authentication, x25519,
+/// ECDSA P-256.
+pub fn echo_workloads() -> Vec<(Workload, Params)> {
+    let base = Params::default();
+    let mut out = Vec::new();
+    for aead in Aead::ALL {
+        for connections in ECHO_CONNECTIONS {
+            for message in ECHO_MESSAGES {
+                out.push((crate::workload::Echo { connections, message }.into(), base.with_aead(aead)));
+            }
+        }
+    }
+    out
+}
+
 /// The UDP workloads ([`crate::udp`]): handshakes with server
 /// authentication and mTLS, then the send loop at each of `payloads`; DTLS
 /// 1.2 and 1.3, AES-128-GCM, the send loop's secp256r1 and ECDSA P-256.

@@ -200,7 +200,10 @@ pub fn prepare(case: &Case, libs: &[Box<dyn TlsLibrary>]) -> Result<Prepared> {
         .find(|l| l.name() == case.library)
         .ok_or_else(|| anyhow::anyhow!("{case}: library {} is not in this build", case.library))?;
     match Runner::new(case, lib.as_ref()) {
-        Ok(runner) => Ok(Prepared::Ready { runner: Box::new(runner), settings: lib.settings(&case.params) }),
+        Ok(runner) => Ok(Prepared::Ready {
+            runner: Box::new(runner),
+            settings: case.workload.kind().settings(&**lib, &case.params),
+        }),
         Err(ConfigureError::Unsupported(why)) => Ok(Prepared::Skipped(why)),
         Err(e) => anyhow::bail!("{case}: {e}"),
     }

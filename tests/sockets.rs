@@ -14,13 +14,16 @@ use std::{
 };
 
 use tls_bench::{
+    bench::{Case, cases_of, echo_workloads},
     error::ConfigureError,
     params::{CipherSuite, HandshakeKind, KxGroup, Params},
+    runner::{Prepared, prepare},
     sockets::{
         ErrorKind, Library, libraries,
         load::{self, LoadOptions, Report},
         serve::{self, ServeOptions, Summary},
     },
+    stacks,
 };
 
 /// What the tests negotiate: a suite and group every library of every build
@@ -169,7 +172,7 @@ fn a_message_of_zero_bytes_measures_handshakes_only() {
         message: 0,
         ..load_options(params(HandshakeKind::Resumption), "127.0.0.1:1".parse().unwrap())
     };
-    let e = load::run(&*lib, &resuming).err().expect("handshakes only cannot resume").to_string();
+    let e = load::run(&*lib, &resuming).expect_err("handshakes only cannot resume").to_string();
     assert!(e.contains("no TLS 1.3 ticket arrives"), "{e}");
 }
 
@@ -352,4 +355,35 @@ fn the_binaries_name_what_is_valid_and_exit_non_zero() {
     assert_eq!(code, Some(1));
     assert!(err.contains("refused") && err.contains("nothing measured"), "{err}");
     assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn the_echo_kind_runs_every_library_and_skips_by_name() {
+    // compare --sockets's cases: the 10-client 1 KiB rows of each suite.
+    let libs = stacks::all();
+    let workloads: Vec<_> = echo_workloads()
+        .into_iter()
+        .filter(|(w, _)| {
+            let id = Case { workload: *w, params: Params::default(), library: String::new() }.to_string();
+            id.contains(",10conns,1024B")
+        })
+        .collect();
+    assert_eq!(workloads.len(), 3, "one row per TLS 1.3 suite");
+    let mut ran = 0;
+    for case in cases_of(workloads, &libs) {
+        assert!(case.to_string().starts_with("echo/server-auth,TLSv1.3,"), "{case}");
+        match prepare(&case, &libs).unwrap() {
+            Prepared::Skipped(why) => println!("skip {case}: {why}"),
+            Prepared::Ready { mut runner, settings } => {
+                let m = runner.run(3).unwrap_or_else(|e| panic!("{case}: {e:#}"));
+                assert_eq!(m.iters, 3, "{case}");
+                assert!(m.both > Duration::ZERO, "{case}");
+                if case.library == "plaintext" {
+                    assert_eq!(settings.as_deref(), Some("TCP without TLS"));
+                }
+                ran += 1;
+            }
+        }
+    }
+    assert!(ran >= 2, "only {ran} echo cases ran");
 }

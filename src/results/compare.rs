@@ -292,9 +292,9 @@ pub fn groups(rows: &[RowSummary]) -> Vec<String> {
 }
 
 /// Whether figures of `group` are throughputs (MB/s) rather than times (µs):
-/// the throughput and the send loop.
+/// the throughput, the send loop and the socket echo.
 fn is_throughput(group: &str) -> bool {
-    group == "throughput" || group == "send-loop"
+    group == "throughput" || group == "send-loop" || group == "echo"
 }
 
 /// The TLS libraries of `rows`, run or skipped, by name.
@@ -404,6 +404,9 @@ pub fn group_markdown(group: &str, rows: &[&RowSummary]) -> String {
         "send-loop" => format!(
             "### send-loop (median MB/s of payload, 10^6 B/s; writes (DTLS: datagrams) per second = MB/s x 10^6 / payload bytes; {ratio})\n\n"
         ),
+        "echo" => format!(
+            "### echo over TCP sockets (median MB/s each way, 10^6 B/s, of all connections; {ratio})\n\n"
+        ),
         other => format!("### {other} (median µs per iteration; {ratio})\n\n"),
     });
     out.push_str(&table_line(&header));
@@ -423,6 +426,10 @@ pub fn group_markdown(group: &str, rows: &[&RowSummary]) -> String {
         out.push_str(&notes);
     }
 
+    if group == "echo" {
+        // Both ends share the machine: no time per side.
+        return out;
+    }
     out.push('\n');
     out.push_str(&match group {
         "throughput" | "send-loop" => {

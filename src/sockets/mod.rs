@@ -195,8 +195,9 @@ pub fn check_server(negotiated: &Negotiated, params: &Params) -> Result<bool> {
     Ok(negotiated.resumed)
 }
 
-/// An I/O error as a result (the adapters' handshakes return
+/// An I/O error as a result (tokio-rustls's handshakes return
 /// `std::io::Error`).
+#[cfg(feature = "rustls")]
 fn io_failed<T>(what: &str, r: std::io::Result<T>) -> Result<T> {
     r.map_err(|e| anyhow::Error::new(e).context(what.to_string()))
 }

@@ -21,12 +21,14 @@ use crate::{
     transport::Side,
 };
 
+pub mod echo;
 pub mod handshake;
 pub mod send_loop;
 pub mod small_writes;
 pub mod throughput;
 pub mod udp;
 
+pub use echo::Echo;
 pub use handshake::Handshake;
 pub use send_loop::SendLoop;
 pub use small_writes::SmallWrites;
@@ -146,6 +148,12 @@ pub trait Kind {
         Ok(())
     }
 
+    /// What `lib` runs `params` with, when the id does not say it (an
+    /// s2n-tls security policy): [`TlsLibrary::settings`] by default.
+    fn settings(&self, lib: &dyn TlsLibrary, params: &Params) -> Option<String> {
+        lib.settings(params)
+    }
+
     /// Configures `lib` for `params` (client and server). Errors:
     /// [`ConfigureError::Unsupported`] for a combination the library or the
     /// kind cannot do (a named skip), [`ConfigureError::Failed`] otherwise.
@@ -210,6 +218,8 @@ catalogue! {
     UdpHandshake(UdpHandshake),
     /// The send loop over UDP sockets ([`udp`]).
     UdpSendLoop(UdpSendLoop),
+    /// Messages echoed over TCP sockets, kept connections ([`echo`]).
+    Echo(Echo),
 }
 
 impl Workload {

@@ -74,6 +74,8 @@ enum Sub {
         s2n_policies: bool,
         #[arg(long)]
         dtls: bool,
+        #[arg(long)]
+        sockets: bool,
     },
     /// Compares two runs' results.json, row by row, library against
     /// library (each library's time ratio to the row's fastest library of
@@ -135,6 +137,14 @@ struct RunArgs {
     /// the UDP ones).
     #[arg(long)]
     dtls: bool,
+    /// Compare the libraries over TCP sockets instead (`echo`: each
+    /// library's echo server on 127.0.0.1 and its clients on kept
+    /// connections, through its tokio adapter, every byte checked; 1, 10
+    /// and 100 clients x 1, 16 and 64 KiB messages x every TLS 1.3 suite,
+    /// plaintext TCP as the floor). Default 10 rounds of 300 ms slices, 2
+    /// epochs; --quick 3 rounds of 30 ms, 1 epoch.
+    #[arg(long, conflicts_with = "dtls")]
+    sockets: bool,
     /// Where JSON, CSV, SVG and the environment go: a new or empty
     /// directory, or one a previous run wrote (checked before any work,
     /// and replaced whole when the run is done).
@@ -161,8 +171,9 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> Result<()> {
     match cli.worker {
-        Some(Sub::Worker { variant, matrix, filter, s2n_policies, dtls }) => {
-            let opts = WorkerOptions { matrix: Matrix::from_name(&matrix)?, filter, s2n_policies, dtls };
+        Some(Sub::Worker { variant, matrix, filter, s2n_policies, dtls, sockets }) => {
+            let opts =
+                WorkerOptions { matrix: Matrix::from_name(&matrix)?, filter, s2n_policies, dtls, sockets };
             worker::serve(&variant, &opts)
         }
         Some(Sub::Diff { a, b, max_percent }) => {
@@ -192,6 +203,14 @@ const QUICK_ROUNDS: u32 = 8;
 const QUICK_SLICE_MS: u64 = 5;
 const DEFAULT_EPOCHS: u32 = 8;
 const QUICK_EPOCHS: u32 = 2;
+/// The same for `--sockets`: each slice connects its clients first (outside
+/// the window), so slices are longer and rounds fewer.
+const SOCKET_ROUNDS: u32 = 10;
+const SOCKET_SLICE_MS: u64 = 300;
+const SOCKET_EPOCHS: u32 = 2;
+const SOCKET_QUICK_ROUNDS: u32 = 3;
+const SOCKET_QUICK_SLICE_MS: u64 = 30;
+const SOCKET_QUICK_EPOCHS: u32 = 1;
 /// Longest slice accepted, in ms: a round of a default run's 30-odd cases
 /// then takes at most a few minutes.
 const MAX_SLICE_MS: u64 = 5_000;
@@ -208,19 +227,21 @@ fn compare(args: RunArgs) -> Result<()> {
     if let Some(f) = &args.filter {
         regex::Regex::new(f).context("--filter")?;
     }
-    let rounds = args.rounds.unwrap_or(if args.quick { QUICK_ROUNDS } else { DEFAULT_ROUNDS });
-    let slice = Duration::from_millis(args.slice_ms.unwrap_or(if args.quick {
-        QUICK_SLICE_MS
-    } else {
-        DEFAULT_SLICE_MS
-    }));
+    let (default_rounds, default_slice_ms, default_epochs) = match (args.sockets, args.quick) {
+        (false, false) => (DEFAULT_ROUNDS, DEFAULT_SLICE_MS, DEFAULT_EPOCHS),
+        (false, true) => (QUICK_ROUNDS, QUICK_SLICE_MS, QUICK_EPOCHS),
+        (true, false) => (SOCKET_ROUNDS, SOCKET_SLICE_MS, SOCKET_EPOCHS),
+        (true, true) => (SOCKET_QUICK_ROUNDS, SOCKET_QUICK_SLICE_MS, SOCKET_QUICK_EPOCHS),
+    };
+    let rounds = args.rounds.unwrap_or(default_rounds);
+    let slice = Duration::from_millis(args.slice_ms.unwrap_or(default_slice_ms));
     ensure!(rounds >= 2, "--rounds must be at least 2 (ratios are paired across rounds)");
     ensure!(
         (1..=MAX_SLICE_MS).contains(&(slice.as_millis() as u64)),
         "--slice-ms {}: valid are 1 to {MAX_SLICE_MS} ms",
         slice.as_millis()
     );
-    let epochs = args.epochs.unwrap_or(if args.quick { QUICK_EPOCHS } else { DEFAULT_EPOCHS });
+    let epochs = args.epochs.unwrap_or(default_epochs);
     ensure!((1..=rounds).contains(&epochs), "--epochs {epochs}: valid are 1 to --rounds ({rounds})");
     let chosen = tls_bench::variants::select(&args.variants)?;
     // The output directory, before any work: a bad --out loses nothing.
@@ -230,6 +251,7 @@ fn compare(args: RunArgs) -> Result<()> {
         filter: args.filter.clone(),
         s2n_policies: args.s2n_policies,
         dtls: args.dtls,
+        sockets: args.sockets,
     };
 
     // Build every worker first: nothing is timed while a compiler runs.

@@ -61,6 +61,8 @@ pub struct WorkerOptions {
     /// The DTLS benchmarks instead of the matrix's handshakes and
     /// throughput ([`WorkerOptions::workloads`]).
     pub dtls: bool,
+    /// The socket echo instead ([`tls_bench::bench::echo_workloads`]).
+    pub sockets: bool,
 }
 
 impl WorkerOptions {
@@ -78,14 +80,19 @@ impl WorkerOptions {
         if self.dtls {
             args.push("--dtls".into());
         }
+        if self.sockets {
+            args.push("--sockets".into());
+        }
         args
     }
 
     /// The workloads compared: the matrix's handshakes and throughput, or
     /// with `dtls` its DTLS workloads run in memory (not over UDP, whose
-    /// threads a slice cannot interleave).
+    /// threads a slice cannot interleave), with `sockets` the socket echo.
     pub fn workloads(&self) -> Vec<(Workload, Params)> {
-        if self.dtls {
+        if self.sockets {
+            tls_bench::bench::echo_workloads()
+        } else if self.dtls {
             self.matrix.dtls_workloads().into_iter().filter(|(w, _)| w.kind().in_memory()).collect()
         } else {
             self.matrix.workloads()
