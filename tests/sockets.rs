@@ -45,6 +45,7 @@ fn serve_options(params: Params) -> ServeOptions {
         handshake_timeout: Duration::from_secs(10),
         idle_timeout: Duration::from_secs(10),
         max_connections: 64,
+        cores: Vec::new(),
     }
 }
 
@@ -59,6 +60,7 @@ fn load_options(params: Params, connect: SocketAddr) -> LoadOptions {
         new_connection: false,
         rate: None,
         threads: 2,
+        cores: Vec::new(),
         timeout: Duration::from_secs(10),
         progress: false,
     }

@@ -55,6 +55,10 @@ struct Cli {
     /// Worker threads [default: the cores available].
     #[arg(long, value_parser = clap::value_parser!(u16).range(1..=1024))]
     threads: Option<u16>,
+    /// Pin the client's threads to these cores, one each in turn
+    /// (comma-separated; default: not pinned).
+    #[arg(long, value_delimiter = ',')]
+    cores: Vec<usize>,
     /// Longest a connect, a handshake or an exchange may take.
     #[arg(long, default_value = "10s", value_parser = duration_arg)]
     timeout: Duration,
@@ -89,6 +93,7 @@ fn run_cli(cli: Cli) -> Result<()> {
         new_connection: cli.new_connection,
         rate: cli.rate,
         threads: cli.threads.map_or_else(cores, usize::from),
+        cores: cli.cores,
         timeout: cli.timeout,
         progress: !cli.quiet,
     };

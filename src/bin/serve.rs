@@ -33,6 +33,10 @@ struct Cli {
     /// Worker threads [default: the cores available].
     #[arg(long, value_parser = clap::value_parser!(u16).range(1..=1024))]
     threads: Option<u16>,
+    /// Pin the worker threads to these cores, one each in turn
+    /// (comma-separated; default: not pinned).
+    #[arg(long, value_delimiter = ',')]
+    cores: Vec<usize>,
     /// Longest a handshake may take (e.g. 500ms, 10s).
     #[arg(long, default_value = "10s", value_parser = duration_arg)]
     handshake_timeout: Duration,
@@ -77,6 +81,7 @@ fn run(cli: Cli) -> Result<()> {
         handshake_timeout: cli.handshake_timeout,
         idle_timeout: cli.idle_timeout,
         max_connections: cli.max_connections as usize,
+        cores: cli.cores,
     };
     let running = start(&*library, &options)?;
     println!(

@@ -66,6 +66,9 @@ pub struct LoadOptions {
     pub rate: Option<f64>,
     /// Worker threads of the client's runtime.
     pub threads: usize,
+    /// Cores to pin the client's threads to, one each in turn; empty: not
+    /// pinned.
+    pub cores: Vec<usize>,
     /// Longest a TCP connect, a handshake or an exchange may take.
     pub timeout: Duration,
     /// Draw a progress bar on stderr (when it is a terminal).
@@ -156,8 +159,17 @@ pub struct Report {
     pub resumed_handshake_latency: Latency,
     /// TCP connect and handshake, full or resumed.
     pub connect_handshake_latency: Latency,
-    /// CPU seconds the client process used (user + system).
+    /// CPU seconds (user + system) the client's threads used, its
+    /// connects before the window included.
     pub client_cpu_seconds: f64,
+    /// The client's share of its threads' capacity over the window
+    /// (`client_cpu_seconds` / (seconds x threads)); near 1 the client,
+    /// not the server, limited the rate.
+    pub client_cpu_share: f64,
+    /// The cores its threads were pinned to (empty: not pinned).
+    pub cores: Vec<usize>,
+    /// The client's worker threads.
+    pub threads: usize,
     /// Failures by kind.
     pub errors: BTreeMap<ErrorKind, u64>,
     /// The first few failures' messages.
@@ -168,7 +180,7 @@ impl Report {
     /// The report as a Markdown table for people.
     pub fn to_table(&self) -> String {
         let mut out = format!(
-            "load: {} against {}, {}, {} connections, {} B messages, {}, {} ({:.2} s, client CPU {:.2} s)\n\n",
+            "load: {} against {}, {}, {} connections, {} B messages, {}, {} ({:.2} s, client CPU {:.2} s, {:.0}% of its {} threads{})\n\n",
             self.client,
             self.server,
             self.parameters,
@@ -177,7 +189,10 @@ impl Report {
             self.mode,
             self.rate_per_s.map_or("closed loop".to_string(), |r| format!("open loop at {r} requests/s")),
             self.seconds,
-            self.client_cpu_seconds
+            self.client_cpu_seconds,
+            self.client_cpu_share * 100.0,
+            self.threads,
+            if self.cores.is_empty() { String::new() } else { format!(", pinned to cores {:?}", self.cores) },
         );
         out.push_str("| figure | value |\n|---|---|\n");
         out.push_str(&format!("| requests/s | {:.0} ({} requests) |\n", self.requests_per_s, self.requests));
@@ -281,18 +296,6 @@ fn micros(d: Duration) -> u64 {
     (d.as_micros() as u64).clamp(1, MAX_LATENCY_US)
 }
 
-/// CPU seconds this process has used (user + system, `getrusage`).
-fn cpu_seconds() -> f64 {
-    // SAFETY: getrusage fills the struct it is given.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: valid pointer to a rusage struct.
-    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) } != 0 {
-        return 0.0;
-    }
-    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-    secs(usage.ru_utime) + secs(usage.ru_stime)
-}
-
 /// Runs `library`'s clients against the server at `options.connect`.
 /// Errors: bad options, the library cannot do the parameters (unsupported
 /// or failed configuration), the runtime cannot start. Failed connections
@@ -311,12 +314,8 @@ pub fn run(library: &dyn Library, options: &LoadOptions) -> Result<Report> {
         bail!("give either a number of requests or a duration");
     }
     let client = library.client(&options.params).map_err(|e| anyhow::anyhow!("{}: {e}", library.name()))?;
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(options.threads)
-        .thread_name("tls-bench-load")
-        .enable_all()
-        .build()
-        .context("starting the tokio runtime")?;
+    let threads = super::threads::start(options.threads, "tls-bench-load", &options.cores)?;
+    let runtime = &threads.runtime;
     if let Some(rate) = options.rate
         && !(rate.is_finite() && rate > 0.0)
     {
@@ -334,12 +333,11 @@ pub fn run(library: &dyn Library, options: &LoadOptions) -> Result<Report> {
         start: std::sync::OnceLock::new(),
         warm,
     });
-    let (total, started, cpu_before) = runtime.block_on(async {
+    let (total, started) = runtime.block_on(async {
         let mut tasks = Vec::new();
         if !warm {
             window.open();
         }
-        let cpu_before = cpu_seconds();
         for index in 0..options.connections {
             let (client, data, options, bar, window) =
                 (client.clone(), data.clone(), options.clone(), bar.clone(), window.clone());
@@ -356,10 +354,11 @@ pub fn run(library: &dyn Library, options: &LoadOptions) -> Result<Report> {
         for t in tasks {
             total.merge(&t.await.context("a client task panicked")??)?;
         }
-        anyhow::Ok((total, window.started(), cpu_before))
+        anyhow::Ok((total, window.started()))
     })?;
     let seconds = started.elapsed().as_secs_f64();
-    let client_cpu_seconds = cpu_seconds() - cpu_before;
+    threads.check_pinned()?;
+    let client_cpu_seconds = threads.finish(Duration::from_secs(1));
     bar.finish_and_clear();
     let per_s = |n: u64| n as f64 / seconds;
     Ok(Report {
@@ -394,6 +393,9 @@ pub fn run(library: &dyn Library, options: &LoadOptions) -> Result<Report> {
         resumed_handshake_latency: Latency::of(&total.resumed),
         connect_handshake_latency: Latency::of(&total.connect_handshake),
         client_cpu_seconds,
+        client_cpu_share: client_cpu_seconds / (seconds * options.threads as f64),
+        cores: options.cores.clone(),
+        threads: options.threads,
         errors: total.errors,
         error_examples: total.examples,
     })

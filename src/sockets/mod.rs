@@ -75,7 +75,9 @@ mod plaintext;
 mod rustls;
 #[cfg(feature = "s2n-tls")]
 mod s2n;
+pub mod scaling;
 pub mod serve;
+pub mod threads;
 
 pub use errors::{ErrorKind, Failure};
 

@@ -22,12 +22,11 @@ use serde::Serialize;
 use tokio::{
     io::{AsyncReadExt, AsyncWriteExt},
     net::{TcpListener, TcpStream},
-    runtime::Runtime,
     sync::{Semaphore, watch},
     time::timeout,
 };
 
-use super::{ErrorKind, Failure, Library, Server, check_server};
+use super::{ErrorKind, Failure, Library, Server, check_server, threads::Threads};
 use crate::params::Params;
 
 /// How the server runs.
@@ -46,6 +45,9 @@ pub struct ServeOptions {
     pub idle_timeout: Duration,
     /// Connections served at once; more are closed as they arrive.
     pub max_connections: usize,
+    /// Cores to pin the worker threads to, one each in turn; empty: not
+    /// pinned.
+    pub cores: Vec<usize>,
 }
 
 /// Largest read (and echoed write) at once, in bytes.
@@ -76,6 +78,13 @@ pub struct Summary {
     pub bytes_received: u64,
     /// Application bytes written back.
     pub bytes_sent: u64,
+    /// CPU seconds (user + system) the server's worker threads used.
+    pub cpu_seconds: f64,
+    /// Server CPU per handshake, µs (`cpu_seconds` over all handshakes;
+    /// echo included where there was any).
+    pub cpu_us_per_handshake: Option<f64>,
+    /// The cores its threads were pinned to (empty: not pinned).
+    pub cores: Vec<usize>,
     /// Failed connections by kind.
     pub errors: BTreeMap<ErrorKind, u64>,
     /// The first few failures' messages.
@@ -92,7 +101,7 @@ impl Summary {
         };
         let mut out = format!(
             "served {} on {} for {:.1} s: {} connections ({} over the limit, {} closed idle), \
-             handshakes {} full + {} resumed, {} B received, {} B sent; errors: {errors}\n",
+             handshakes {} full + {} resumed, {} B received, {} B sent, server CPU {:.2} s{}{}; errors: {errors}\n",
             self.library,
             self.listen,
             self.seconds,
@@ -103,6 +112,9 @@ impl Summary {
             self.handshakes_resumed,
             self.bytes_received,
             self.bytes_sent,
+            self.cpu_seconds,
+            self.cpu_us_per_handshake.map_or(String::new(), |us| format!(" ({us:.0} µs per handshake)")),
+            if self.cores.is_empty() { String::new() } else { format!(", pinned to cores {:?}", self.cores) },
         );
         for e in &self.error_examples {
             out.push_str(&format!("  {e}\n"));
@@ -140,7 +152,7 @@ impl Counters {
 
 /// A server running in the background.
 pub struct Running {
-    runtime: Runtime,
+    threads: Threads,
     addr: SocketAddr,
     stop: watch::Sender<bool>,
     counters: Arc<Counters>,
@@ -166,12 +178,8 @@ pub fn start(library: &dyn Library, options: &ServeOptions) -> Result<Running> {
     })?;
     listener.set_nonblocking(true).context("setting the listener non-blocking")?;
     let addr = listener.local_addr().context("reading the listening address")?;
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(options.threads)
-        .thread_name("tls-bench-serve")
-        .enable_all()
-        .build()
-        .context("starting the tokio runtime")?;
+    let threads = super::threads::start(options.threads, "tls-bench-serve", &options.cores)?;
+    let runtime = &threads.runtime;
     let listener = {
         let _guard = runtime.enter();
         TcpListener::from_std(listener).context("registering the listener")?
@@ -188,10 +196,11 @@ pub fn start(library: &dyn Library, options: &ServeOptions) -> Result<Running> {
             options.params.to_string()
         },
         listen: addr.to_string(),
+        cores: options.cores.clone(),
         ..Summary::default()
     };
     Ok(Running {
-        runtime,
+        threads,
         addr,
         stop,
         counters,
@@ -211,7 +220,7 @@ impl Running {
     /// Serves until SIGINT or SIGTERM, then stops ([`Running::stop`]).
     /// Errors: the signal handlers cannot be installed.
     pub fn until_signal(self) -> Result<Summary> {
-        self.runtime.block_on(async {
+        self.threads.runtime.block_on(async {
             use tokio::signal::unix::{SignalKind, signal};
             let mut term = signal(SignalKind::terminate()).context("installing the SIGTERM handler")?;
             let mut int = signal(SignalKind::interrupt()).context("installing the SIGINT handler")?;
@@ -230,10 +239,13 @@ impl Running {
         let _ = self.stop.send(true);
         let all = u32::try_from(self.max_connections).unwrap_or(u32::MAX);
         let slots = self.slots.clone();
-        let _ =
-            self.runtime.block_on(async { timeout(Duration::from_secs(5), slots.acquire_many(all)).await });
-        self.runtime.shutdown_timeout(Duration::from_secs(1));
+        let _ = self
+            .threads
+            .runtime
+            .block_on(async { timeout(Duration::from_secs(5), slots.acquire_many(all)).await });
+        let cpu_seconds = self.threads.finish(Duration::from_secs(1));
         let c = &self.counters;
+        let handshakes = c.full.load(Relaxed) + c.resumed.load(Relaxed);
         let (errors, error_examples) = c.errors.lock().map(|e| e.clone()).unwrap_or_default();
         Summary {
             seconds: self.started.elapsed().as_secs_f64(),
@@ -244,6 +256,8 @@ impl Running {
             idle_closed: c.idle_closed.load(Relaxed),
             bytes_received: c.bytes_received.load(Relaxed),
             bytes_sent: c.bytes_sent.load(Relaxed),
+            cpu_seconds,
+            cpu_us_per_handshake: (handshakes > 0).then(|| cpu_seconds * 1e6 / handshakes as f64),
             errors,
             error_examples,
             ..self.summary

@@ -173,6 +173,7 @@ mod sockets_run {
                     handshake_timeout: Duration::from_secs(10),
                     idle_timeout: Duration::from_secs(60),
                     max_connections: 10_000,
+                    cores: Vec::new(),
                 };
                 servers.insert(key.clone(), serve::start(&*lib, &options)?);
             }
@@ -188,6 +189,7 @@ mod sockets_run {
             new_connection: false,
             rate: None,
             threads: threads(),
+            cores: Vec::new(),
             timeout: Duration::from_secs(10),
             progress: false,
         };
