@@ -389,3 +389,36 @@ fn the_echo_kind_runs_every_library_and_skips_by_name() {
     }
     assert!(ran >= 2, "only {ran} echo cases ran");
 }
+
+#[test]
+fn handshake_scaling_gives_full_and_resumed_rates_with_the_server_cpu() {
+    use tls_bench::sockets::scaling::{self, ScalingOptions};
+    let lib =
+        libraries().into_iter().find(|l| !l.plaintext() && runs(&**l, &params(HandshakeKind::Resumption)));
+    let Some(lib) = lib else { return };
+    let options = ScalingOptions {
+        params: params(HandshakeKind::ServerAuth),
+        max_threads: 1,
+        connections: 2,
+        duration: Duration::from_millis(300),
+    };
+    let points = scaling::run(&*lib, &options).unwrap();
+    let kinds: Vec<&str> = points.iter().map(|p| p.handshake).collect();
+    assert_eq!(kinds, ["full", "resumed"]);
+    for p in &points {
+        assert!(p.handshakes_per_s > 0.0 && p.per_thread == p.handshakes_per_s, "{p:?}");
+        assert_eq!(p.server_cores, [0]);
+        assert!(p.server_cpu_us_per_handshake.is_some_and(|us| us > 0.0), "{p:?}");
+        assert!(["client", "server", "shared cores", "neither"].contains(&p.limited_by));
+    }
+    let e = scaling::run(&*lib, &ScalingOptions { max_threads: 4096, ..options }).unwrap_err().to_string();
+    assert!(e.contains("server threads must be from 1 to"), "{e}");
+}
+
+#[test]
+fn a_core_the_process_may_not_use_is_refused() {
+    let lib = libraries().pop().unwrap();
+    let options = ServeOptions { cores: vec![100_000], ..serve_options(params(HandshakeKind::ServerAuth)) };
+    let e = serve::start(&*lib, &options).err().expect("pinned to a core that is not there").to_string();
+    assert!(e.contains("core 100000 is not one this process may use"), "{e}");
+}
