@@ -168,7 +168,7 @@ fn a_message_of_zero_bytes_measures_handshakes_only() {
     };
     let (report, summary) = serve_and_load(&*lib, &*lib, options);
     assert_clean(&report, &summary, &lib.name());
-    assert_eq!((report.mode, report.requests, report.handshakes_full), ("handshakes-only", 10, 10));
+    assert_eq!((report.mode.as_str(), report.requests, report.handshakes_full), ("handshakes-only", 10, 10));
     assert_eq!((summary.handshakes_full, summary.bytes_received, report.request_latency.count), (10, 0, 0));
     let resuming = LoadOptions {
         message: 0,

@@ -13,7 +13,7 @@ use tls_bench::{
     sockets::{
         self,
         cli::{ParamsArgs, cores, duration_arg},
-        load::{LoadOptions, run},
+        load::{self, LoadOptions, run},
     },
 };
 
@@ -23,8 +23,13 @@ use tls_bench::{
 struct Cli {
     /// The client library (as `serve --library`); it may differ from the
     /// server's.
-    #[arg(long)]
-    library: String,
+    #[arg(long, required_unless_present = "merge")]
+    library: Option<String>,
+    /// Instead of a run: merge the `--json` reports of several clients
+    /// that ran at once against one server (other hosts, say) into one
+    /// report, latencies from their merged histograms.
+    #[arg(long, num_args = 1.., value_name = "REPORT.json", conflicts_with = "library")]
+    merge: Vec<PathBuf>,
     #[command(flatten)]
     params: ParamsArgs,
     /// The server's address.
@@ -75,7 +80,25 @@ fn main() -> ExitCode {
 }
 
 fn run_cli(cli: Cli) -> Result<()> {
-    let library = sockets::find(&cli.library)?;
+    if !cli.merge.is_empty() {
+        let reports = cli
+            .merge
+            .iter()
+            .map(|p| {
+                let text = std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?;
+                serde_json::from_str(&text)
+                    .with_context(|| format!("{}: not a load report (load --json)", p.display()))
+            })
+            .collect::<Result<Vec<load::Report>>>()?;
+        let merged = load::merge(&reports)?;
+        print!("{}", merged.to_table());
+        if let Some(json) = &cli.json {
+            std::fs::write(json, serde_json::to_string_pretty(&merged)? + "\n")
+                .with_context(|| format!("writing {}", json.display()))?;
+        }
+        return Ok(());
+    }
+    let library = sockets::find(cli.library.as_deref().unwrap_or_default())?;
     let params = cli.params.params()?;
     if let Some(json) = &cli.json {
         if let Some(dir) = json.parent().filter(|d| !d.as_os_str().is_empty()) {

@@ -6,10 +6,10 @@
 
 use std::{fmt, io};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The kind of a failure.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum ErrorKind {
     /// TCP connect refused: nothing listens there (`ECONNREFUSED`).

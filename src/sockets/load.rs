@@ -26,7 +26,7 @@ use std::{
 
 use anyhow::{Context, Result, bail};
 use hdrhistogram::Histogram;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use tokio::{
     io::{AsyncReadExt, AsyncWriteExt},
     net::TcpStream,
@@ -76,7 +76,7 @@ pub struct LoadOptions {
 }
 
 /// Percentiles of one latency, in microseconds.
-#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 pub struct Latency {
     /// Samples.
     pub count: u64,
@@ -109,8 +109,37 @@ impl Latency {
     }
 }
 
+/// A histogram's recorded values as `[value µs, count]` pairs (HdrHistogram
+/// buckets, 3 significant digits): what several clients' reports merge by.
+pub type Recorded = Vec<(u64, u64)>;
+
+/// The four latency histograms of a report, recorded values only.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct Histograms {
+    /// Request latency.
+    pub request: Recorded,
+    /// Full handshake latency.
+    pub full_handshake: Recorded,
+    /// Resumed handshake latency.
+    pub resumed_handshake: Recorded,
+    /// TCP connect and handshake.
+    pub connect_handshake: Recorded,
+}
+
+fn recorded(h: &Histogram<u64>) -> Recorded {
+    h.iter_recorded().map(|v| (v.value_iterated_to(), v.count_at_value())).collect()
+}
+
+fn histogram(r: &Recorded) -> Result<Histogram<u64>> {
+    let mut h = Histogram::<u64>::new_with_bounds(1, MAX_LATENCY_US, 3).context("making a histogram")?;
+    for &(value, count) in r {
+        h.record_n(value.clamp(1, MAX_LATENCY_US), count).context("recording a merged value")?;
+    }
+    Ok(h)
+}
+
 /// What a load run measured.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Report {
     /// The client library.
     pub client: String,
@@ -123,7 +152,7 @@ pub struct Report {
     /// Bytes per message, each way.
     pub message_bytes: usize,
     /// `keep-alive`, `new-connection` or `handshakes-only` (message 0).
-    pub mode: &'static str,
+    pub mode: String,
     /// The open loop's target rate, requests/s in all; `None`: closed loop.
     pub rate_per_s: Option<f64>,
     /// Wall-clock seconds of the measured window: from all clients
@@ -174,6 +203,92 @@ pub struct Report {
     pub errors: BTreeMap<ErrorKind, u64>,
     /// The first few failures' messages.
     pub error_examples: Vec<String>,
+    /// The latency histograms, for [`merge`].
+    pub histograms: Histograms,
+}
+
+/// Several clients' reports of one run (clients on other hosts against one
+/// server, started together) as one: counts and bytes summed, rates summed
+/// (the clients ran at once), latencies from the merged histograms, the
+/// longest window. Errors: no report, or reports of different parameters,
+/// message sizes or modes.
+pub fn merge(reports: &[Report]) -> Result<Report> {
+    let Some(first) = reports.first() else { bail!("no report to merge") };
+    for r in reports {
+        if (&r.parameters, r.message_bytes, &r.mode) != (&first.parameters, first.message_bytes, &first.mode)
+        {
+            bail!(
+                "reports differ: {} {} B {} vs {} {} B {}",
+                first.parameters,
+                first.message_bytes,
+                first.mode,
+                r.parameters,
+                r.message_bytes,
+                r.mode
+            );
+        }
+    }
+    let mut hs = [
+        histogram(&Recorded::new())?,
+        histogram(&Recorded::new())?,
+        histogram(&Recorded::new())?,
+        histogram(&Recorded::new())?,
+    ];
+    let sum = |f: &dyn Fn(&Report) -> f64| reports.iter().map(f).sum::<f64>();
+    let mut errors: BTreeMap<ErrorKind, u64> = BTreeMap::new();
+    for r in reports {
+        let parts = [
+            &r.histograms.request,
+            &r.histograms.full_handshake,
+            &r.histograms.resumed_handshake,
+            &r.histograms.connect_handshake,
+        ];
+        for (h, part) in hs.iter_mut().zip(parts) {
+            h.add(histogram(part)?).context("merging histograms")?;
+        }
+        for (k, n) in &r.errors {
+            *errors.entry(*k).or_default() += n;
+        }
+    }
+    let rates = |f: &dyn Fn(&Report) -> Option<f64>| -> Option<f64> { reports.iter().map(f).sum() };
+    let clients: Vec<&str> = reports.iter().map(|r| r.client.as_str()).collect();
+    Ok(Report {
+        client: clients.join(" + "),
+        parameters: first.parameters.clone(),
+        server: first.server.clone(),
+        connections: reports.iter().map(|r| r.connections).sum(),
+        message_bytes: first.message_bytes,
+        mode: first.mode.clone(),
+        rate_per_s: rates(&|r| r.rate_per_s),
+        seconds: reports.iter().map(|r| r.seconds).fold(0.0, f64::max),
+        requests: reports.iter().map(|r| r.requests).sum(),
+        requests_per_s: sum(&|r| r.requests_per_s),
+        bytes_sent: reports.iter().map(|r| r.bytes_sent).sum(),
+        bytes_received: reports.iter().map(|r| r.bytes_received).sum(),
+        send_mb_per_s: sum(&|r| r.send_mb_per_s),
+        receive_mb_per_s: sum(&|r| r.receive_mb_per_s),
+        handshakes_full: reports.iter().map(|r| r.handshakes_full).sum(),
+        handshakes_resumed: reports.iter().map(|r| r.handshakes_resumed).sum(),
+        full_handshakes_per_s: rates(&|r| r.full_handshakes_per_s),
+        resumed_handshakes_per_s: rates(&|r| r.resumed_handshakes_per_s),
+        request_latency: Latency::of(&hs[0]),
+        full_handshake_latency: Latency::of(&hs[1]),
+        resumed_handshake_latency: Latency::of(&hs[2]),
+        connect_handshake_latency: Latency::of(&hs[3]),
+        client_cpu_seconds: sum(&|r| r.client_cpu_seconds),
+        client_cpu_share: sum(&|r| r.client_cpu_share * r.threads as f64)
+            / reports.iter().map(|r| r.threads as f64).sum::<f64>(),
+        cores: Vec::new(),
+        threads: reports.iter().map(|r| r.threads).sum(),
+        errors,
+        error_examples: reports.iter().flat_map(|r| r.error_examples.iter().cloned()).take(5).collect(),
+        histograms: Histograms {
+            request: recorded(&hs[0]),
+            full_handshake: recorded(&hs[1]),
+            resumed_handshake: recorded(&hs[2]),
+            connect_handshake: recorded(&hs[3]),
+        },
+    })
 }
 
 impl Report {
@@ -376,7 +491,8 @@ pub fn run(library: &dyn Library, options: &LoadOptions) -> Result<Report> {
             (0, _) => "handshakes-only",
             (_, true) => "new-connection",
             (_, false) => "keep-alive",
-        },
+        }
+        .to_string(),
         seconds,
         requests: total.requests,
         requests_per_s: per_s(total.requests),
@@ -398,6 +514,12 @@ pub fn run(library: &dyn Library, options: &LoadOptions) -> Result<Report> {
         threads: options.threads,
         errors: total.errors,
         error_examples: total.examples,
+        histograms: Histograms {
+            request: recorded(&total.request),
+            full_handshake: recorded(&total.full),
+            resumed_handshake: recorded(&total.resumed),
+            connect_handshake: recorded(&total.connect_handshake),
+        },
     })
 }
 

@@ -113,7 +113,10 @@ impl Summary {
             self.bytes_received,
             self.bytes_sent,
             self.cpu_seconds,
-            self.cpu_us_per_handshake.map_or(String::new(), |us| format!(" ({us:.0} µs per handshake)")),
+            self.cpu_us_per_handshake.map_or(String::new(), |us| {
+                let echo = if self.bytes_received > 0 { ", echo included" } else { "" };
+                format!(" ({us:.0} µs per handshake{echo})")
+            }),
             if self.cores.is_empty() { String::new() } else { format!(", pinned to cores {:?}", self.cores) },
         );
         for e in &self.error_examples {
