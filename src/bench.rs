@@ -213,11 +213,17 @@ pub const ECHO_CONNECTIONS: [u32; 3] = [1, 10, 100];
 /// Bytes per message of the socket echo: 1, 16 and 64 KiB.
 pub const ECHO_MESSAGES: [u32; 3] = [1024, 16 * 1024, 64 * 1024];
 
-/// The socket echo's workloads ([`crate::workload::echo`], `compare
-/// --sockets`): every TLS 1.3 suite (AES-GCM and ChaCha20) x
-/// [`ECHO_CONNECTIONS`] x [`ECHO_MESSAGES`], server authentication, x25519,
-/// ECDSA P-256.
-pub fn echo_workloads() -> Vec<(Workload, Params)> {
+/// Clients at once of the socket handshakes ([`socket_workloads`]).
+pub const SOCKET_HANDSHAKE_CONNECTIONS: u32 = 10;
+
+/// `compare --sockets`'s workloads: the socket echo
+/// ([`crate::workload::echo`]) of every TLS 1.3 suite (AES-GCM and
+/// ChaCha20) x [`ECHO_CONNECTIONS`] x [`ECHO_MESSAGES`], then full and
+/// resumed handshakes on new connections
+/// ([`crate::workload::socket_handshake`], [`SOCKET_HANDSHAKE_CONNECTIONS`]
+/// clients, TLS_AES_128_GCM_SHA256); server authentication, x25519, ECDSA
+/// P-256.
+pub fn socket_workloads() -> Vec<(Workload, Params)> {
     let base = Params::default();
     let mut out = Vec::new();
     for aead in Aead::ALL {
@@ -226,6 +232,10 @@ pub fn echo_workloads() -> Vec<(Workload, Params)> {
                 out.push((crate::workload::Echo { connections, message }.into(), base.with_aead(aead)));
             }
         }
+    }
+    let handshakes = crate::workload::SocketHandshake { connections: SOCKET_HANDSHAKE_CONNECTIONS };
+    for kind in [HandshakeKind::ServerAuth, HandshakeKind::Resumption] {
+        out.push((handshakes.into(), Params { kind, ..base }));
     }
     out
 }

@@ -14,7 +14,7 @@ use std::{
 };
 
 use tls_bench::{
-    bench::{Case, cases_of, echo_workloads},
+    bench::{Case, cases_of, socket_workloads},
     error::ConfigureError,
     params::{CipherSuite, HandshakeKind, KxGroup, Params},
     runner::{Prepared, prepare},
@@ -89,6 +89,13 @@ fn serve_and_load(server: &dyn Library, client: &dyn Library, mut options: LoadO
 }
 
 fn assert_clean(report: &Report, summary: &Summary, what: &str) {
+    assert_clean_beside(report, summary, what, 0);
+}
+
+/// As [`assert_clean`], the server having echoed `before_window` bytes more
+/// than the report counts: resumption on new connections, where each
+/// client's ticket comes on one message before the measured window.
+fn assert_clean_beside(report: &Report, summary: &Summary, what: &str, before_window: u64) {
     assert!(
         report.errors.is_empty(),
         "{what}: client errors {:?} {:?}",
@@ -101,8 +108,8 @@ fn assert_clean(report: &Report, summary: &Summary, what: &str) {
         summary.errors,
         summary.error_examples
     );
-    assert_eq!(summary.bytes_received, report.bytes_sent, "{what}: bytes the server read");
-    assert_eq!(summary.bytes_sent, report.bytes_received, "{what}: bytes the server echoed");
+    assert_eq!(summary.bytes_received, report.bytes_sent + before_window, "{what}: bytes the server read");
+    assert_eq!(summary.bytes_sent, report.bytes_received + before_window, "{what}: bytes the server echoed");
 }
 
 #[test]
@@ -143,14 +150,19 @@ fn resumption_resumes_every_connection_after_each_clients_first() {
             continue;
         }
         let options = LoadOptions { new_connection: true, ..load_options(p, "127.0.0.1:0".parse().unwrap()) };
+        let message = options.message as u64;
         let (report, summary) = serve_and_load(&*lib, &*lib, options);
         let what = lib.name();
-        assert_clean(&report, &summary, &what);
-        assert_eq!((report.handshakes_full, report.handshakes_resumed), (2, 18), "{what}");
-        assert_eq!((summary.handshakes_full, summary.handshakes_resumed), (2, 18), "{what}");
-        assert_eq!(report.resumed_handshake_latency.count, 18, "{what}");
-        assert_eq!(report.connect_handshake_latency.count, 20, "{what}");
+        assert_clean_beside(&report, &summary, &what, 2 * message);
+        // Each client's ticket comes first, on a full handshake before the
+        // window; the window's 10 requests a client are all resumed.
+        assert_eq!((report.handshakes_full, report.handshakes_resumed), (2, 20), "{what}");
+        assert_eq!((summary.handshakes_full, summary.handshakes_resumed), (2, 20), "{what}");
+        assert_eq!(report.resumed_handshake_latency.count, 20, "{what}");
+        assert_eq!(report.connect_handshake_latency.count, 22, "{what}");
+        assert_eq!(report.requests, 20, "{what}");
         assert!(report.resumed_handshakes_per_s.unwrap() > 0.0);
+        assert_eq!(report.full_handshakes_per_s, None, "{what}: the full ones come before the window");
         ran += 1;
     }
     assert!(ran >= 1, "no library resumes");
@@ -230,10 +242,11 @@ fn each_client_library_talks_to_each_server_library() {
                 new_connection: true,
                 ..load_options(p, "127.0.0.1:0".parse().unwrap())
             };
+            let message = options.message as u64;
             let (report, summary) = serve_and_load(&**server, &**client, options);
             let what = format!("{} client, {} server", client.name(), server.name());
-            assert_clean(&report, &summary, &what);
-            assert_eq!((report.handshakes_full, report.handshakes_resumed), (1, 2), "{what}");
+            assert_clean_beside(&report, &summary, &what, message);
+            assert_eq!((report.handshakes_full, report.handshakes_resumed), (1, 3), "{what}");
         }
     }
 }
@@ -363,7 +376,7 @@ fn the_binaries_name_what_is_valid_and_exit_non_zero() {
 fn the_echo_kind_runs_every_library_and_skips_by_name() {
     // compare --sockets's cases: the 10-client 1 KiB rows of each suite.
     let libs = stacks::all();
-    let workloads: Vec<_> = echo_workloads()
+    let workloads: Vec<_> = socket_workloads()
         .into_iter()
         .filter(|(w, _)| {
             let id = Case { workload: *w, params: Params::default(), library: String::new() }.to_string();
@@ -391,6 +404,40 @@ fn the_echo_kind_runs_every_library_and_skips_by_name() {
 }
 
 #[test]
+fn the_socket_handshake_kind_times_full_and_resumed_handshakes_apart() {
+    let libs = stacks::all();
+    let workloads: Vec<_> = socket_workloads()
+        .into_iter()
+        .filter(|(w, _)| {
+            Case { workload: *w, params: Params::default(), library: String::new() }
+                .to_string()
+                .starts_with("socket-handshake/")
+        })
+        .collect();
+    assert_eq!(workloads.len(), 2, "full and resumed");
+    let (mut full, mut resumed) = (0, 0);
+    for case in cases_of(workloads, &libs) {
+        let id = case.to_string();
+        match prepare(&case, &libs).unwrap() {
+            Prepared::Skipped(why) => {
+                println!("skip {case}: {why}");
+                // Only the plaintext floor has no resumption.
+                assert!(case.library == "plaintext" && id.contains("/resumption,"), "{case}: {why}");
+            }
+            Prepared::Ready { mut runner, .. } => {
+                // 25 handshakes asked of 10 clients: 3 each (the run checks
+                // that every one was full, or resumed, as the id says).
+                let m = runner.run(25).unwrap_or_else(|e| panic!("{case}: {e:#}"));
+                assert_eq!(m.iters, 30, "{case}");
+                assert!(m.both > Duration::ZERO, "{case}");
+                if id.contains("/resumption,") { resumed += 1 } else { full += 1 }
+            }
+        }
+    }
+    assert!(full >= 2 && resumed >= 1, "ran {full} full and {resumed} resumed rows");
+}
+
+#[test]
 fn handshake_scaling_gives_full_and_resumed_rates_with_the_server_cpu() {
     use tls_bench::sockets::scaling::{self, ScalingOptions};
     let lib =
@@ -402,14 +449,14 @@ fn handshake_scaling_gives_full_and_resumed_rates_with_the_server_cpu() {
         connections: 2,
         duration: Duration::from_millis(300),
     };
-    let points = scaling::run(&*lib, &options).unwrap();
-    let kinds: Vec<&str> = points.iter().map(|p| p.handshake).collect();
+    let points = scaling::run(&*lib, &options).unwrap().points;
+    let kinds: Vec<&str> = points.iter().map(|p| p.handshake.as_str()).collect();
     assert_eq!(kinds, ["full", "resumed"]);
     for p in &points {
         assert!(p.handshakes_per_s > 0.0 && p.per_thread == p.handshakes_per_s, "{p:?}");
         assert_eq!(p.server_cores, [0]);
         assert!(p.server_cpu_us_per_handshake.is_some_and(|us| us > 0.0), "{p:?}");
-        assert!(["client", "server", "shared cores", "neither"].contains(&p.limited_by));
+        assert!(["client", "server", "shared cores", "neither"].contains(&p.limited_by.as_str()));
     }
     let e = scaling::run(&*lib, &ScalingOptions { max_threads: 4096, ..options }).unwrap_err().to_string();
     assert!(e.contains("server threads must be from 1 to"), "{e}");
@@ -421,4 +468,68 @@ fn a_core_the_process_may_not_use_is_refused() {
     let options = ServeOptions { cores: vec![100_000], ..serve_options(params(HandshakeKind::ServerAuth)) };
     let e = serve::start(&*lib, &options).err().expect("pinned to a core that is not there").to_string();
     assert!(e.contains("core 100000 is not one this process may use"), "{e}");
+}
+
+#[test]
+fn an_idle_connection_is_closed_and_a_busy_one_is_not() {
+    use std::io::{Read, Write};
+    let plaintext = tls_bench::sockets::find(tls_bench::sockets::PLAINTEXT).unwrap();
+    let options =
+        ServeOptions { idle_timeout: Duration::from_millis(300), ..serve_options(Params::default()) };
+    let running = serve::start(&*plaintext, &options).unwrap();
+    // Busy: a byte every 100 ms for 1.2 s, four idle timeouts in all.
+    let mut busy = TcpStream::connect(running.addr()).unwrap();
+    busy.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let mut one = [0u8; 1];
+    for i in 0..12u8 {
+        busy.write_all(&[i]).unwrap();
+        busy.read_exact(&mut one).unwrap();
+        assert_eq!(one, [i]);
+        thread::sleep(Duration::from_millis(100));
+    }
+    drop(busy);
+    // Idle: answered, then closed by the server after about 300 ms.
+    let mut idle = TcpStream::connect(running.addr()).unwrap();
+    idle.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    idle.write_all(&[7]).unwrap();
+    idle.read_exact(&mut one).unwrap();
+    let waited = Instant::now();
+    assert_eq!(idle.read(&mut one).unwrap(), 0, "the server closes an idle connection");
+    let took = waited.elapsed();
+    assert!(took >= Duration::from_millis(250) && took < Duration::from_secs(3), "closed after {took:?}");
+    let summary = running.stop();
+    assert_eq!(summary.idle_closed, 1, "only the idle one: {summary:?}");
+    assert_eq!(summary.bytes_received, 13, "{summary:?}");
+    assert!(summary.errors.is_empty(), "{summary:?}");
+}
+
+#[test]
+fn an_echo_that_never_comes_back_is_a_timeout_after_the_limit() {
+    // A listener that accepts plaintext TCP and reads, but never answers.
+    let silent = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = silent.local_addr().unwrap();
+    thread::spawn(move || {
+        use std::io::Read;
+        let mut held = Vec::new();
+        for s in silent.incoming().take(1).flatten() {
+            let mut s2 = s.try_clone().unwrap();
+            held.push(s);
+            let mut sink = [0u8; 1024];
+            while s2.read(&mut sink).is_ok_and(|n| n > 0) {}
+        }
+    });
+    let plaintext = tls_bench::sockets::find(tls_bench::sockets::PLAINTEXT).unwrap();
+    let options = LoadOptions {
+        connections: 1,
+        requests: Some(1),
+        timeout: Duration::from_millis(400),
+        ..load_options(Params::default(), addr)
+    };
+    let started = Instant::now();
+    let report = load::run(&*plaintext, &options).unwrap();
+    let took = started.elapsed();
+    assert_eq!(report.requests, 0);
+    assert_eq!(report.errors.get(&ErrorKind::Timeout), Some(&1), "{:?}", report.errors);
+    assert!(report.error_examples[0].contains("echo not back"), "{:?}", report.error_examples);
+    assert!(took >= Duration::from_millis(400) && took < Duration::from_secs(5), "{took:?}");
 }

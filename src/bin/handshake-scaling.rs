@@ -11,10 +11,11 @@ use plotters::prelude::*;
 use tls_bench::{
     error::exit_code,
     outdir::RunDir,
+    results::sockets::Point,
     sockets::{
         self,
         cli::{ParamsArgs, duration_arg},
-        scaling::{Point, ScalingOptions, markdown, run},
+        scaling::{ScalingOptions, run},
         threads::allowed_cores,
     },
 };
@@ -67,18 +68,16 @@ fn run_cli(cli: Cli) -> Result<()> {
         options.max_threads,
         cli.duration.as_secs_f64()
     );
-    let points = run(&*library, &options)?;
-    let table = markdown(&library.name(), &params, &points);
-    let json = serde_json::json!({ "library": library.name(), "parameters": params.to_string(), "cores": cores, "points": points });
-    fs::write(out.path().join("results.json"), serde_json::to_string_pretty(&json)? + "\n")
+    let scaling = run(&*library, &options)?;
+    fs::write(out.path().join("results.json"), serde_json::to_string_pretty(&scaling)? + "\n")
         .context("writing results.json")?;
     draw(
         &out.path().join("handshakes.svg"),
         &format!("{}: handshakes/s per server thread", library.name()),
-        &points,
+        &scaling.points,
     )?;
     out.commit()?;
-    print!("{table}");
+    print!("{}", scaling.markdown());
     eprintln!("handshake-scaling: results.json and handshakes.svg are in {}", cli.out.display());
     Ok(())
 }

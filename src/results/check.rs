@@ -16,6 +16,12 @@ pub const HEADLINE_START: &str = "<!-- headline:start -->";
 /// The line after the README's generated headline.
 pub const HEADLINE_END: &str = "<!-- headline:end -->";
 
+/// The line before the README's generated "Real sockets" block.
+pub const SOCKETS_START: &str = "<!-- sockets:start -->";
+
+/// The line after the README's generated "Real sockets" block.
+pub const SOCKETS_END: &str = "<!-- sockets:end -->";
+
 /// The command that writes both.
 pub const COMMAND: &str = "cargo run --release --bin report -- results";
 
@@ -23,21 +29,27 @@ pub const COMMAND: &str = "cargo run --release --bin report -- results";
 /// replaced by `headline`. Errors: either marker line missing, repeated,
 /// or the end before the start.
 pub fn replace_headline(readme: &str, headline: &str) -> Result<String> {
+    replace_block(readme, HEADLINE_START, HEADLINE_END, headline)
+}
+
+/// `readme` with the lines between the marker lines `start_marker` and
+/// `end_marker` replaced by `text`. Errors as [`replace_headline`]'s.
+pub fn replace_block(readme: &str, start_marker: &str, end_marker: &str, text: &str) -> Result<String> {
     let lines: Vec<&str> = readme.split_inclusive('\n').collect();
     let find = |marker: &str| -> Result<usize> {
         let at: Vec<usize> = (0..lines.len()).filter(|&i| lines[i].trim() == marker).collect();
         match at.as_slice() {
             [i] => Ok(*i),
             [] => bail!(
-                "{README} has no line `{marker}`: the headline goes between a line `{HEADLINE_START}` and a \
-                 line `{HEADLINE_END}`; add them where it belongs"
+                "{README} has no line `{marker}`: the generated block goes between a line `{start_marker}` \
+                 and a line `{end_marker}`; add them where it belongs"
             ),
             _ => bail!("{README} has the line `{marker}` {} times; keep one", at.len()),
         }
     };
-    let (start, end) = (find(HEADLINE_START)?, find(HEADLINE_END)?);
-    ensure!(start < end, "{README}: `{HEADLINE_END}` comes before `{HEADLINE_START}`");
-    Ok(format!("{}{headline}{}", lines[..=start].concat(), lines[end..].concat()))
+    let (start, end) = (find(start_marker)?, find(end_marker)?);
+    ensure!(start < end, "{README}: `{end_marker}` comes before `{start_marker}`");
+    Ok(format!("{}{text}{}", lines[..=start].concat(), lines[end..].concat()))
 }
 
 /// `None` when `committed` (the text of `path`) equals `generated`;

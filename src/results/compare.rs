@@ -407,6 +407,10 @@ pub fn group_markdown(group: &str, rows: &[&RowSummary]) -> String {
         "echo" => format!(
             "### echo over TCP sockets (median MB/s each way, 10^6 B/s, of all connections; {ratio})\n\n"
         ),
+        "socket-handshake" => format!(
+            "### socket-handshake: handshakes on new TCP connections, 1-byte echo (median µs of wall time \
+             per handshake, the clients together: handshakes/s = 10^6 / µs; {ratio})\n\n"
+        ),
         other => format!("### {other} (median µs per iteration; {ratio})\n\n"),
     });
     out.push_str(&table_line(&header));
@@ -426,7 +430,7 @@ pub fn group_markdown(group: &str, rows: &[&RowSummary]) -> String {
         out.push_str(&notes);
     }
 
-    if group == "echo" {
+    if group == "echo" || group == "socket-handshake" {
         // Both ends share the machine: no time per side.
         return out;
     }

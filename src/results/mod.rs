@@ -13,6 +13,7 @@
 //! - [`memory`]: the `memory` report and its tables.
 //! - [`historical`]: `historical-perf`'s per-release results and tables.
 //! - [`instructions`]: the instruction counts' tables.
+//! - [`sockets`]: `handshake-scaling`'s points and the socket tables.
 //! - [`readme`]: `results/README.md` and the README's headline.
 //! - [`check`]: the headline's markers, and `--check`'s differences.
 
@@ -24,6 +25,7 @@ pub mod instructions;
 pub mod memory;
 pub mod readme;
 pub mod small_writes;
+pub mod sockets;
 
 /// `n` with commas between groups of three digits: `6,066`.
 pub fn thousands(n: u64) -> String {

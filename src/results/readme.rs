@@ -19,6 +19,10 @@
 //! | DTLS | `results/dtls/<date>/`: `historical-openssl/*.json`, `compare/`, `memory-*.json`, `udp-criterion.json` |
 //! | Memory | `memory/data/*.json` |
 //! | Historical performance | `historical-perf/results/<library>/*.json` |
+//! | Real sockets | `results/sockets/<date>/`: `compare/` (`compare --sockets`), `scaling/*.json`, `s-time.txt`, `baseline.txt` |
+//!
+//! The README's "Real sockets" block ([`SOCKETS_START`] to [`SOCKETS_END`])
+//! is made from the same files ([`Generated::sockets`]).
 
 use std::{
     fs,
@@ -33,10 +37,13 @@ use super::{
     historical::{self, Library, ReleaseResult},
     instructions, memory,
     small_writes::{self, Report},
+    sockets::{Scaling, echo_table, handshake_rates_table, handshakes_table},
 };
 use crate::{gungraun_json, params::Params};
 
-pub use super::check::{COMMAND, HEADLINE_END, HEADLINE_START, README, RESULTS_README};
+pub use super::check::{
+    COMMAND, HEADLINE_END, HEADLINE_START, README, RESULTS_README, SOCKETS_END, SOCKETS_START,
+};
 
 /// The messages whose bytes on the wire the small-writes section tables:
 /// one buffer, three small ones, three large ones, twenty small ones.
@@ -57,6 +64,9 @@ pub struct Generated {
     /// The README's headline: bullet lines, each ending in a newline, each
     /// linking to its section of `results/README.md`.
     pub headline: String,
+    /// The README's "Real sockets" block: the run, the echo table of one
+    /// suite, the handshake table, the `openssl s_time` check.
+    pub sockets: String,
 }
 
 /// One dataset's section.
@@ -84,6 +94,7 @@ pub fn generate(root: &Path) -> Result<Generated> {
         dtls_section(root)?,
         memory_section(root)?,
         historical_section(root)?,
+        sockets_section(root)?,
     ];
     let mut out = format!(
         "# Results\n\n\
@@ -103,7 +114,7 @@ pub fn generate(root: &Path) -> Result<Generated> {
             headline.push_str(&format!("- {h} ([results]({RESULTS_README}#{}))\n", anchor(s.title)));
         }
     }
-    Ok(Generated { results_readme: out, headline })
+    Ok(Generated { results_readme: out, headline, sockets: sockets_block(root)? })
 }
 
 /// GitHub's anchor of a heading made of letters, digits, spaces and
@@ -722,6 +733,163 @@ fn historical_section(root: &Path) -> Result<Section> {
         notes,
         headline: Vec::new(),
     })
+}
+
+/// The socket suite the README's echo table shows.
+const SOCKETS_SUITE: &str = "TLS_AES_128_GCM_SHA256";
+
+/// The newest `results/sockets/<date>/`: its `compare/` run (with its
+/// environment), its `handshake-scaling` runs and the `s_time` check.
+struct SocketsRun {
+    dir: PathBuf,
+    run: Run,
+    env: Environment,
+    scaling: Vec<Scaling>,
+    s_time: String,
+    baseline: String,
+}
+
+impl SocketsRun {
+    fn read(root: &Path) -> Result<SocketsRun> {
+        let dir = newest_dated(root, "results/sockets")?;
+        let run = Run::read(&dir.join("compare/results.json"))?;
+        let env_path = dir.join("compare/environment.json");
+        let env = if env_path.is_file() { read_environment(&env_path)? } else { run.environment.clone() };
+        let files = files_ending(&dir.join("scaling"), ".json")?;
+        ensure!(!files.is_empty(), "no handshake-scaling results (*.json) in {}/scaling", dir.display());
+        let scaling = files.iter().map(|f| Scaling::read(f)).collect::<Result<Vec<_>>>()?;
+        let s_time_path = dir.join("s-time.txt");
+        let s_time =
+            fs::read_to_string(&s_time_path).with_context(|| format!("reading {}", s_time_path.display()))?;
+        let baseline_path = dir.join("baseline.txt");
+        let baseline = fs::read_to_string(&baseline_path)
+            .with_context(|| format!("reading {}", baseline_path.display()))?;
+        Ok(SocketsRun { dir, run, env, scaling, s_time, baseline })
+    }
+
+    /// The `socket-handshake` rows (full, then resumed), in the run's order.
+    fn handshake_rows(&self) -> Vec<&RowSummary> {
+        self.run.rows.iter().filter(|r| r.group == "socket-handshake").collect()
+    }
+
+    /// The echo rows of [`SOCKETS_SUITE`], in the run's order.
+    fn echo_rows(&self) -> Vec<&RowSummary> {
+        self.run.rows.iter().filter(|r| r.group == "echo" && r.parameters.contains(SOCKETS_SUITE)).collect()
+    }
+
+    fn date(&self) -> &str {
+        self.env.date.get(..10).unwrap_or(&self.env.date)
+    }
+}
+
+/// Real sockets: every table of the newest `results/sockets/<date>/`.
+fn sockets_section(root: &Path) -> Result<Section> {
+    let s = SocketsRun::read(root)?;
+    let rel = relative(root, &s.dir);
+    let mut body = format!(
+        "Data: {} (made by `sockets/record.sh`): `compare/`, a `compare --sockets` run ({} rounds; \
+         [sockets](../docs/sockets.md#compare---sockets)); `scaling/`, one `handshake-scaling` run per \
+         library; `s-time.txt`, `sockets/s-time-check.sh 10`; `baseline.txt`, `load` beside a plain tokio echo \
+         pair. The compare run, as its `environment.json` \
+         records it:\n\n{}\n",
+        path_link(&format!("{rel}/")),
+        s.run.rounds,
+        s.env.markdown()
+    );
+    body.push_str(&graphs(root, &[&s.dir.join("compare")])?);
+    for group in compare::groups(&s.run.rows) {
+        let rows: Vec<&RowSummary> = s.run.rows.iter().filter(|r| r.group == group).collect();
+        body.push('\n');
+        body.push_str(&compare::group_markdown(&group, &rows));
+    }
+    body.push_str("\n### Handshakes per second by server threads\n\n");
+    for run in &s.scaling {
+        body.push_str(&demote(&run.markdown()));
+        body.push('\n');
+    }
+    body.push_str(&format!("### An independent client: `openssl s_time`\n\n```\n{}```\n", s.s_time));
+    body.push_str(&format!(
+        "\n### The load client's own cost\n\n`load` against `serve`, plaintext TCP, beside the plain tokio \
+         echo pair of `examples/tokio_echo_pair.rs` (same connections, message size and time):\n\n```\n{}```\n",
+        s.baseline
+    ));
+    let notes = notes(root, &[format!("{rel}/notes.md")])?;
+    let rows = s.echo_rows();
+    let centre = rows
+        .iter()
+        .find(|r| r.parameters.ends_with(",10conns,16384B"))
+        .with_context(|| format!("{rel}/compare/results.json has no 10-connection 16 KiB echo row"))?;
+    let headline = vec![compare_headline("Echo over TCP sockets", centre, s.date())?];
+    Ok(Section {
+        title: "Real sockets",
+        summary: "echo MB/s, handshakes/s and latency over TCP through each library's tokio adapter",
+        body,
+        notes,
+        headline,
+    })
+}
+
+/// The README's "Real sockets" block.
+fn sockets_block(root: &Path) -> Result<String> {
+    let s = SocketsRun::read(root)?;
+    let rel = relative(root, &s.dir);
+    let cpu = format!("{}, {} cores", s.env.cpu_model, s.env.cores);
+    let mut out = format!(
+        "From one run on {} ({cpu}; data: [`{rel}/`]({rel}/), all of it in \
+         [results](results/README.md#real-sockets)). Echo over 127.0.0.1 through each library's tokio \
+         adapter, {SOCKETS_SUITE}, x25519, ECDSA-P256, clients on kept connections, every byte checked; \
+         median MB/s each way of a `compare --sockets` run (interleaved rounds; the intervals are in \
+         the results):\n\n{}\n",
+        s.date(),
+        echo_table(&s.echo_rows())
+    );
+    let pinning = s
+        .scaling
+        .iter()
+        .flat_map(|r| r.points.iter())
+        .find(|p| p.server_threads == 1)
+        .map(|p| {
+            if p.client_cores.is_empty() {
+                format!("server on core {:?}, client not pinned", p.server_cores)
+            } else {
+                format!("server on cores {:?}, client on cores {:?}", p.server_cores, p.client_cores)
+            }
+        })
+        .unwrap_or_default();
+    let rates = s.handshake_rows();
+    ensure!(!rates.is_empty(), "{rel}/compare/results.json has no socket-handshake rows");
+    out.push_str(&format!(
+        "Handshakes on new connections ({} clients at once), each connection carrying a 1-byte echo, from \
+         the same interleaved run (resumed: every client's ticket fetched before the window, every \
+         handshake in it checked as resumed):\n\n{}\n",
+        rates[0].parameters.rsplit(',').next().unwrap_or_default().replace("conns", ""),
+        handshake_rates_table(&rates)
+    ));
+    out.push_str(&format!(
+        "Latency and server CPU, from each library's own `handshake-scaling` run at one server thread \
+         ({pinning}; 2 s a point; latency from the client's connection object to done; server CPU per \
+         handshake from its thread's CPU time). These runs followed one another: read ratios between \
+         libraries from the table above. On 2 cores the client, which verifies the chain, limits the \
+         full rate, so the server's CPU per handshake is the figure that carries to a bigger machine.\n\n{}\n",
+        handshakes_table(&s.scaling)
+    ));
+    let verdict = s
+        .s_time
+        .lines()
+        .filter(|l| l.starts_with("openssl s_time") || l.starts_with("load "))
+        .collect::<Vec<_>>();
+    out.push_str(&format!(
+        "`sockets/s-time-check.sh`, the same server driven one connection at a time by `openssl s_time -new` \
+         and by `load`: {}.\n\n",
+        verdict.join("; ")
+    ));
+    let baseline: Vec<&str> = s.baseline.lines().collect();
+    out.push_str(&format!(
+        "The load client's own cost (`examples/tokio_echo_pair.rs`, `load` against `serve` and a plain \
+         tokio echo pair taking turns): {}.\n",
+        baseline.join("; ")
+    ));
+    Ok(out)
 }
 
 #[cfg(test)]

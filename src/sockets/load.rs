@@ -15,7 +15,9 @@
 //! Resumption ([`HandshakeKind::Resumption`]): each client's first
 //! connection is a full handshake that fetches its ticket (checked as
 //! server authentication, counted as full); every later one must resume
-//! the ticket of the one before.
+//! the ticket of the one before. With a new connection per request that
+//! first connection (one message, then closed) comes before the measured
+//! window, so the window's requests are resumed handshakes only.
 
 use std::{
     collections::BTreeMap,
@@ -163,7 +165,8 @@ pub struct Report {
     pub requests: u64,
     /// Requests per second.
     pub requests_per_s: f64,
-    /// Application bytes sent (in requests echoed back intact).
+    /// Application bytes sent (in the window's requests echoed back
+    /// intact; not the message that fetches a ticket before the window).
     pub bytes_sent: u64,
     /// Application bytes received back intact.
     pub bytes_received: u64,
@@ -176,7 +179,8 @@ pub struct Report {
     /// Resumed handshakes completed and checked.
     pub handshakes_resumed: u64,
     /// Full handshakes per second; `None` on kept connections (their
-    /// handshakes come before the measured window).
+    /// handshakes come before the measured window) and for resumption on
+    /// new connections (the full ones, fetching the tickets, come before).
     pub full_handshakes_per_s: Option<f64>,
     /// Resumed handshakes per second (`None` as above).
     pub resumed_handshakes_per_s: Option<f64>,
@@ -440,8 +444,11 @@ pub fn run(library: &dyn Library, options: &LoadOptions) -> Result<Report> {
     let bar = progress(options);
     // Kept connections: every client connects first; the window (and the
     // figures) start once all have (as tls-perf counts once all peers are
-    // active), so a short run's MB/s holds no handshakes.
-    let warm = options.message > 0 && !options.new_connection;
+    // active), so a short run's MB/s holds no handshakes. Resumption on new
+    // connections: every client first fetches its ticket on a full
+    // handshake, so the window holds resumed handshakes only.
+    let resumes = options.params.kind == HandshakeKind::Resumption;
+    let warm = options.message > 0 && (!options.new_connection || resumes);
     let window = Arc::new(Window {
         ready: tokio::sync::Barrier::new(options.connections + 1),
         go: tokio::sync::Barrier::new(options.connections + 1),
@@ -502,8 +509,9 @@ pub fn run(library: &dyn Library, options: &LoadOptions) -> Result<Report> {
         receive_mb_per_s: per_s(total.bytes) / 1e6,
         handshakes_full: total.full.len(),
         handshakes_resumed: total.resumed.len(),
+        // Resumption on new connections: the full ones came before the window.
         full_handshakes_per_s: (!warm).then(|| per_s(total.full.len())),
-        resumed_handshakes_per_s: (!warm).then(|| per_s(total.resumed.len())),
+        resumed_handshakes_per_s: (!warm || options.new_connection).then(|| per_s(total.resumed.len())),
         request_latency: Latency::of(&total.request),
         full_handshake_latency: Latency::of(&total.full),
         resumed_handshake_latency: Latency::of(&total.resumed),
@@ -591,10 +599,28 @@ async fn one_client(
     let resumes = options.params.kind == HandshakeKind::Resumption;
     let mut ticket: Option<Ticket> = None;
     let mut open: Option<Open> = None;
+    let mut buf = vec![0u8; data.len()];
+    let mut watchdog = Watchdog::new(options.timeout);
     if window.warm {
         match connect(client, options, None, resumes, &mut tally).await {
             Ok(conn) => open = Some(conn),
             Err(f) => tally.fail(f),
+        }
+        if options.new_connection
+            && let Some(mut conn) = open.take()
+        {
+            // The ticket's connection: one message, not counted, then closed.
+            let fetched = async {
+                exchange(&mut conn.stream, data, &mut buf, &mut watchdog).await?;
+                if conn.ticket_due {
+                    ticket =
+                        Some(conn.stream.ticket().map_err(|e| Failure::exactly(ErrorKind::Handshake, e))?);
+                }
+                close(conn.stream, options.timeout).await
+            };
+            if let Err(f) = fetched.await {
+                tally.fail(f);
+            }
         }
         window.ready.wait().await;
         window.go.wait().await;
@@ -604,7 +630,6 @@ async fn one_client(
     // Open loop: this client's schedule, its clients staggered evenly.
     let interval = options.rate.map(|r| Duration::from_secs_f64(options.connections as f64 / r));
     let mut intended = interval.map(|i| start + i.mul_f64(index as f64 / options.connections as f64));
-    let mut buf = vec![0u8; data.len()];
     let mut done = 0u64;
     let mut free_at = start;
     loop {
@@ -640,7 +665,7 @@ async fn one_client(
                 }
                 return Ok(());
             }
-            let (began, ended) = exchange(&mut conn.stream, data, &mut buf, options.timeout).await?;
+            let (began, ended) = exchange(&mut conn.stream, data, &mut buf, &mut watchdog).await?;
             let _ = tally.request.record(micros(ended - origin.unwrap_or(began)));
             tally.requests += 1;
             tally.bytes += data.len() as u64;
@@ -720,24 +745,16 @@ async fn exchange(
     stream: &mut Box<dyn Stream>,
     data: &[u8],
     buf: &mut [u8],
-    limit: Duration,
+    watchdog: &mut Watchdog,
 ) -> Result<(Instant, Instant), Failure> {
     buf.fill(!data[0]);
     let start = Instant::now();
-    let (mut reader, mut writer) = tokio::io::split(stream);
-    let both = async {
-        let write = async {
-            writer.write_all(data).await?;
-            writer.flush().await
-        };
-        let read = reader.read_exact(buf);
-        tokio::try_join!(write, read)
-    };
-    match timeout(limit, both).await {
-        Err(_) => {
+    match watchdog.run(write_and_read(stream, data, buf)).await {
+        None => {
+            let limit = watchdog.limit;
             return Err(Failure::exactly(ErrorKind::Timeout, anyhow::anyhow!("echo not back in {limit:?}")));
         }
-        Ok(r) => {
+        Some(r) => {
             r.map_err(|e| Failure::new(anyhow::Error::new(e).context("echo"), ErrorKind::Handshake))?;
         }
     }
@@ -750,6 +767,81 @@ async fn exchange(
         ));
     }
     Ok((start, ended))
+}
+
+/// A client's timeout for its exchanges: one timer, set once and moved
+/// only when it fires, to the current exchange's start plus the limit (a
+/// timer armed and cancelled per message takes the runtime's timer lock
+/// twice a message, shared by every client).
+struct Watchdog {
+    sleep: std::pin::Pin<Box<tokio::time::Sleep>>,
+    limit: Duration,
+}
+
+impl Watchdog {
+    fn new(limit: Duration) -> Watchdog {
+        Watchdog { sleep: Box::pin(tokio::time::sleep(limit)), limit }
+    }
+
+    /// `work`'s output, or `None` when it took longer than the limit.
+    async fn run<F: std::future::Future>(&mut self, work: F) -> Option<F::Output> {
+        let due = Instant::now() + self.limit;
+        tokio::pin!(work);
+        loop {
+            tokio::select! {
+                biased;
+                out = &mut work => return Some(out),
+                () = self.sleep.as_mut() => {
+                    if Instant::now() >= due {
+                        return None;
+                    }
+                    self.sleep.as_mut().reset(due.into());
+                }
+            }
+        }
+    }
+}
+
+/// Writes all of `data` (then flushes) and reads exactly `buf.len()` bytes
+/// on one stream, both going on at once in one task: whichever can go on
+/// does, so neither end waits on a full socket buffer. (What
+/// `tokio::io::split` and two futures would do, without its lock and its
+/// allocation per message.) Errors: the stream's, or its end before `buf`
+/// is full (`UnexpectedEof`).
+async fn write_and_read(stream: &mut Box<dyn Stream>, data: &[u8], buf: &mut [u8]) -> std::io::Result<()> {
+    use std::{io, pin::Pin, task::Poll};
+    let (mut written, mut read, mut flushed) = (0, 0, false);
+    std::future::poll_fn(|cx| {
+        let mut s = Pin::new(&mut **stream);
+        while written < data.len() {
+            match s.as_mut().poll_write(cx, &data[written..]) {
+                Poll::Ready(Ok(0)) => return Poll::Ready(Err(io::ErrorKind::WriteZero.into())),
+                Poll::Ready(Ok(n)) => written += n,
+                Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
+                Poll::Pending => break,
+            }
+        }
+        if written == data.len() && !flushed {
+            match s.as_mut().poll_flush(cx) {
+                Poll::Ready(Ok(())) => flushed = true,
+                Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
+                Poll::Pending => {}
+            }
+        }
+        while read < buf.len() {
+            let mut into = tokio::io::ReadBuf::new(&mut buf[read..]);
+            match s.as_mut().poll_read(cx, &mut into) {
+                Poll::Ready(Ok(())) if into.filled().is_empty() => {
+                    return Poll::Ready(Err(io::ErrorKind::UnexpectedEof.into()));
+                }
+                Poll::Ready(Ok(())) => read += into.filled().len(),
+                Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
+                Poll::Pending => break,
+            }
+        }
+        if flushed && read == buf.len() { Poll::Ready(Ok(())) } else { Poll::Pending }
+    })
+    .await
 }
 
 /// Closes a connection as a well-behaved client does: close_notify, then

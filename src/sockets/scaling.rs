@@ -11,7 +11,6 @@
 use std::{net::SocketAddr, time::Duration};
 
 use anyhow::{Result, bail};
-use serde::Serialize;
 
 use super::{
     Library,
@@ -19,7 +18,10 @@ use super::{
     serve::{self, ServeOptions},
     threads::allowed_cores,
 };
-use crate::params::{HandshakeKind, Params};
+use crate::{
+    params::{HandshakeKind, Params},
+    results::sockets::{Point, Scaling},
+};
 
 /// What the scaling run does.
 #[derive(Clone, Debug)]
@@ -33,41 +35,6 @@ pub struct ScalingOptions {
     pub connections: usize,
     /// Measured time per point.
     pub duration: Duration,
-}
-
-/// One point: a handshake kind at a server thread count.
-#[derive(Clone, Debug, Serialize)]
-pub struct Point {
-    /// `full` or `resumed`.
-    pub handshake: &'static str,
-    /// Server worker threads.
-    pub server_threads: usize,
-    /// Cores the server's threads were pinned to.
-    pub server_cores: Vec<usize>,
-    /// Cores the client's threads were pinned to (empty: not pinned, it
-    /// shares the machine).
-    pub client_cores: Vec<usize>,
-    /// Client worker threads.
-    pub client_threads: usize,
-    /// Handshakes per second, all threads.
-    pub handshakes_per_s: f64,
-    /// Handshakes per second per server thread.
-    pub per_thread: f64,
-    /// Handshake latency (client connection object to done), µs: p50.
-    pub p50_us: f64,
-    /// p99, µs.
-    pub p99_us: f64,
-    /// Server CPU per handshake, µs (its threads' CPU over the handshakes
-    /// they served, the 1-byte echo included).
-    pub server_cpu_us_per_handshake: Option<f64>,
-    /// Server threads' CPU share over the run (1 = all busy).
-    pub server_cpu_share: f64,
-    /// Client threads' CPU share over the run.
-    pub client_cpu_share: f64,
-    /// `client`, `server`, `shared cores` (client and server on the same
-    /// cores, together 90% busy or more), or `neither` (latency-bound):
-    /// the end at 90% of its CPU or more, the client first.
-    pub limited_by: &'static str,
 }
 
 /// The end that limited a run: the client when its threads were 90% busy
@@ -89,7 +56,7 @@ pub fn limited_by(client_share: f64, server_share: f64, shared: Option<f64>) -> 
 /// `max_threads`, full then resumed handshakes at each. Errors: bad
 /// options, the library cannot do the parameters, a server that cannot
 /// start, or any failed handshake (named by kind).
-pub fn run(library: &dyn Library, options: &ScalingOptions) -> Result<Vec<Point>> {
+pub fn run(library: &dyn Library, options: &ScalingOptions) -> Result<Scaling> {
     if library.plaintext() {
         bail!("plaintext TCP has no handshake to scale");
     }
@@ -144,7 +111,7 @@ pub fn run(library: &dyn Library, options: &ScalingOptions) -> Result<Vec<Point>
             let handshakes_per_s = count as f64 / report.seconds;
             let server_cpu_share = summary.cpu_seconds / (report.seconds * n as f64);
             points.push(Point {
-                handshake: name,
+                handshake: name.to_string(),
                 server_threads: n,
                 server_cores: server_cores.clone(),
                 client_cores: client_cores.clone(),
@@ -163,46 +130,17 @@ pub fn run(library: &dyn Library, options: &ScalingOptions) -> Result<Vec<Point>
                         (summary.cpu_seconds + report.client_cpu_seconds)
                             / (report.seconds * cores.len() as f64)
                     }),
-                ),
+                )
+                .to_string(),
             });
         }
     }
-    Ok(points)
-}
-
-/// The points as a Markdown table.
-pub fn markdown(library: &str, params: &Params, points: &[Point]) -> String {
-    let mut out = format!(
-        "### handshakes/s by server threads: {library}, {params} ({} cores)\n\n",
-        allowed_cores().map_or(0, |c| c.len())
-    );
-    out.push_str(
-        "| handshake | server threads (cores) | client threads (cores) | handshakes/s | per thread | \
-         p50 µs | p99 µs | server CPU µs/handshake | server CPU | client CPU | limited by |\n",
-    );
-    out.push_str("|---|---|---|---|---|---|---|---|---|---|---|\n");
-    for p in points {
-        let client = if p.client_cores.is_empty() {
-            format!("{} (not pinned, shares the server's)", p.client_threads)
-        } else {
-            format!("{} ({:?})", p.client_threads, p.client_cores)
-        };
-        out.push_str(&format!(
-            "| {} | {} ({:?}) | {client} | {:.0} | {:.0} | {:.0} | {:.0} | {} | {:.0}% | {:.0}% | {} |\n",
-            p.handshake,
-            p.server_threads,
-            p.server_cores,
-            p.handshakes_per_s,
-            p.per_thread,
-            p.p50_us,
-            p.p99_us,
-            p.server_cpu_us_per_handshake.map_or("-".to_string(), |u| format!("{u:.0}")),
-            p.server_cpu_share * 100.0,
-            p.client_cpu_share * 100.0,
-            p.limited_by
-        ));
-    }
-    out
+    Ok(Scaling {
+        library: library.name(),
+        parameters: options.params.to_string(),
+        cores: cores.len(),
+        points,
+    })
 }
 
 #[cfg(test)]

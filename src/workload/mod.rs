@@ -23,8 +23,10 @@ use crate::{
 
 pub mod echo;
 pub mod handshake;
+mod over_sockets;
 pub mod send_loop;
 pub mod small_writes;
+pub mod socket_handshake;
 pub mod throughput;
 pub mod udp;
 
@@ -32,6 +34,7 @@ pub use echo::Echo;
 pub use handshake::Handshake;
 pub use send_loop::SendLoop;
 pub use small_writes::SmallWrites;
+pub use socket_handshake::SocketHandshake;
 pub use throughput::Throughput;
 pub use udp::{Udp, UdpHandshake, UdpSendLoop};
 
@@ -220,6 +223,8 @@ catalogue! {
     UdpSendLoop(UdpSendLoop),
     /// Messages echoed over TCP sockets, kept connections ([`echo`]).
     Echo(Echo),
+    /// Handshakes on new TCP connections ([`socket_handshake`]).
+    SocketHandshake(SocketHandshake),
 }
 
 impl Workload {

@@ -137,12 +137,13 @@ struct RunArgs {
     /// the UDP ones).
     #[arg(long)]
     dtls: bool,
-    /// Compare the libraries over TCP sockets instead (`echo`: each
-    /// library's echo server on 127.0.0.1 and its clients on kept
-    /// connections, through its tokio adapter, every byte checked; 1, 10
-    /// and 100 clients x 1, 16 and 64 KiB messages x every TLS 1.3 suite,
-    /// plaintext TCP as the floor). Default 10 rounds of 300 ms slices, 2
-    /// epochs; --quick 3 rounds of 30 ms, 1 epoch.
+    /// Compare the libraries over TCP sockets instead, each library's
+    /// server on 127.0.0.1 and its clients through its tokio adapter, every
+    /// handshake and byte checked: `echo` on kept connections (1, 10 and
+    /// 100 clients x 1, 16 and 64 KiB messages x every TLS 1.3 suite) and
+    /// `socket-handshake`, full and resumed handshakes on new connections
+    /// (10 clients); plaintext TCP as the floor. Default 10 rounds of 300
+    /// ms slices, 2 epochs; --quick 3 rounds of 30 ms, 1 epoch.
     #[arg(long, conflicts_with = "dtls")]
     sockets: bool,
     /// Where JSON, CSV, SVG and the environment go: a new or empty

@@ -61,7 +61,7 @@ pub struct WorkerOptions {
     /// The DTLS benchmarks instead of the matrix's handshakes and
     /// throughput ([`WorkerOptions::workloads`]).
     pub dtls: bool,
-    /// The socket echo instead ([`tls_bench::bench::echo_workloads`]).
+    /// The socket workloads instead ([`tls_bench::bench::socket_workloads`]).
     pub sockets: bool,
 }
 
@@ -91,7 +91,7 @@ impl WorkerOptions {
     /// threads a slice cannot interleave), with `sockets` the socket echo.
     pub fn workloads(&self) -> Vec<(Workload, Params)> {
         if self.sockets {
-            tls_bench::bench::echo_workloads()
+            tls_bench::bench::socket_workloads()
         } else if self.dtls {
             self.matrix.dtls_workloads().into_iter().filter(|(w, _)| w.kind().in_memory()).collect()
         } else {

@@ -135,7 +135,15 @@ fn results(root: &std::path::Path, check: bool) -> Result<()> {
         .map_err(|e| anyhow::anyhow!("reading {}: {e}", readme_path.display()))?;
     let files = [
         (RESULTS_README, generated.results_readme.clone()),
-        (README, check::replace_headline(&current, &generated.headline)?),
+        (
+            README,
+            check::replace_block(
+                &check::replace_headline(&current, &generated.headline)?,
+                check::SOCKETS_START,
+                check::SOCKETS_END,
+                &generated.sockets,
+            )?,
+        ),
     ];
     let mut differences = Vec::new();
     for (name, text) in &files {

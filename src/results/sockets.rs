@@ -1,0 +1,231 @@
+//! The socket runner's saved results: `handshake-scaling`'s points (its
+//! `results.json`), and the tables `report results` makes of them and of a
+//! `compare --sockets` run for the README's "Real sockets" block.
+
+use std::{fs, path::Path};
+
+use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
+
+use super::compare::{FLOOR, RowSummary};
+
+/// One point of `handshake-scaling`: a handshake kind at a server thread
+/// count.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Point {
+    /// `full` or `resumed`.
+    pub handshake: String,
+    /// Server worker threads.
+    pub server_threads: usize,
+    /// Cores the server's threads were pinned to.
+    pub server_cores: Vec<usize>,
+    /// Cores the client's threads were pinned to (empty: not pinned, it
+    /// shares the machine).
+    pub client_cores: Vec<usize>,
+    /// Client worker threads.
+    pub client_threads: usize,
+    /// Handshakes per second, all threads.
+    pub handshakes_per_s: f64,
+    /// Handshakes per second per server thread.
+    pub per_thread: f64,
+    /// Handshake latency (client connection object to done), µs: p50.
+    pub p50_us: f64,
+    /// p99, µs.
+    pub p99_us: f64,
+    /// Server CPU per handshake, µs (its threads' CPU over the handshakes
+    /// they served, each connection's 1-byte echo included).
+    pub server_cpu_us_per_handshake: Option<f64>,
+    /// Server threads' CPU share over the run (1 = all busy).
+    pub server_cpu_share: f64,
+    /// Client threads' CPU share over the run.
+    pub client_cpu_share: f64,
+    /// `client`, `server`, `shared cores` (client and server on the same
+    /// cores, together 90% busy or more), or `neither` (latency-bound):
+    /// the end at 90% of its CPU or more, the client first.
+    pub limited_by: String,
+}
+
+/// A `handshake-scaling` run: `results.json`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Scaling {
+    /// The library (server and client).
+    pub library: String,
+    /// The full handshake's parameters.
+    pub parameters: String,
+    /// Cores the process could use.
+    pub cores: usize,
+    /// Full then resumed, for 1 to N server threads.
+    pub points: Vec<Point>,
+}
+
+impl Scaling {
+    /// Reads a `results.json`. Errors: unreadable or not a scaling run,
+    /// naming the file.
+    pub fn read(path: &Path) -> Result<Scaling> {
+        let text = fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        serde_json::from_str(&text).with_context(|| format!("parsing {}", path.display()))
+    }
+
+    /// The run as a Markdown table, one line a point.
+    pub fn markdown(&self) -> String {
+        let mut out = format!(
+            "### handshakes/s by server threads: {}, {} ({} cores)\n\n",
+            self.library, self.parameters, self.cores
+        );
+        out.push_str(
+            "| handshake | server threads (cores) | client threads (cores) | handshakes/s | per thread | \
+             p50 µs | p99 µs | server CPU µs/handshake | server CPU | client CPU | limited by |\n",
+        );
+        out.push_str("|---|---|---|---|---|---|---|---|---|---|---|\n");
+        for p in &self.points {
+            let client = if p.client_cores.is_empty() {
+                format!("{} (not pinned, shares the server's)", p.client_threads)
+            } else {
+                format!("{} ({:?})", p.client_threads, p.client_cores)
+            };
+            out.push_str(&format!(
+                "| {} | {} ({:?}) | {client} | {:.0} | {:.0} | {:.0} | {:.0} | {} | {:.0}% | {:.0}% | {} |\n",
+                p.handshake,
+                p.server_threads,
+                p.server_cores,
+                p.handshakes_per_s,
+                p.per_thread,
+                p.p50_us,
+                p.p99_us,
+                cpu(p),
+                p.server_cpu_share * 100.0,
+                p.client_cpu_share * 100.0,
+                p.limited_by
+            ));
+        }
+        out
+    }
+
+    /// The point of `handshake` at one server thread.
+    fn one_thread(&self, handshake: &str) -> Option<&Point> {
+        self.points.iter().find(|p| p.handshake == handshake && p.server_threads == 1)
+    }
+}
+
+fn cpu(p: &Point) -> String {
+    p.server_cpu_us_per_handshake.map_or("-".to_string(), |u| format!("{u:.0}"))
+}
+
+/// One line per library: full and resumed handshakes/s at one server
+/// thread with their latency, the server's CPU per handshake, and which
+/// end limited the rate.
+pub fn handshakes_table(runs: &[Scaling]) -> String {
+    let mut out = String::from(
+        "| library | full handshakes/s | p50 / p99 µs | server CPU µs | resumed handshakes/s | p50 / p99 µs | \
+         server CPU µs | limited by |\n|---|---|---|---|---|---|---|---|\n",
+    );
+    for s in runs {
+        let (Some(f), Some(r)) = (s.one_thread("full"), s.one_thread("resumed")) else { continue };
+        out.push_str(&format!(
+            "| {} | {:.0} | {:.0} / {:.0} | {} | {:.0} | {:.0} / {:.0} | {} | {} / {} |\n",
+            s.library,
+            f.handshakes_per_s,
+            f.p50_us,
+            f.p99_us,
+            cpu(f),
+            r.handshakes_per_s,
+            r.p50_us,
+            r.p99_us,
+            cpu(r),
+            f.limited_by,
+            r.limited_by
+        ));
+    }
+    out
+}
+
+/// Echo MB/s each way of `rows` (one suite's, of a `compare --sockets`
+/// run) as one line per library, a column per row (`C conns, S`), the
+/// plaintext floor last. Cells are the medians of the run.
+pub fn echo_table(rows: &[&RowSummary]) -> String {
+    let mut libraries: Vec<String> = Vec::new();
+    for r in rows {
+        for l in &r.libraries {
+            if !libraries.contains(&l.library) {
+                libraries.push(l.library.clone());
+            }
+        }
+    }
+    libraries.sort();
+    let column = |r: &RowSummary| {
+        let parts: Vec<&str> = r.parameters.rsplitn(3, ',').collect();
+        match parts.as_slice() {
+            [size, conns, _] => format!("{} {}", conns.replace("conns", " conn"), size.replace("B", " B")),
+            _ => r.parameters.clone(),
+        }
+    };
+    let mut out = String::from("| MB/s each way |");
+    for r in rows {
+        out.push_str(&format!(" {} |", column(r)));
+    }
+    out.push('\n');
+    out.push_str(&"|---".repeat(rows.len() + 1));
+    out.push_str("|\n");
+    let cell = |mb: Option<f64>| mb.map_or("-".to_string(), |m| format!("{m:.0}"));
+    for lib in &libraries {
+        out.push_str(&format!("| {lib} |"));
+        for r in rows {
+            let mb = r.libraries.iter().find(|l| &l.library == lib).and_then(|l| l.mb_per_s);
+            let skipped = r.skipped.iter().any(|(s, _)| s == lib);
+            out.push_str(&format!(" {} |", if skipped { "skip".to_string() } else { cell(mb) }));
+        }
+        out.push('\n');
+    }
+    out.push_str(&format!("| {FLOOR} TCP (no TLS) |"));
+    for r in rows {
+        out.push_str(&format!(" {} |", cell(r.floor.as_ref().and_then(|f| f.mb_per_s))));
+    }
+    out.push('\n');
+    out
+}
+
+/// Handshakes per second of a `compare --sockets` run's
+/// `socket-handshake` rows (`rows`: full, then resumed), one line per
+/// library with the time ratio to the row's best and its 95% interval; the
+/// plaintext floor (TCP connect, 1-byte echo, close) last. Cells are
+/// 10^9 / the median ns per handshake.
+pub fn handshake_rates_table(rows: &[&RowSummary]) -> String {
+    let mut libraries: Vec<String> =
+        rows.iter().flat_map(|r| r.libraries.iter().map(|l| l.library.clone())).collect();
+    libraries.sort();
+    libraries.dedup();
+    let mut out = String::from("| handshakes/s (time ratio to the best, 95% CI) |");
+    for r in rows {
+        let kind = if r.parameters.starts_with("resumption,") { "resumed" } else { "full" };
+        out.push_str(&format!(" {kind} |"));
+    }
+    out.push('\n');
+    out.push_str(&"|---".repeat(rows.len() + 1));
+    out.push_str("|\n");
+    let rate = |ns: f64| format!("{:.0}", 1e9 / ns);
+    for lib in &libraries {
+        out.push_str(&format!("| {lib} |"));
+        for r in rows {
+            let cell = match r.libraries.iter().find(|l| &l.library == lib) {
+                Some(l) if l.best => format!("{} (best)", rate(l.median_ns)),
+                Some(l) => match l.ratio {
+                    Some(i) => {
+                        format!("{} ({:.2}x, {:.2}–{:.2})", rate(l.median_ns), i.estimate, i.low, i.high)
+                    }
+                    None => rate(l.median_ns),
+                },
+                None if r.skipped.iter().any(|(s, _)| s == lib) => "skip".to_string(),
+                None => "-".to_string(),
+            };
+            out.push_str(&format!(" {cell} |"));
+        }
+        out.push('\n');
+    }
+    out.push_str(&format!("| {FLOOR} TCP: connect, 1-byte echo, close |"));
+    for r in rows {
+        let cell = r.floor.as_ref().map_or("-".to_string(), |f| rate(f.median_ns));
+        out.push_str(&format!(" {cell} |"));
+    }
+    out.push('\n');
+    out
+}
