@@ -67,7 +67,7 @@ pub fn run(cmd: &mut Command, what: &str) -> Result<Output> {
 /// The manifest that builds the repository's library and `suite`'s
 /// benchmarks against `release`: absolute paths to the sources, only the
 /// suite's binaries and benches ([`Suite::bins`], [`Suite::benches`]), no
-/// tests, no aws-lc-config target tables, only the features
+/// tests or examples, no aws-lc-config target tables, only the features
 /// [`features`] names (so no `tools` dependencies for the Criterion
 /// suite), the library's version pinned (`=x.y.z`).
 /// Errors: the repository's Cargo.toml cannot be read or lacks a table
@@ -84,6 +84,8 @@ pub fn manifest(repo: &Path, release: &Release, suite: Suite) -> Result<String> 
     doc["lib"]["path"] = abs("src/lib.rs");
     doc.remove("target");
     doc.remove("test");
+    // Examples are tools (they need the features this drops).
+    doc.remove("example");
     let bins = doc["bin"].as_array_of_tables_mut().context("no [[bin]]")?;
     keep_targets(bins, suite.bins(), |name| abs(&bin_path(repo, name)))?;
     if bins.is_empty() {
@@ -476,6 +478,7 @@ mod tests {
         let lib = doc["lib"]["path"].as_str().unwrap();
         assert!(Path::new(lib).is_absolute() && lib.ends_with("src/lib.rs"));
         assert!(doc.get("bin").is_none() && doc.get("target").is_none());
+        assert!(doc.get("example").is_none(), "examples need the tools' features, which it drops");
         let benches = doc["bench"].as_array_of_tables().unwrap();
         let names: Vec<&str> = benches.iter().map(|b| b["name"].as_str().unwrap()).collect();
         assert_eq!(names, ["handshake", "throughput"]);
