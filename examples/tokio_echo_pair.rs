@@ -112,7 +112,7 @@ fn run() -> Result<()> {
         tls_bench.push(l);
         ratios.push(l / p);
     }
-    let summary = server.stop();
+    let summary = server.stop()?;
     if !summary.errors.is_empty() {
         bail!("serve counted failures: {:?} {:?}", summary.errors, summary.error_examples);
     }

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # An independent client agrees: `openssl s_time -new` (the system's OpenSSL)
-# and `load -c 1 --new-connection -s 0` (tls-bench's client on the same
-# system OpenSSL) against one `serve --library openssl` of that build, each
-# for SECONDS (default 10): connections per wall-clock second of each, and
-# their ratio. Exits 1 when they differ by more than 10%.
+# and `load -c 1 --threads 1 --new-connection -s 0` (tls-bench's client, one
+# connection on one thread as s_time, on the same system OpenSSL) against one
+# `serve --library openssl` of that build, each for SECONDS (default 10):
+# connections per wall-clock second of each, their ratio; exit 1 past 10%.
 #
 # s_time's own figures are not used: "connections/user sec" divides by the
 # client's user CPU time, and "N real seconds" is whole seconds; the script
@@ -35,7 +35,7 @@ end=$(date +%s.%N)
 s_time_count=$(grep -oE '^[0-9]+ connections in [0-9.]+s' "$dir/s_time.log" | head -1 | cut -d' ' -f1)
 [ -n "$s_time_count" ] || { cat "$dir/s_time.log" >&2; echo "error: s_time reported no count" >&2; exit 1; }
 
-"$dir/load" --library openssl --connect "$addr" -c 1 --new-connection -s 0 -d "${secs}s" --quiet \
+"$dir/load" --library openssl --connect "$addr" -c 1 --threads 1 --new-connection -s 0 -d "${secs}s" --quiet \
   --json "$dir/load.json" > "$dir/load.md"
 kill -INT "$server"
 for _ in $(seq 100); do grep -q '^served' "$dir/serve.log" && break; sleep 0.1; done
@@ -48,7 +48,7 @@ awk -v n="$s_time_count" -v t0="$start" -v t1="$end" -v load="$load_rate" -v lc=
   st = n / (t1 - t0); ratio = load / st
   printf "server %s, TLS 1.3 TLS_AES_128_GCM_SHA256 x25519 ECDSA-P256, one connection at a time\n", lib
   printf "openssl s_time -new: %d connections in %.2f s wall: %.1f connections/s\n", n, t1 - t0, st
-  printf "load -c 1 --new-connection -s 0: %d handshakes: %.1f connections/s\n", lc, load
+  printf "load -c 1 --threads 1 --new-connection -s 0: %d handshakes: %.1f connections/s\n", lc, load
   printf "load / s_time: %.3f\n", ratio
   if (served != n + lc) { printf "error: the server counted %d handshakes, the clients %d\n", served, n + lc; exit 1 }
   if (ratio < 0.9 || ratio > 1.1) { printf "error: more than 10%% apart\n"; exit 1 }

@@ -80,6 +80,8 @@ pub mod skip;
 #[cfg(feature = "sockets")]
 pub mod sockets;
 pub mod stacks;
+#[cfg(feature = "tools")]
+pub mod stats;
 pub mod transport;
 pub mod udp;
 pub mod variants;

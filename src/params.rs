@@ -285,6 +285,19 @@ impl KxGroup {
         }
     }
 
+    /// The group's name for OpenSSL's `SSL_CTX_set1_groups_list(3)`
+    /// (OpenSSL 3.0+, AWS-LC), BoringSSL's `SSL_CTX_set1_curves_list` and
+    /// nginx's `ssl_ecdh_curve`: `P-256`, `P-384`, `X25519`,
+    /// `X25519MLKEM768`.
+    pub fn openssl_name(self) -> &'static str {
+        match self {
+            KxGroup::Secp256r1 => "P-256",
+            KxGroup::Secp384r1 => "P-384",
+            KxGroup::X25519 => "X25519",
+            KxGroup::X25519Mlkem768 => "X25519MLKEM768",
+        }
+    }
+
     /// The IANA code point.
     pub fn iana_code(self) -> u16 {
         match self {

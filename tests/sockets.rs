@@ -85,7 +85,7 @@ fn serve_and_load(server: &dyn Library, client: &dyn Library, mut options: LoadO
     let running = serve::start(server, &serve_options(options.params)).unwrap();
     options.connect = running.addr();
     let report = load::run(client, &options).unwrap();
-    (report, running.stop())
+    (report, running.stop().unwrap())
 }
 
 fn assert_clean(report: &Report, summary: &Summary, what: &str) {
@@ -261,7 +261,7 @@ fn a_negotiated_mismatch_is_its_own_error_kind() {
     let mut asked = served;
     asked.suite = CipherSuite::TLS_AES_256_GCM_SHA384;
     let report = load::run(&*lib, &load_options(asked, running.addr())).unwrap();
-    running.stop();
+    running.stop().unwrap();
     // rustls offers only the suite asked: the server refuses the handshake.
     assert_eq!(report.requests, 0);
     let kinds: Vec<ErrorKind> = report.errors.keys().copied().collect();
@@ -310,7 +310,7 @@ fn a_server_gone_mid_run_is_counted_and_the_run_ends() {
     };
     let stopper = thread::spawn(move || {
         thread::sleep(Duration::from_millis(500));
-        running.stop()
+        running.stop().unwrap()
     });
     let started = Instant::now();
     let report = load::run(&*lib, &options).unwrap();
@@ -338,7 +338,7 @@ fn a_client_that_never_handshakes_times_out_on_the_server() {
     let running = serve::start(&*lib, &options).unwrap();
     let silent = TcpStream::connect(running.addr()).unwrap();
     thread::sleep(Duration::from_millis(600));
-    let summary = running.stop();
+    let summary = running.stop().unwrap();
     drop(silent);
     assert_eq!(summary.errors.get(&ErrorKind::Timeout), Some(&1), "{:?}", summary.errors);
 }
@@ -501,7 +501,7 @@ fn an_idle_connection_is_closed_and_a_busy_one_is_not() {
     assert_eq!(idle.read(&mut one).unwrap(), 0, "the server closes an idle connection");
     let took = waited.elapsed();
     assert!(took >= Duration::from_millis(250) && took < Duration::from_secs(3), "closed after {took:?}");
-    let summary = running.stop();
+    let summary = running.stop().unwrap();
     assert_eq!(summary.idle_closed, 1, "only the idle one: {summary:?}");
     assert_eq!(summary.bytes_received, 13, "{summary:?}");
     assert!(summary.errors.is_empty(), "{summary:?}");

@@ -9,10 +9,9 @@ use anyhow::{Context, Result, bail};
 use clap::Parser;
 use tls_bench::{
     error::exit_code,
-    outdir::ensure_dir,
     sockets::{
         self,
-        cli::{ParamsArgs, cores, duration_arg},
+        cli::{ClientArgs, ParamsArgs, check_json, cores, duration_arg, write_json},
         load::{self, LoadOptions, run},
     },
 };
@@ -57,22 +56,8 @@ struct Cli {
     /// its intended send time (as wrk2); default: closed loop.
     #[arg(short = 'R', long)]
     rate: Option<f64>,
-    /// Worker threads [default: the cores available].
-    #[arg(long, value_parser = clap::value_parser!(u16).range(1..=1024))]
-    threads: Option<u16>,
-    /// Pin the client's threads to these cores, one each in turn
-    /// (comma-separated; default: not pinned).
-    #[arg(long, value_delimiter = ',')]
-    cores: Vec<usize>,
-    /// Longest a connect, a handshake or an exchange may take.
-    #[arg(long, default_value = "10s", value_parser = duration_arg)]
-    timeout: Duration,
-    /// Also write the report as JSON to this file.
-    #[arg(long)]
-    json: Option<PathBuf>,
-    /// No progress bar.
-    #[arg(long)]
-    quiet: bool,
+    #[command(flatten)]
+    client: ClientArgs,
 }
 
 fn main() -> ExitCode {
@@ -92,20 +77,11 @@ fn run_cli(cli: Cli) -> Result<()> {
             .collect::<Result<Vec<load::Report>>>()?;
         let merged = load::merge(&reports)?;
         print!("{}", merged.to_table());
-        if let Some(json) = &cli.json {
-            std::fs::write(json, serde_json::to_string_pretty(&merged)? + "\n")
-                .with_context(|| format!("writing {}", json.display()))?;
-        }
-        return Ok(());
+        return write_json(cli.client.json.as_ref(), &merged);
     }
     let library = sockets::find(cli.library.as_deref().unwrap_or_default())?;
     let params = cli.params.params()?;
-    if let Some(json) = &cli.json {
-        if let Some(dir) = json.parent().filter(|d| !d.as_os_str().is_empty()) {
-            ensure_dir(dir, "--json's directory")?;
-        }
-        anyhow::ensure!(!json.is_dir(), "--json {}: is a directory", json.display());
-    }
+    check_json(cli.client.json.as_ref())?;
     let options = LoadOptions {
         params,
         connect: cli.connect,
@@ -115,17 +91,14 @@ fn run_cli(cli: Cli) -> Result<()> {
         message: cli.message as usize,
         new_connection: cli.new_connection,
         rate: cli.rate,
-        threads: cli.threads.map_or_else(cores, usize::from),
-        cores: cli.cores,
-        timeout: cli.timeout,
-        progress: !cli.quiet,
+        threads: cli.client.threads.map_or_else(cores, usize::from),
+        cores: cli.client.cores.clone(),
+        timeout: cli.client.timeout,
+        progress: !cli.client.quiet,
     };
     let report = run(&*library, &options)?;
     print!("{}", report.to_table());
-    if let Some(json) = &cli.json {
-        std::fs::write(json, serde_json::to_string_pretty(&report)? + "\n")
-            .with_context(|| format!("writing {}", json.display()))?;
-    }
+    write_json(cli.client.json.as_ref(), &report)?;
     let failed: u64 = report.errors.values().sum();
     let kinds: Vec<String> = report.errors.iter().map(|(k, n)| format!("{k} {n}")).collect();
     if report.requests == 0 {

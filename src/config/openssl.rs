@@ -101,17 +101,6 @@ pub fn received_session_index() -> Result<ossl::ex_data::Index<ossl::ssl::Ssl, O
     Ok(*INDEX.get_or_init(|| index))
 }
 
-/// The group's name for `SSL_CTX_set1_groups_list` (OpenSSL 3.0+, AWS-LC)
-/// and `SSL_CTX_set1_curves_list` (BoringSSL).
-pub fn group_list_name(group: KxGroup) -> &'static str {
-    match group {
-        KxGroup::Secp256r1 => "P-256",
-        KxGroup::Secp384r1 => "P-384",
-        KxGroup::X25519 => "X25519",
-        KxGroup::X25519Mlkem768 => "X25519MLKEM768",
-    }
-}
-
 /// The C call result `ok == 1` as a configuration result.
 fn check(ok: libc::c_int, what: impl FnOnce() -> String) -> Result<(), ConfigureError> {
     if ok == 1 { Ok(()) } else { Err(ConfigureError::Unsupported(what())) }
@@ -211,7 +200,7 @@ fn common(builder: &mut SslContextBuilder, params: &Params) -> Result<(), Config
             })?;
         }
     }
-    let groups: Vec<&str> = params.offered_groups().into_iter().map(group_list_name).collect();
+    let groups: Vec<&str> = params.offered_groups().into_iter().map(KxGroup::openssl_name).collect();
     set_groups(builder, &groups.join(":"))?;
     // Groups and suites in the server's order (the benchmarked one first).
     builder.set_options(SslOptions::CIPHER_SERVER_PREFERENCE);

@@ -1,11 +1,16 @@
-//! The options `serve` and `load` share: the parameter set by its names
-//! (those of the benchmark ids) and durations.
+//! The options the socket tools share: the parameter set by its names
+//! (those of the benchmark ids), durations, JSON outputs, and the whole
+//! command line of a server (`serve`, `https-serve`).
 
-use std::time::Duration;
+use std::{net::SocketAddr, path::PathBuf, sync::Arc, time::Duration};
 
-use anyhow::{Result, anyhow, bail};
+use anyhow::{Context, Result, anyhow, bail};
 
-use crate::params::{CertChain, CipherSuite, HandshakeKind, KxGroup, Params};
+use super::serve::{Protocol, ServeOptions, start_with};
+use crate::{
+    outdir::ensure_dir,
+    params::{CertChain, CipherSuite, HandshakeKind, KxGroup, Params},
+};
 
 /// The parameter set, by the names of the benchmark ids.
 #[derive(clap::Args, Clone, Debug)]
@@ -81,6 +86,123 @@ pub fn duration(text: &str) -> Result<Duration> {
 /// The same for clap (its value parsers give `String` errors).
 pub fn duration_arg(text: &str) -> Result<Duration, String> {
     duration(text).map_err(|e| e.to_string())
+}
+
+/// Checks a `--json` output path before any work: its directory is made
+/// if missing, and it must not be a directory. Errors: either fails.
+pub fn check_json(json: Option<&PathBuf>) -> Result<()> {
+    if let Some(json) = json {
+        if let Some(dir) = json.parent().filter(|d| !d.as_os_str().is_empty()) {
+            ensure_dir(dir, "--json's directory")?;
+        }
+        anyhow::ensure!(!json.is_dir(), "--json {}: is a directory", json.display());
+    }
+    Ok(())
+}
+
+/// Writes `value` as pretty JSON to `json`, when given. Errors: the file
+/// cannot be written.
+pub fn write_json<T: serde::Serialize>(json: Option<&PathBuf>, value: &T) -> Result<()> {
+    if let Some(json) = json {
+        std::fs::write(json, serde_json::to_string_pretty(value)? + "\n")
+            .with_context(|| format!("writing {}", json.display()))?;
+    }
+    Ok(())
+}
+
+/// A load client's run options (`load`, `https-load`).
+#[derive(clap::Args, Clone, Debug)]
+pub struct ClientArgs {
+    /// Worker threads [default: the cores available].
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..=1024))]
+    pub threads: Option<u16>,
+    /// Pin the client's threads to these cores, one each in turn
+    /// (comma-separated; default: not pinned).
+    #[arg(long, value_delimiter = ',')]
+    pub cores: Vec<usize>,
+    /// Longest a connect, a handshake or a request may take.
+    #[arg(long, default_value = "10s", value_parser = duration_arg)]
+    pub timeout: Duration,
+    /// Also write the report as JSON to this file.
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+    /// No progress bar.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+/// A server's command line (`serve`, `https-serve`).
+#[derive(clap::Args, Clone, Debug)]
+pub struct ServerArgs {
+    /// The library: its id (`--list`), its name (`s2n-tls`, `openssl`),
+    /// name+backend (`rustls+ring`), or `plaintext-tcp`.
+    #[arg(long, required_unless_present = "list")]
+    pub library: Option<String>,
+    #[command(flatten)]
+    pub params: ParamsArgs,
+    /// Address to listen on; port 0 picks a free one (printed).
+    #[arg(long, default_value = "127.0.0.1:4433")]
+    pub listen: SocketAddr,
+    /// Worker threads [default: the cores available].
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..=1024))]
+    pub threads: Option<u16>,
+    /// Pin the worker threads to these cores, one each in turn
+    /// (comma-separated; default: not pinned).
+    #[arg(long, value_delimiter = ',')]
+    pub cores: Vec<usize>,
+    /// Longest a handshake may take (e.g. 500ms, 10s).
+    #[arg(long, default_value = "10s", value_parser = duration_arg)]
+    pub handshake_timeout: Duration,
+    /// Longest a connection may idle before it is closed (HTTP: the
+    /// longest it may take to send a whole request header).
+    #[arg(long, default_value = "60s", value_parser = duration_arg)]
+    pub idle_timeout: Duration,
+    /// Connections served at once; more are closed as they arrive.
+    #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub max_connections: u32,
+    /// Also write the summary as JSON to this file (checked first).
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+    /// List the libraries of this build and exit.
+    #[arg(long)]
+    pub list: bool,
+}
+
+impl ServerArgs {
+    /// Runs the server these arguments describe, each connection served by
+    /// `protocol` (`what` names it in the first line), until SIGINT or
+    /// SIGTERM; prints the summary (and writes it as JSON). Errors: a bad
+    /// argument (named, with what is valid), the server cannot start.
+    pub fn run(&self, what: &str, protocol: Arc<dyn Protocol>) -> Result<()> {
+        if self.list {
+            for lib in super::libraries() {
+                println!("{}", lib.name());
+            }
+            return Ok(());
+        }
+        let library = super::find(self.library.as_deref().unwrap_or_default())?;
+        let params = self.params.params()?;
+        check_json(self.json.as_ref())?;
+        let threads = self.threads.map_or_else(cores, usize::from);
+        let options = ServeOptions {
+            params,
+            listen: self.listen,
+            threads,
+            handshake_timeout: self.handshake_timeout,
+            idle_timeout: self.idle_timeout,
+            max_connections: self.max_connections as usize,
+            cores: self.cores.clone(),
+        };
+        let running = start_with(&*library, &options, protocol)?;
+        println!(
+            "serving {what} with {} {params} on {} ({threads} threads); SIGINT or SIGTERM stops",
+            library.name(),
+            running.addr()
+        );
+        let summary = running.until_signal()?;
+        print!("{}", summary.to_text());
+        write_json(self.json.as_ref(), &summary)
+    }
 }
 
 #[cfg(test)]

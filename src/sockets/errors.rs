@@ -2,7 +2,7 @@
 //! summary and a `load` report give. A kind says whose fault it is: the
 //! network or the machine (refused, unreachable, ports exhausted, reset,
 //! timeout), the peer (closed early), the library (handshake), or the
-//! benchmark's checks (negotiated, corrupt).
+//! benchmark's checks (negotiated, corrupt), or HTTP (http).
 
 use std::{fmt, io};
 
@@ -29,8 +29,11 @@ pub enum ErrorKind {
     Handshake,
     /// The handshake negotiated something other than the parameters ask.
     Negotiated,
-    /// Echoed bytes differ from those sent.
+    /// Echoed bytes differ from those sent, or an HTTP body from the one
+    /// served.
     Corrupt,
+    /// Malformed HTTP from the peer, or a response other than `200 OK`.
+    Http,
     /// Any other I/O error.
     Io,
 }
@@ -48,6 +51,7 @@ impl ErrorKind {
             ErrorKind::Handshake => "handshake",
             ErrorKind::Negotiated => "negotiated",
             ErrorKind::Corrupt => "corrupt",
+            ErrorKind::Http => "http",
             ErrorKind::Io => "io",
         }
     }

@@ -95,7 +95,8 @@ pub struct Latency {
 }
 
 impl Latency {
-    fn of(h: &Histogram<u64>) -> Latency {
+    /// The percentiles of `h` (all 0 when it is empty).
+    pub fn of(h: &Histogram<u64>) -> Latency {
         if h.is_empty() {
             return Latency::default();
         }
@@ -128,7 +129,7 @@ pub struct Histograms {
     pub connect_handshake: Recorded,
 }
 
-fn recorded(h: &Histogram<u64>) -> Recorded {
+pub(super) fn recorded(h: &Histogram<u64>) -> Recorded {
     h.iter_recorded().map(|v| (v.value_iterated_to(), v.count_at_value())).collect()
 }
 
@@ -331,47 +332,66 @@ impl Report {
         out.push_str(
             "\n| latency, µs | count | p50 | p90 | p99 | p99.9 | max |\n|---|---|---|---|---|---|---|\n",
         );
-        for (name, l) in [
+        out.push_str(&latency_rows(&[
             ("request", &self.request_latency),
             ("full handshake", &self.full_handshake_latency),
             ("resumed handshake", &self.resumed_handshake_latency),
             ("connect+handshake", &self.connect_handshake_latency),
-        ] {
-            if l.count > 0 {
-                out.push_str(&format!(
-                    "| {name} | {} | {:.0} | {:.0} | {:.0} | {:.0} | {:.0} |\n",
-                    l.count, l.p50_us, l.p90_us, l.p99_us, l.p99_9_us, l.max_us
-                ));
-            }
-        }
-        if !self.errors.is_empty() {
-            let errors: Vec<String> = self.errors.iter().map(|(k, n)| format!("{k} {n}")).collect();
-            out.push_str(&format!("\nerrors: {}\n", errors.join(", ")));
-            for e in &self.error_examples {
-                out.push_str(&format!("  {e}\n"));
-            }
-        }
+        ]));
+        out.push_str(&errors_text(&self.errors, &self.error_examples));
         out
     }
+}
+
+/// The rows of a latency table (`| name | count | p50 | ... | max |`), one
+/// per latency that has samples.
+pub(super) fn latency_rows(latencies: &[(&str, &Latency)]) -> String {
+    let mut out = String::new();
+    for (name, l) in latencies {
+        if l.count > 0 {
+            out.push_str(&format!(
+                "| {name} | {} | {:.0} | {:.0} | {:.0} | {:.0} | {:.0} |\n",
+                l.count, l.p50_us, l.p90_us, l.p99_us, l.p99_9_us, l.max_us
+            ));
+        }
+    }
+    out
+}
+
+/// Failures by kind and the first messages, for people (empty when none).
+pub(super) fn errors_text(errors: &BTreeMap<ErrorKind, u64>, examples: &[String]) -> String {
+    if errors.is_empty() {
+        return String::new();
+    }
+    let kinds: Vec<String> = errors.iter().map(|(k, n)| format!("{k} {n}")).collect();
+    let mut out = format!("\nerrors: {}\n", kinds.join(", "));
+    for e in examples {
+        out.push_str(&format!("  {e}\n"));
+    }
+    out
 }
 
 /// Largest latency recorded, in microseconds (longer ones are clamped).
 const MAX_LATENCY_US: u64 = 600_000_000;
 
 /// One client's tallies, merged into the report.
-struct Tally {
-    request: Histogram<u64>,
-    full: Histogram<u64>,
-    resumed: Histogram<u64>,
-    connect_handshake: Histogram<u64>,
-    requests: u64,
-    bytes: u64,
-    errors: BTreeMap<ErrorKind, u64>,
-    examples: Vec<String>,
+pub(super) struct Tally {
+    /// Request (or transaction) latency.
+    pub request: Histogram<u64>,
+    pub full: Histogram<u64>,
+    pub resumed: Histogram<u64>,
+    pub connect_handshake: Histogram<u64>,
+    pub requests: u64,
+    /// Requests (transactions) that failed; the other errors are of
+    /// connections outside a request (a close at the end, say).
+    pub failed_requests: u64,
+    pub bytes: u64,
+    pub errors: BTreeMap<ErrorKind, u64>,
+    pub examples: Vec<String>,
 }
 
 impl Tally {
-    fn new() -> Result<Tally> {
+    pub(super) fn new() -> Result<Tally> {
         let h = || Histogram::<u64>::new_with_bounds(1, MAX_LATENCY_US, 3).context("making a histogram");
         Ok(Tally {
             request: h()?,
@@ -379,25 +399,27 @@ impl Tally {
             resumed: h()?,
             connect_handshake: h()?,
             requests: 0,
+            failed_requests: 0,
             bytes: 0,
             errors: BTreeMap::new(),
             examples: Vec::new(),
         })
     }
 
-    fn fail(&mut self, f: Failure) {
+    pub(super) fn fail(&mut self, f: Failure) {
         *self.errors.entry(f.kind).or_default() += 1;
         if self.examples.len() < 5 {
             self.examples.push(f.to_string());
         }
     }
 
-    fn merge(&mut self, other: &Tally) -> Result<()> {
+    pub(super) fn merge(&mut self, other: &Tally) -> Result<()> {
         self.request.add(&other.request).context("merging histograms")?;
         self.full.add(&other.full).context("merging histograms")?;
         self.resumed.add(&other.resumed).context("merging histograms")?;
         self.connect_handshake.add(&other.connect_handshake).context("merging histograms")?;
         self.requests += other.requests;
+        self.failed_requests += other.failed_requests;
         self.bytes += other.bytes;
         for (k, n) in &other.errors {
             *self.errors.entry(*k).or_default() += n;
@@ -411,7 +433,7 @@ impl Tally {
     }
 }
 
-fn micros(d: Duration) -> u64 {
+pub(super) fn micros(d: Duration) -> u64 {
     (d.as_micros() as u64).clamp(1, MAX_LATENCY_US)
 }
 
@@ -441,7 +463,8 @@ pub fn run(library: &dyn Library, options: &LoadOptions) -> Result<Report> {
         bail!("the request rate must be a positive number of requests per second, not {rate}");
     }
     let data: Arc<Vec<u8>> = Arc::new(pattern(options.message));
-    let bar = progress(options);
+    let bar =
+        progress(options.progress, options.requests.map(|r| (r, options.connections)), options.duration);
     // Kept connections: every client connects first; the window (and the
     // figures) start once all have (as tls-perf counts once all peers are
     // active), so a short run's MB/s holds no handshakes. Resumption on new
@@ -449,12 +472,7 @@ pub fn run(library: &dyn Library, options: &LoadOptions) -> Result<Report> {
     // handshake, so the window holds resumed handshakes only.
     let resumes = options.params.kind == HandshakeKind::Resumption;
     let warm = options.message > 0 && (!options.new_connection || resumes);
-    let window = Arc::new(Window {
-        ready: tokio::sync::Barrier::new(options.connections + 1),
-        go: tokio::sync::Barrier::new(options.connections + 1),
-        start: std::sync::OnceLock::new(),
-        warm,
-    });
+    let window = Arc::new(Window::new(options.connections, warm));
     let (total, started) = runtime.block_on(async {
         let mut tasks = Vec::new();
         if !warm {
@@ -531,13 +549,18 @@ pub fn run(library: &dyn Library, options: &LoadOptions) -> Result<Report> {
     })
 }
 
-/// The progress bar: requests done of all, or seconds of the duration.
-fn progress(options: &LoadOptions) -> indicatif::ProgressBar {
-    if !options.progress {
+/// The progress bar (hidden unless `show`): requests done of all
+/// (`requests` per client, clients), or seconds of the `duration`.
+pub(super) fn progress(
+    show: bool,
+    requests: Option<(u64, usize)>,
+    duration: Option<Duration>,
+) -> indicatif::ProgressBar {
+    if !show {
         return indicatif::ProgressBar::hidden();
     }
-    let (len, unit) = match (options.requests, options.duration) {
-        (Some(r), _) => (r.saturating_mul(options.connections as u64), "requests"),
+    let (len, unit) = match (requests, duration) {
+        (Some((r, clients)), _) => (r.saturating_mul(clients as u64), "requests"),
         (None, Some(d)) => (d.as_secs().max(1), "s"),
         (None, None) => (0, ""),
     };
@@ -547,7 +570,7 @@ fn progress(options: &LoadOptions) -> indicatif::ProgressBar {
     {
         bar.set_style(style);
     }
-    if options.duration.is_some() {
+    if duration.is_some() {
         let ticker = bar.clone();
         std::thread::spawn(move || {
             while !ticker.is_finished() && ticker.position() < ticker.length().unwrap_or(0) {
@@ -561,28 +584,39 @@ fn progress(options: &LoadOptions) -> indicatif::ProgressBar {
 
 /// When the measured window starts: after every client's first connection
 /// (kept connections, `warm`), else at once.
-struct Window {
-    ready: tokio::sync::Barrier,
-    go: tokio::sync::Barrier,
+pub(super) struct Window {
+    pub ready: tokio::sync::Barrier,
+    pub go: tokio::sync::Barrier,
     start: std::sync::OnceLock<Instant>,
-    warm: bool,
+    pub warm: bool,
 }
 
 impl Window {
-    fn open(&self) {
+    /// The window of `clients` clients, each waiting at `ready` and `go`
+    /// (with the task that opens it) when `warm`.
+    pub(super) fn new(clients: usize, warm: bool) -> Window {
+        Window {
+            ready: tokio::sync::Barrier::new(clients + 1),
+            go: tokio::sync::Barrier::new(clients + 1),
+            start: std::sync::OnceLock::new(),
+            warm,
+        }
+    }
+
+    pub(super) fn open(&self) {
         let _ = self.start.set(Instant::now());
     }
 
-    fn started(&self) -> Instant {
+    pub(super) fn started(&self) -> Instant {
         *self.start.get().expect("the window is opened before any client measures")
     }
 }
 
 /// A connection of one client and whether it resumed.
-struct Open {
-    stream: Box<dyn Stream>,
+pub(super) struct Open {
+    pub stream: Box<dyn Stream>,
     /// Still to take its ticket (after its first response).
-    ticket_due: bool,
+    pub ticket_due: bool,
 }
 
 /// One client's run (client `index` of `options.connections`): requests
@@ -596,13 +630,13 @@ async fn one_client(
     bar: &indicatif::ProgressBar,
 ) -> Result<Tally> {
     let mut tally = Tally::new()?;
-    let resumes = options.params.kind == HandshakeKind::Resumption;
     let mut ticket: Option<Ticket> = None;
     let mut open: Option<Open> = None;
     let mut buf = vec![0u8; data.len()];
     let mut watchdog = Watchdog::new(options.timeout);
+    let mut closer = Closer::new(options.timeout);
     if window.warm {
-        match connect(client, options, None, resumes, &mut tally).await {
+        match connect(client, options.connect, &options.params, options.timeout, None, &mut tally).await {
             Ok(conn) => open = Some(conn),
             Err(f) => tally.fail(f),
         }
@@ -654,14 +688,24 @@ async fn one_client(
         done += 1;
         let result: Result<(), Failure> = async {
             if open.is_none() {
-                open = Some(connect(client, options, ticket.take(), resumes, &mut tally).await?);
+                open = Some(
+                    connect(
+                        client,
+                        options.connect,
+                        &options.params,
+                        options.timeout,
+                        ticket.take(),
+                        &mut tally,
+                    )
+                    .await?,
+                );
             }
             let conn = open.as_mut().expect("opened above");
             if data.is_empty() {
                 // Handshakes only: a request is a handshake.
                 tally.requests += 1;
                 if let Some(conn) = open.take() {
-                    close(conn.stream, options.timeout).await?;
+                    closer.close(conn.stream).await;
                 }
                 return Ok(());
             }
@@ -676,7 +720,7 @@ async fn one_client(
             if options.new_connection
                 && let Some(conn) = open.take()
             {
-                close(conn.stream, options.timeout).await?;
+                closer.close(conn.stream).await;
             }
             Ok(())
         }
@@ -692,38 +736,86 @@ async fn one_client(
             ticket = None;
         }
     }
-    if let Some(conn) = open.take()
-        && let Err(f) = close(conn.stream, options.timeout).await
-    {
-        tally.fail(f);
+    if let Some(conn) = open.take() {
+        closer.close(conn.stream).await;
     }
+    closer.finish(&mut tally).await;
     Ok(tally)
 }
 
-/// A new connection: TCP connect, then the handshake (resuming `ticket`),
-/// each in the timeout, checked against the parameters (a resuming
-/// client's first handshake, without a ticket, as server authentication).
-async fn connect(
+/// Connections closing at once per client, at most.
+const MAX_CLOSING: usize = 64;
+
+/// A client's connections closing in the background, each [`close`] a task
+/// of its own: the client opens its next connection without waiting the
+/// round trip for the server's close (`openssl s_time -new` does not wait
+/// either), while the server still closes first and holds the TIME_WAIT.
+/// At most [`MAX_CLOSING`] at once; their failures are counted at the end.
+struct Closer {
+    limit: Duration,
+    closing: std::collections::VecDeque<tokio::task::JoinHandle<Result<(), Failure>>>,
+    failures: Vec<Failure>,
+}
+
+impl Closer {
+    fn new(limit: Duration) -> Closer {
+        Closer { limit, closing: std::collections::VecDeque::new(), failures: Vec::new() }
+    }
+
+    async fn close(&mut self, stream: Box<dyn Stream>) {
+        while self.closing.len() >= MAX_CLOSING || self.closing.front().is_some_and(|c| c.is_finished()) {
+            let Some(oldest) = self.closing.pop_front() else { break };
+            self.settle(oldest.await);
+        }
+        self.closing.push_back(tokio::spawn(close(stream, self.limit)));
+    }
+
+    fn settle(&mut self, closed: Result<Result<(), Failure>, tokio::task::JoinError>) {
+        match closed {
+            Ok(Ok(())) => {}
+            Ok(Err(f)) => self.failures.push(f),
+            Err(e) => self.failures.push(Failure::exactly(ErrorKind::Io, anyhow::anyhow!("close task: {e}"))),
+        }
+    }
+
+    /// Waits for every close and counts the failures into `tally`.
+    async fn finish(mut self, tally: &mut Tally) {
+        while let Some(c) = self.closing.pop_front() {
+            self.settle(c.await);
+        }
+        for f in self.failures {
+            tally.fail(f);
+        }
+    }
+}
+
+/// A new connection to `addr`: TCP connect, then the handshake (resuming
+/// `ticket`), each in `limit`, checked against `params` (a resuming
+/// client's first handshake, without a ticket, as server authentication),
+/// its latencies recorded in `tally`.
+pub(super) async fn connect(
     client: &dyn Client,
-    options: &LoadOptions,
+    addr: SocketAddr,
+    params: &Params,
+    limit: Duration,
     ticket: Option<Ticket>,
-    resumes: bool,
     tally: &mut Tally,
 ) -> Result<Open, Failure> {
+    let resumes = params.kind == HandshakeKind::Resumption;
     let start = Instant::now();
-    let tcp = match timeout(options.timeout, TcpStream::connect(options.connect)).await {
+    let tcp = match timeout(limit, TcpStream::connect(addr)).await {
         Err(_) => {
             return Err(Failure::exactly(ErrorKind::Timeout, anyhow::anyhow!("TCP connect: no answer")));
         }
         Ok(r) => r.map_err(|e| Failure::new(anyhow::Error::new(e).context("TCP connect"), ErrorKind::Io))?,
     };
     tcp.set_nodelay(true).map_err(|e| Failure::new(e.into(), ErrorKind::Io))?;
-    let mut wanted = options.params;
+    let mut wanted = *params;
     if resumes && ticket.is_none() {
         wanted.kind = HandshakeKind::ServerAuth;
     }
     let handshake_start = Instant::now();
-    let stream = match timeout(options.timeout, client.connect(tcp, ticket)).await {
+    let stream = match timeout(limit, client.connect(tcp, ticket)).await {
         Err(_) => return Err(Failure::exactly(ErrorKind::Timeout, anyhow::anyhow!("handshake not done"))),
         Ok(r) => r.map_err(|e| Failure::new(e, ErrorKind::Handshake))?,
     };
@@ -847,7 +939,7 @@ async fn write_and_read(stream: &mut Box<dyn Stream>, data: &[u8], buf: &mut [u8
 /// Closes a connection as a well-behaved client does: close_notify, then
 /// waits for the server's close (so the server, not the client, holds the
 /// TCP TIME_WAIT and the client's ports are free again).
-async fn close(mut stream: Box<dyn Stream>, limit: Duration) -> Result<(), Failure> {
+pub(super) async fn close(mut stream: Box<dyn Stream>, limit: Duration) -> Result<(), Failure> {
     let closing = async {
         stream.shutdown().await?;
         let mut rest = [0u8; 1];

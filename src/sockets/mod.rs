@@ -1,7 +1,8 @@
 //! The socket runner: each library as servers use it, through its own
 //! tokio adapter (tokio-rustls, tokio-openssl, s2n-tls-tokio, tokio-boring),
 //! over real TCP sockets: an echo server ([`serve`]) and a load client
-//! ([`load`]), with plaintext TCP as the baseline.
+//! ([`load`]), an HTTPS server ([`https`]) and a siege-style client
+//! ([`siege`]), with plaintext TCP as the baseline.
 //!
 //! Configurations, per-connection settings and the read-back of what was
 //! negotiated come from the same layer as the in-memory stacks'
@@ -65,18 +66,25 @@ macro_rules! forward_io {
     };
 }
 
+pub mod attack;
 pub mod cli;
 pub mod errors;
+pub mod external;
+pub mod https;
+pub mod https_compare;
 pub mod load;
+pub mod nginx;
 #[cfg(any(feature = "openssl", feature = "boring"))]
 mod openssl;
 mod plaintext;
+pub mod rss;
 #[cfg(feature = "rustls")]
 mod rustls;
 #[cfg(feature = "s2n-tls")]
 mod s2n;
 pub mod scaling;
 pub mod serve;
+pub mod siege;
 pub mod threads;
 
 pub use errors::{ErrorKind, Failure};

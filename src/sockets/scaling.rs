@@ -99,7 +99,7 @@ pub fn run(library: &dyn Library, options: &ScalingOptions) -> Result<Scaling> {
                 progress: false,
             };
             let report = load::run(library, &load_options);
-            let summary = running.stop();
+            let summary = running.stop()?;
             let report = report?;
             if let Some(first) = report.error_examples.first() {
                 bail!("{} {name} handshakes, {n} server threads: {first}", library.name());

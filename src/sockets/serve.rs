@@ -1,5 +1,7 @@
-//! The echo server: a library's server side on a TCP address, sending back
-//! every byte it reads, each connection checked after its handshake.
+//! The server: a library's server side on a TCP address, each connection
+//! checked after its handshake, then served by a [`Protocol`]: the echo
+//! ([`Echo`], sending back every byte it reads; the `serve` binary) or
+//! HTTP ([`super::https`]; `https-serve`).
 //!
 //! Runtime layout: one multi-threaded tokio runtime with `threads` workers;
 //! one task accepts, and each connection is a task of its own, which the
@@ -9,7 +11,9 @@
 
 use std::{
     collections::BTreeMap,
+    future::Future,
     net::{SocketAddr, TcpListener as StdListener},
+    pin::Pin,
     sync::{
         Arc, Mutex,
         atomic::{AtomicU64, Ordering::Relaxed},
@@ -26,7 +30,11 @@ use tokio::{
     time::timeout,
 };
 
-use super::{ErrorKind, Failure, Library, Server, check_server, threads::Threads};
+use super::{
+    ErrorKind, Failure, Library, Server, Stream, check_server,
+    rss::{RssTrace, Sampler},
+    threads::Threads,
+};
 use crate::params::Params;
 
 /// How the server runs.
@@ -50,6 +58,9 @@ pub struct ServeOptions {
     pub cores: Vec<usize>,
 }
 
+/// How often the server's RSS is sampled ([`super::rss`]).
+pub const RSS_INTERVAL: Duration = Duration::from_secs(1);
+
 /// Largest read (and echoed write) at once, in bytes.
 const READ_SIZE: usize = 64 * 1024;
 
@@ -72,8 +83,11 @@ pub struct Summary {
     pub handshakes_full: u64,
     /// Resumed handshakes completed and checked.
     pub handshakes_resumed: u64,
-    /// Connections closed for idling past the idle timeout.
+    /// Connections closed for idling past the idle timeout (HTTP: for not
+    /// sending a whole request header in it, idle or slow).
     pub idle_closed: u64,
+    /// HTTP requests answered (`https-serve`; 0 for the echo).
+    pub requests: u64,
     /// Application bytes read (and as many echoed back, when no error).
     pub bytes_received: u64,
     /// Application bytes written back.
@@ -89,6 +103,8 @@ pub struct Summary {
     pub errors: BTreeMap<ErrorKind, u64>,
     /// The first few failures' messages.
     pub error_examples: Vec<String>,
+    /// The server's RSS over the run.
+    pub rss: RssTrace,
 }
 
 impl Summary {
@@ -101,7 +117,7 @@ impl Summary {
         };
         let mut out = format!(
             "served {} on {} for {:.1} s: {} connections ({} over the limit, {} closed idle), \
-             handshakes {} full + {} resumed, {} B received, {} B sent, server CPU {:.2} s{}{}; errors: {errors}\n",
+             handshakes {} full + {} resumed, {}{} B received, {} B sent, server CPU {:.2} s{}{}; errors: {errors}\n",
             self.library,
             self.listen,
             self.seconds,
@@ -110,6 +126,11 @@ impl Summary {
             self.idle_closed,
             self.handshakes_full,
             self.handshakes_resumed,
+            if self.requests > 0 {
+                format!("{} HTTP requests answered, ", self.requests)
+            } else {
+                String::new()
+            },
             self.bytes_received,
             self.bytes_sent,
             self.cpu_seconds,
@@ -122,6 +143,7 @@ impl Summary {
         for e in &self.error_examples {
             out.push_str(&format!("  {e}\n"));
         }
+        out.push_str(&format!("{}\n", self.rss.to_text()));
         out
     }
 }
@@ -134,6 +156,7 @@ struct Counters {
     full: AtomicU64,
     resumed: AtomicU64,
     idle_closed: AtomicU64,
+    requests: AtomicU64,
     bytes_received: AtomicU64,
     bytes_sent: AtomicU64,
     errors: Mutex<(BTreeMap<ErrorKind, u64>, Vec<String>)>,
@@ -163,13 +186,69 @@ pub struct Running {
     max_connections: usize,
     started: Instant,
     summary: Summary,
+    rss: Sampler,
+}
+
+/// What a server does on a connection once its handshake is done and
+/// checked.
+pub trait Protocol: Send + Sync + 'static {
+    /// Serves `stream` until the peer closes it, it idles past
+    /// [`Conn::idle_timeout`], or the server stops ([`Conn::stopped`]),
+    /// counting into `conn`. Errors: a failure, by kind.
+    fn serve<'a>(
+        &'a self,
+        stream: Box<dyn Stream>,
+        conn: Conn<'a>,
+    ) -> Pin<Box<dyn Future<Output = Result<(), Failure>> + Send + 'a>>;
+}
+
+/// A connection's view of its server, for its [`Protocol`].
+pub struct Conn<'a> {
+    /// The server's idle timeout.
+    pub idle_timeout: Duration,
+    stopped: watch::Receiver<bool>,
+    counters: &'a Counters,
+}
+
+impl Conn<'_> {
+    /// Resolves when the server stops.
+    pub async fn stopped(&mut self) {
+        let _ = self.stopped.changed().await;
+    }
+
+    /// Counts the connection as closed for idling.
+    pub fn idle_closed(&self) {
+        self.counters.idle_closed.fetch_add(1, Relaxed);
+    }
+
+    /// Counts `n` HTTP requests answered.
+    pub fn answered(&self, n: u64) {
+        self.counters.requests.fetch_add(n, Relaxed);
+    }
+
+    /// Counts application bytes moved, `received` and `sent`.
+    pub fn moved(&self, received: u64, sent: u64) {
+        self.counters.bytes_received.fetch_add(received, Relaxed);
+        self.counters.bytes_sent.fetch_add(sent, Relaxed);
+    }
 }
 
 /// Starts `library`'s echo server with `options`: configured and listening
-/// when this returns. Errors: the library cannot serve the parameters
-/// (unsupported or failed configuration, named), the address cannot be
-/// bound (in use, not local), the runtime cannot start.
+/// when this returns. Errors: as [`start_with`].
 pub fn start(library: &dyn Library, options: &ServeOptions) -> Result<Running> {
+    start_with(library, options, Arc::new(Echo))
+}
+
+/// Starts `library`'s server with `options`, each connection served by
+/// `protocol` after its handshake: configured and listening when this
+/// returns. Errors: the library cannot serve the parameters (unsupported
+/// or failed configuration, named), the address cannot be bound (in use,
+/// not local), the runtime or the RSS sampler cannot start.
+pub fn start_with(
+    library: &dyn Library,
+    options: &ServeOptions,
+    protocol: Arc<dyn Protocol>,
+) -> Result<Running> {
     if options.threads == 0 || options.max_connections == 0 {
         bail!("threads and max_connections must be at least 1");
     }
@@ -190,7 +269,16 @@ pub fn start(library: &dyn Library, options: &ServeOptions) -> Result<Running> {
     let (stop, stopped) = watch::channel(false);
     let counters = Arc::new(Counters::default());
     let slots = Arc::new(Semaphore::new(options.max_connections));
-    runtime.spawn(accept_loop(listener, server, options.clone(), counters.clone(), slots.clone(), stopped));
+    let rss = Sampler::start(RSS_INTERVAL)?;
+    runtime.spawn(accept_loop(
+        listener,
+        server,
+        protocol,
+        options.clone(),
+        counters.clone(),
+        slots.clone(),
+        stopped,
+    ));
     let summary = Summary {
         library: library.name(),
         parameters: if library.plaintext() {
@@ -211,6 +299,7 @@ pub fn start(library: &dyn Library, options: &ServeOptions) -> Result<Running> {
         max_connections: options.max_connections,
         started: Instant::now(),
         summary,
+        rss,
     })
 }
 
@@ -233,12 +322,13 @@ impl Running {
             }
             anyhow::Ok(())
         })?;
-        Ok(self.stop())
+        self.stop()
     }
 
     /// Stops accepting, tells every connection to close, waits for them (at
-    /// most 5 s) and returns what the server did.
-    pub fn stop(self) -> Summary {
+    /// most 5 s) and returns what the server did. Errors: an RSS sample
+    /// failed.
+    pub fn stop(self) -> Result<Summary> {
         let _ = self.stop.send(true);
         let all = u32::try_from(self.max_connections).unwrap_or(u32::MAX);
         let slots = self.slots.clone();
@@ -250,7 +340,7 @@ impl Running {
         let c = &self.counters;
         let handshakes = c.full.load(Relaxed) + c.resumed.load(Relaxed);
         let (errors, error_examples) = c.errors.lock().map(|e| e.clone()).unwrap_or_default();
-        Summary {
+        Ok(Summary {
             seconds: self.started.elapsed().as_secs_f64(),
             connections: c.connections.load(Relaxed),
             over_limit: c.over_limit.load(Relaxed),
@@ -261,16 +351,19 @@ impl Running {
             bytes_sent: c.bytes_sent.load(Relaxed),
             cpu_seconds,
             cpu_us_per_handshake: (handshakes > 0).then(|| cpu_seconds * 1e6 / handshakes as f64),
+            requests: c.requests.load(Relaxed),
             errors,
             error_examples,
+            rss: self.rss.finish()?,
             ..self.summary
-        }
+        })
     }
 }
 
 async fn accept_loop(
     listener: TcpListener,
     server: Arc<dyn Server>,
+    protocol: Arc<dyn Protocol>,
     options: ServeOptions,
     counters: Arc<Counters>,
     slots: Arc<Semaphore>,
@@ -295,14 +388,54 @@ async fn accept_loop(
             counters.over_limit.fetch_add(1, Relaxed);
             continue;
         };
-        let (server, options, counters, stopped) =
-            (server.clone(), options.clone(), counters.clone(), stopped.clone());
+        let (server, protocol, options, counters, stopped) =
+            (server.clone(), protocol.clone(), options.clone(), counters.clone(), stopped.clone());
         tokio::spawn(async move {
-            if let Err(f) = connection(&*server, tcp, &options, &counters, stopped).await {
+            if let Err(f) = connection(&*server, &*protocol, tcp, &options, &counters, stopped).await {
                 counters.fail(f);
             }
             drop(permit);
         });
+    }
+}
+
+/// One connection: handshake (in its timeout), check, then `protocol`.
+async fn connection(
+    server: &dyn Server,
+    protocol: &dyn Protocol,
+    tcp: TcpStream,
+    options: &ServeOptions,
+    counters: &Counters,
+    stopped: watch::Receiver<bool>,
+) -> Result<(), Failure> {
+    tcp.set_nodelay(true).map_err(|e| Failure::new(e.into(), ErrorKind::Io))?;
+    let stream = match timeout(options.handshake_timeout, server.accept(tcp)).await {
+        Err(_) => {
+            return Err(Failure::exactly(
+                ErrorKind::Timeout,
+                anyhow::anyhow!("handshake not done in {:?}", options.handshake_timeout),
+            ));
+        }
+        Ok(r) => r.map_err(|e| Failure::new(e, ErrorKind::Handshake))?,
+    };
+    if let Some(negotiated) = stream.negotiated().map_err(|e| Failure::exactly(ErrorKind::Negotiated, e))? {
+        let resumed = check_server(&negotiated, &options.params)
+            .map_err(|e| Failure::exactly(ErrorKind::Negotiated, e))?;
+        if resumed { &counters.resumed } else { &counters.full }.fetch_add(1, Relaxed);
+    }
+    protocol.serve(stream, Conn { idle_timeout: options.idle_timeout, stopped, counters }).await
+}
+
+/// The echo: every byte read is written back.
+pub struct Echo;
+
+impl Protocol for Echo {
+    fn serve<'a>(
+        &'a self,
+        stream: Box<dyn Stream>,
+        conn: Conn<'a>,
+    ) -> Pin<Box<dyn Future<Output = Result<(), Failure>> + Send + 'a>> {
+        Box::pin(echo(stream, conn))
     }
 }
 
@@ -321,39 +454,20 @@ impl Drop for Bytes<'_> {
     }
 }
 
-/// One connection: handshake (in its timeout), check, echo until the
-/// client closes, idles past the timeout, or the server stops.
-async fn connection(
-    server: &dyn Server,
-    tcp: TcpStream,
-    options: &ServeOptions,
-    counters: &Counters,
-    mut stopped: watch::Receiver<bool>,
-) -> Result<(), Failure> {
-    tcp.set_nodelay(true).map_err(|e| Failure::new(e.into(), ErrorKind::Io))?;
-    let mut stream = match timeout(options.handshake_timeout, server.accept(tcp)).await {
-        Err(_) => {
-            return Err(Failure::exactly(
-                ErrorKind::Timeout,
-                anyhow::anyhow!("handshake not done in {:?}", options.handshake_timeout),
-            ));
-        }
-        Ok(r) => r.map_err(|e| Failure::new(e, ErrorKind::Handshake))?,
-    };
-    if let Some(negotiated) = stream.negotiated().map_err(|e| Failure::exactly(ErrorKind::Negotiated, e))? {
-        let resumed = check_server(&negotiated, &options.params)
-            .map_err(|e| Failure::exactly(ErrorKind::Negotiated, e))?;
-        if resumed { &counters.resumed } else { &counters.full }.fetch_add(1, Relaxed);
-    }
+/// Echoes until the client closes, idles past the timeout, or the server
+/// stops.
+async fn echo(mut stream: Box<dyn Stream>, mut conn: Conn<'_>) -> Result<(), Failure> {
+    let idle_timeout = conn.idle_timeout;
+    let counters = conn.counters;
     let mut buf = vec![0u8; READ_SIZE];
     // The idle timer is set once and moved only when it fires (to the last
     // read plus the timeout), not re-armed on every read: a timer per read
     // was the server's largest cost beside a plain tokio echo.
-    let idle = tokio::time::sleep(options.idle_timeout);
+    let idle = tokio::time::sleep(idle_timeout);
     tokio::pin!(idle);
     // One wait for the stop, made once: a new one per read would take the
     // channel's lock, which every connection shares, on every read.
-    let stop = stopped.changed();
+    let stop = conn.stopped.changed();
     tokio::pin!(stop);
     let mut last_read = Instant::now();
     // Bytes counted here and added once the connection ends: an atomic add
@@ -364,7 +478,7 @@ async fn connection(
         let read = tokio::select! {
             r = stream.read(&mut buf) => r,
             () = &mut idle => {
-                let due = last_read + options.idle_timeout;
+                let due = last_read + idle_timeout;
                 if Instant::now() < due {
                     idle.as_mut().reset(due.into());
                     continue;

@@ -5,7 +5,7 @@
 //! and within a row every library in a fresh random order, for a slice of
 //! about `--slice-ms`. A slow spell of the machine then hits every library
 //! of a row alike, and the per-round paired ratios cancel it
-//! ([`stats`]). Variants that cannot share a process (system
+//! ([`tls_bench::stats`]). Variants that cannot share a process (system
 //! OpenSSL, BoringSSL, AWS-LC builds) each run in a worker process of their
 //! own build, and take part in the same rounds; only one slice runs at a
 //! time.
@@ -21,7 +21,6 @@ mod chart;
 mod env;
 mod model;
 mod report;
-mod stats;
 mod variants;
 mod worker;
 

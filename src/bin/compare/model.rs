@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use tls_bench::results::compare::Interval;
 pub use tls_bench::results::compare::{CaseInfo, CaseResult, FLOOR, LibrarySummary, RowSummary, Slice};
 
-use crate::stats::{median, paired_ratio};
+use tls_bench::stats::{median, paired_ratio};
 
 /// Summarises `results` row by row, in the order rows first appear.
 /// Rounds are paired by [`Slice::round`]: a ratio uses only the rounds both

@@ -29,7 +29,7 @@ pub fn median(xs: &[f64]) -> Option<f64> {
 
 /// An estimate with its [`CONFIDENCE`] interval (defined with the results
 /// it is saved in).
-pub use tls_bench::results::compare::Interval;
+pub use crate::results::compare::Interval;
 
 /// The median of the paired ratios `a[i] / b[i]` with a percentile
 /// bootstrap interval ([`BOOTSTRAP_RESAMPLES`] resamples of the rounds,

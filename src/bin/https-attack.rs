@@ -1,0 +1,197 @@
+//! `https-attack`: a library's HTTPS server under good siege-style load,
+//! first alone and then beside misbehaving clients of every kind
+//! (garbage, a ClientHello then silence, a malformed ClientHello, an
+//! oversized record, resets mid-handshake and mid-request, slowloris, a
+//! missing client certificate under mTLS, a flood of connections): how
+//! each attack ended, what the server counted, and the good clients'
+//! availability and latency with and without attackers. See
+//! docs/https.md.
+
+use std::{path::PathBuf, process::ExitCode, sync::Arc, time::Duration};
+
+use anyhow::{Result, anyhow, bail};
+use clap::Parser;
+use tls_bench::{
+    error::exit_code,
+    params::{HandshakeKind, Params},
+    sockets::{
+        self,
+        attack::{Attack, AttackOptions, run_attackers},
+        cli::{ParamsArgs, check_json, cores, duration_arg, write_json},
+        https::Http,
+        serve::{ServeOptions, start_with},
+        siege::{SiegeOptions, SiegeReport, run},
+    },
+};
+
+/// Good HTTPS load beside misbehaving clients.
+#[derive(Parser)]
+#[command(name = "https-attack", version)]
+struct Cli {
+    /// The library of the server and of every client.
+    #[arg(long)]
+    library: String,
+    #[command(flatten)]
+    params: ParamsArgs,
+    /// Good users at once.
+    #[arg(short = 'c', long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    concurrent: u32,
+    /// Each phase's time (good load alone, then beside the attackers).
+    #[arg(short = 't', long, default_value = "10s", value_parser = duration_arg)]
+    time: Duration,
+    /// The attack kinds (comma-separated) [default: all that apply].
+    #[arg(long, value_delimiter = ',')]
+    kinds: Vec<String>,
+    /// Attackers per kind, at once.
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=100))]
+    attackers: u32,
+    /// Flood: connections opened at once, held silent.
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..=5000))]
+    flood: u32,
+    /// Slowloris: a byte every this long.
+    #[arg(long, default_value = "500ms", value_parser = duration_arg)]
+    interval: Duration,
+    /// The server's handshake timeout.
+    #[arg(long, default_value = "2s", value_parser = duration_arg)]
+    handshake_timeout: Duration,
+    /// The server's idle (header read) timeout.
+    #[arg(long, default_value = "2s", value_parser = duration_arg)]
+    idle_timeout: Duration,
+    /// The server's connection limit.
+    #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    max_connections: u32,
+    /// Good users keep their connections alive (default: a new one per
+    /// request).
+    #[arg(long)]
+    keep_alive: bool,
+    /// Body bytes.
+    #[arg(long, default_value_t = 1024, value_parser = clap::value_parser!(u32).range(0..=64 * 1024 * 1024))]
+    body: u32,
+    /// Also write the results as JSON to this file.
+    #[arg(long)]
+    json: Option<PathBuf>,
+}
+
+fn main() -> ExitCode {
+    exit_code(run_cli(Cli::parse()))
+}
+
+fn phase_line(name: &str, r: &SiegeReport) -> String {
+    format!(
+        "| {name} | {:.0} | {:.2} | {:.2} | {:.2} | {} |\n",
+        r.transaction_rate,
+        r.availability,
+        r.transaction_latency.p50_us / 1e3,
+        r.transaction_latency.p99_us / 1e3,
+        r.failed_transactions
+    )
+}
+
+fn run_cli(cli: Cli) -> Result<()> {
+    let library = sockets::find(&cli.library)?;
+    if library.plaintext() {
+        bail!("{}: the attacks are on TLS; pick a TLS library", cli.library);
+    }
+    let params = cli.params.params()?;
+    check_json(cli.json.as_ref())?;
+    let mut kinds = Vec::new();
+    for k in &cli.kinds {
+        kinds.push(Attack::ALL.into_iter().find(|a| a.name() == k).ok_or_else(|| {
+            let valid: Vec<&str> = Attack::ALL.iter().map(|a| a.name()).collect();
+            anyhow!("unknown attack {k:?}; valid: {}", valid.join(", "))
+        })?);
+    }
+    if kinds.is_empty() {
+        kinds = Attack::ALL.to_vec();
+    }
+    let mtls = params.kind == HandshakeKind::MutualAuth;
+    if !mtls && kinds.contains(&Attack::MissingClientCert) {
+        if !cli.kinds.is_empty() {
+            bail!("missing-client-cert needs an mTLS server: add --kind mTLS");
+        }
+        kinds.retain(|&k| k != Attack::MissingClientCert);
+    }
+    let threads = cores();
+    let serve = ServeOptions {
+        params,
+        listen: "127.0.0.1:0".parse()?,
+        threads,
+        handshake_timeout: cli.handshake_timeout,
+        idle_timeout: cli.idle_timeout,
+        max_connections: cli.max_connections as usize,
+        cores: Vec::new(),
+    };
+    let running = start_with(&*library, &serve, Arc::new(Http::new(cli.body as usize)))?;
+    let addr = running.addr();
+    let good = SiegeOptions {
+        params,
+        connect: addr,
+        clients: cli.concurrent as usize,
+        requests: None,
+        duration: Some(cli.time),
+        body: cli.body as usize,
+        keep_alive: cli.keep_alive,
+        threads,
+        cores: Vec::new(),
+        timeout: Duration::from_secs(10),
+        progress: false,
+    };
+    eprintln!("good load alone, {:?}", cli.time);
+    let alone = run(&*library, &good)?;
+    let client = library.client(&params).map_err(|e| anyhow!("{}: {e}", library.name()))?;
+    let no_cert = if mtls {
+        let p = Params { kind: HandshakeKind::ServerAuth, ..params };
+        Some(library.client(&p).map_err(|e| anyhow!("{}: {e}", library.name()))?)
+    } else {
+        None
+    };
+    let attack_options = AttackOptions {
+        kinds,
+        attackers: cli.attackers as usize,
+        duration: cli.time,
+        interval: cli.interval,
+        hold: cli.handshake_timeout.max(cli.idle_timeout) + Duration::from_secs(3),
+        flood: cli.flood as usize,
+        max_attempts: 100_000,
+    };
+    eprintln!("good load beside the attackers, {:?}", cli.time);
+    let attackers = std::thread::spawn(move || run_attackers(addr, client, no_cert, &attack_options));
+    let beside = run(&*library, &good);
+    let counts = attackers.join().map_err(|_| anyhow!("the attackers' thread panicked"))??;
+    let beside = beside?;
+    let summary = running.stop()?;
+    let mut out = format!(
+        "https-attack: {} {params}, {} good users ({}), {:?} per phase, {} attackers per kind\n\n\
+         | good clients | transactions/s | availability % | p50 ms | p99 ms | failed |\n|---|---|---|---|---|---|\n",
+        library.name(),
+        cli.concurrent,
+        if cli.keep_alive { "keep-alive" } else { "new connection per request" },
+        cli.time,
+        cli.attackers
+    );
+    out.push_str(&phase_line("alone", &alone));
+    out.push_str(&phase_line("beside the attackers", &beside));
+    out.push_str(
+        "\n| attack | attempts | rejected by the server | reset by the attacker | still open at its bound | connect failed | longest to close, ms |\n\
+         |---|---|---|---|---|---|---|\n",
+    );
+    for (attack, c) in &counts {
+        out.push_str(&format!(
+            "| {} | {} | {} | {} | {} | {} | {:.0} |\n",
+            attack.name(),
+            c.attempts,
+            c.rejected,
+            c.dropped,
+            c.still_open,
+            c.connect_failed,
+            c.longest_close_ms
+        ));
+    }
+    out.push_str(&format!("\nthe server: {}", summary.to_text()));
+    print!("{out}");
+    write_json(
+        cli.json.as_ref(),
+        &serde_json::json!({ "alone": alone, "beside": beside, "attacks": counts, "server": summary }),
+    )?;
+    Ok(())
+}

@@ -1,0 +1,125 @@
+//! `https-compare`: every library's HTTPS server beside plaintext HTTP and
+//! nginx under the same siege-style load, in interleaved rounds, and the
+//! independent tools (wrk, siege, h2load) beside `https-load` on the same
+//! server and settings. See docs/https.md.
+
+use std::{path::PathBuf, process::ExitCode, time::Duration};
+
+use anyhow::{Result, bail};
+use clap::Parser;
+use tls_bench::{
+    error::exit_code,
+    outdir::RunDir,
+    sockets::{
+        self,
+        cli::{ParamsArgs, cores, duration_arg},
+        https_compare::{CompareOptions, owns, run, write},
+    },
+};
+
+/// Siege-style HTTPS load on every library's server, nginx and plaintext
+/// HTTP, interleaved.
+#[derive(Parser)]
+#[command(name = "https-compare", version)]
+struct Cli {
+    #[command(flatten)]
+    params: ParamsArgs,
+    /// Certificate chains, one row each (comma-separated) [default:
+    /// RSA-4096,ECDSA-P256 (RSA-4096 is the reference test's); --quick:
+    /// ECDSA-P256]. Overrides --cert.
+    #[arg(long, value_delimiter = ',')]
+    certs: Vec<String>,
+    /// Modes, one row each: new-connection, keep-alive [default: both].
+    #[arg(long, value_delimiter = ',')]
+    modes: Vec<String>,
+    /// The client library every server is loaded with [default: the first
+    /// TLS library of the build].
+    #[arg(long)]
+    client: Option<String>,
+    /// Users at once [default: 100; --quick: 10].
+    #[arg(short = 'c', long, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    concurrent: Option<u32>,
+    /// Each server's time per round [default: 10s; --quick: 1s].
+    #[arg(short = 't', long, value_parser = duration_arg)]
+    time: Option<Duration>,
+    /// Rounds [default: 3; --quick: 2].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    rounds: Option<u32>,
+    /// Body bytes.
+    #[arg(long, default_value_t = 1024, value_parser = clap::value_parser!(u32).range(0..=64 * 1024 * 1024))]
+    body: u32,
+    /// Threads of each server, of nginx's workers and of the client
+    /// [default: the cores].
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..=1024))]
+    threads: Option<u16>,
+    /// Leave nginx out.
+    #[arg(long)]
+    no_nginx: bool,
+    /// Leave the independent tools (wrk, siege, h2load) out.
+    #[arg(long)]
+    no_tools: bool,
+    /// A short run (seconds), for CI.
+    #[arg(long)]
+    quick: bool,
+    /// Results directory: results.json and results.md (a whole run, or
+    /// the previous one left as it was).
+    #[arg(long, default_value = "target/https-compare/latest")]
+    out: PathBuf,
+}
+
+fn main() -> ExitCode {
+    exit_code(run_cli(Cli::parse()))
+}
+
+fn run_cli(cli: Cli) -> Result<()> {
+    cli.params.params()?;
+    let certs = match (&cli.certs[..], cli.quick) {
+        ([], false) => vec!["RSA-4096".to_string(), "ECDSA-P256".to_string()],
+        ([], true) => vec![cli.params.cert.clone()],
+        (given, _) => given.to_vec(),
+    };
+    let mut params = Vec::new();
+    for cert in certs {
+        params.push(ParamsArgs { cert, ..cli.params.clone() }.params()?);
+    }
+    let mut keep_alive = Vec::new();
+    for m in if cli.modes.is_empty() {
+        vec!["new-connection".to_string(), "keep-alive".to_string()]
+    } else {
+        cli.modes.clone()
+    } {
+        keep_alive.push(match m.as_str() {
+            "new-connection" => false,
+            "keep-alive" => true,
+            other => bail!("unknown mode {other:?}; valid: new-connection, keep-alive"),
+        });
+    }
+    let libraries = sockets::libraries();
+    let client = match &cli.client {
+        Some(name) => sockets::find(name)?,
+        None => match libraries.iter().find(|l| !l.plaintext()) {
+            Some(l) => sockets::find(&l.name())?,
+            None => bail!("this build has no TLS library"),
+        },
+    };
+    let out = RunDir::prepare(&cli.out, owns)?;
+    let options = CompareOptions {
+        params,
+        keep_alive,
+        client: client.name(),
+        concurrent: cli.concurrent.map_or(if cli.quick { 10 } else { 100 }, |c| c as usize),
+        duration: cli.time.unwrap_or(Duration::from_secs(if cli.quick { 1 } else { 10 })),
+        rounds: cli.rounds.map_or(if cli.quick { 2 } else { 3 }, |r| r as usize),
+        body: cli.body as usize,
+        threads: cli.threads.map_or_else(cores, usize::from),
+        nginx: !cli.no_nginx,
+        external: !cli.no_tools,
+        work: cli.out.with_file_name("work"),
+    };
+    let result = run(&libraries, &*client, &options, &|what| eprintln!("{what}"))?;
+    print!("{}", result.markdown());
+    write(&result, out.path())?;
+    out.commit()?;
+    eprintln!("results in {}", cli.out.display());
+    Ok(())
+}

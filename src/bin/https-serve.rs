@@ -1,0 +1,31 @@
+//! `https-serve`: a library's HTTPS server (hyper 1.x, HTTP/1.1, over the
+//! library's tokio adapter; or plaintext HTTP) answering every `GET` with a
+//! fixed body, every connection checked after its handshake, until SIGINT
+//! or SIGTERM; then a summary with the server's RSS over the run. See
+//! docs/https.md.
+
+use std::{process::ExitCode, sync::Arc};
+
+use clap::Parser;
+use tls_bench::{
+    error::exit_code,
+    sockets::{cli::ServerArgs, https::Http},
+};
+
+/// An HTTPS server for one library and parameter set.
+#[derive(Parser)]
+#[command(name = "https-serve", version)]
+struct Cli {
+    #[command(flatten)]
+    server: ServerArgs,
+    /// Bytes of the body every GET is answered with.
+    #[arg(long, default_value_t = 1024, value_parser = clap::value_parser!(u32).range(0..=64 * 1024 * 1024))]
+    body: u32,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    exit_code(
+        cli.server.run(&format!("HTTPS, {} B bodies,", cli.body), Arc::new(Http::new(cli.body as usize))),
+    )
+}

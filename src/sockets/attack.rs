@@ -1,0 +1,429 @@
+//! Misbehaving clients, run against a server while good load goes on:
+//! each kind of [`Attack`] opens connections that a server must reject or
+//! time out, again and again until its deadline, bounded in count and
+//! time, against one address (127.0.0.1 or a test's own namespaces). The
+//! attacker side records how each attempt ended; the server's summary
+//! counts what it saw by kind ([`super::serve::Summary`]).
+//!
+//! A ClientHello to replay or corrupt is the library client's own, captured
+//! from a listener of ours ([`client_hello`]).
+
+use std::{
+    collections::BTreeMap,
+    net::SocketAddr,
+    os::fd::AsRawFd,
+    sync::Arc,
+    time::{Duration, Instant},
+};
+
+use anyhow::{Context, Result, bail};
+use serde::{Deserialize, Serialize};
+use tokio::{
+    io::{AsyncReadExt, AsyncWriteExt},
+    net::{TcpListener, TcpStream},
+    time::timeout,
+};
+
+use super::Client;
+
+/// A kind of misbehaving client.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Attack {
+    /// Plain text (an HTTP request) instead of a ClientHello.
+    Garbage,
+    /// A ClientHello, then silence: the handshake timeout's work.
+    HelloThenSilence,
+    /// A ClientHello with bytes of its body overwritten: a decode error.
+    MalformedHello,
+    /// A record header announcing more than TLS allows (2^14 + 2048 + 1
+    /// bytes, RFC 8446 section 5.2): record_overflow.
+    OversizedRecord,
+    /// A ClientHello, the server's first bytes read, then a TCP reset.
+    ResetMidHandshake,
+    /// A handshake, half a request, then a TCP reset.
+    ResetMidRequest,
+    /// A handshake, then a request header sent one byte every interval
+    /// (slowloris): the idle (header read) timeout's work.
+    Slowloris,
+    /// For mTLS servers: a client that presents no certificate.
+    MissingClientCert,
+    /// Connections opened at once beyond the server's limit, held silent.
+    Flood,
+}
+
+impl Attack {
+    /// Every kind.
+    pub const ALL: [Attack; 9] = [
+        Attack::Garbage,
+        Attack::HelloThenSilence,
+        Attack::MalformedHello,
+        Attack::OversizedRecord,
+        Attack::ResetMidHandshake,
+        Attack::ResetMidRequest,
+        Attack::Slowloris,
+        Attack::MissingClientCert,
+        Attack::Flood,
+    ];
+
+    /// Its name in reports (`hello-then-silence`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Attack::Garbage => "garbage",
+            Attack::HelloThenSilence => "hello-then-silence",
+            Attack::MalformedHello => "malformed-hello",
+            Attack::OversizedRecord => "oversized-record",
+            Attack::ResetMidHandshake => "reset-mid-handshake",
+            Attack::ResetMidRequest => "reset-mid-request",
+            Attack::Slowloris => "slowloris",
+            Attack::MissingClientCert => "missing-client-cert",
+            Attack::Flood => "flood",
+        }
+    }
+}
+
+/// How an attacker's attempts ended.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct AttackCount {
+    /// Connections tried.
+    pub attempts: u64,
+    /// Closed or reset by the server (or refused a request).
+    pub rejected: u64,
+    /// Ended by the attacker itself (the resets: that is the attack).
+    pub dropped: u64,
+    /// Still open when the attacker's own bound ran out.
+    pub still_open: u64,
+    /// TCP connects that failed.
+    pub connect_failed: u64,
+    /// Longest the server took to close an attempt, ms.
+    pub longest_close_ms: f64,
+}
+
+impl AttackCount {
+    fn add(&mut self, other: &AttackCount) {
+        self.attempts += other.attempts;
+        self.rejected += other.rejected;
+        self.dropped += other.dropped;
+        self.still_open += other.still_open;
+        self.connect_failed += other.connect_failed;
+        self.longest_close_ms = self.longest_close_ms.max(other.longest_close_ms);
+    }
+}
+
+/// The first record `client` sends (its ClientHello), captured from a
+/// listener of ours on 127.0.0.1. Errors: no connection or no record in
+/// 5 s.
+pub async fn client_hello(client: Arc<dyn Client>) -> Result<Vec<u8>> {
+    let listener = TcpListener::bind("127.0.0.1:0").await.context("binding the capture listener")?;
+    let addr = listener.local_addr()?;
+    let connecting = tokio::spawn(async move {
+        if let Ok(tcp) = TcpStream::connect(addr).await {
+            let _ = client.connect(tcp, None).await;
+        }
+    });
+    let captured = timeout(Duration::from_secs(5), async {
+        let (mut peer, _) = listener.accept().await?;
+        let mut record = vec![0u8; 5];
+        peer.read_exact(&mut record).await?;
+        let len = u16::from_be_bytes([record[3], record[4]]) as usize;
+        record.resize(5 + len, 0);
+        peer.read_exact(&mut record[5..]).await?;
+        std::io::Result::Ok(record)
+    })
+    .await;
+    connecting.abort();
+    match captured {
+        Err(_) => bail!("no ClientHello captured in 5 s"),
+        Ok(r) => {
+            let record = r.context("capturing the ClientHello")?;
+            if record[0] != 0x16 {
+                bail!("the first record captured is of type {}, not a handshake (22)", record[0]);
+            }
+            Ok(record)
+        }
+    }
+}
+
+/// Sets SO_LINGER to 0: the close that follows sends a TCP reset.
+fn reset_on_close(tcp: &TcpStream) -> Result<()> {
+    let linger = libc::linger { l_onoff: 1, l_linger: 0 };
+    // SAFETY: a valid socket and a linger struct of the size given.
+    let r = unsafe {
+        libc::setsockopt(
+            tcp.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_LINGER,
+            (&linger as *const libc::linger).cast(),
+            std::mem::size_of::<libc::linger>() as libc::socklen_t,
+        )
+    };
+    if r != 0 {
+        bail!("setsockopt(SO_LINGER): {}", std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// What one attacker does.
+#[derive(Clone)]
+pub struct Attacker {
+    /// The kind.
+    pub attack: Attack,
+    /// The server.
+    pub addr: SocketAddr,
+    /// The client (for the kinds that handshake; a server-auth client for
+    /// [`Attack::MissingClientCert`]).
+    pub client: Arc<dyn Client>,
+    /// A ClientHello of that client ([`client_hello`]).
+    pub hello: Arc<Vec<u8>>,
+    /// Slowloris: a byte every this long.
+    pub interval: Duration,
+    /// Longest one attempt is held open before the attacker gives up on
+    /// the server closing it.
+    pub hold: Duration,
+    /// Flood: connections opened at once.
+    pub flood: usize,
+}
+
+/// How one attempt ended.
+enum Ended {
+    Rejected(Duration),
+    Dropped,
+    StillOpen,
+}
+
+/// Reads until the server closes (or resets), at most `hold`.
+async fn until_closed(tcp: &mut TcpStream, hold: Duration, started: Instant) -> Ended {
+    let mut buf = [0u8; 4096];
+    let closing = async {
+        loop {
+            match tcp.read(&mut buf).await {
+                Ok(0) | Err(_) => return,
+                Ok(_) => {}
+            }
+        }
+    };
+    match timeout(hold, closing).await {
+        Ok(()) => Ended::Rejected(started.elapsed()),
+        Err(_) => Ended::StillOpen,
+    }
+}
+
+impl Attacker {
+    /// Attempts until `deadline` (one at a time; a flood is one attempt of
+    /// [`Attacker::flood`] connections), at most `max_attempts`.
+    pub async fn run(&self, deadline: Instant, max_attempts: u64) -> AttackCount {
+        let mut count = AttackCount::default();
+        while Instant::now() < deadline && count.attempts < max_attempts {
+            if self.attack == Attack::Flood {
+                count.add(&self.flood().await);
+                continue;
+            }
+            count.attempts += 1;
+            match self.once().await {
+                Err(_) => count.connect_failed += 1,
+                Ok(Ended::Rejected(t)) => {
+                    count.rejected += 1;
+                    count.longest_close_ms = count.longest_close_ms.max(t.as_secs_f64() * 1e3);
+                }
+                Ok(Ended::Dropped) => count.dropped += 1,
+                Ok(Ended::StillOpen) => count.still_open += 1,
+            }
+        }
+        count
+    }
+
+    async fn once(&self) -> Result<Ended> {
+        let started = Instant::now();
+        let mut tcp =
+            timeout(self.hold, TcpStream::connect(self.addr)).await.context("connect timed out")??;
+        match self.attack {
+            Attack::Garbage => {
+                tcp.write_all(b"GET / HTTP/1.1\r\nHost: localhost\r\n\r\n").await?;
+                Ok(until_closed(&mut tcp, self.hold, started).await)
+            }
+            Attack::HelloThenSilence => {
+                tcp.write_all(&self.hello).await?;
+                Ok(until_closed(&mut tcp, self.hold, started).await)
+            }
+            Attack::MalformedHello => {
+                let mut hello = self.hello.to_vec();
+                // Past the record and handshake headers and the version:
+                // the random, session id and suites become junk lengths.
+                for b in hello.iter_mut().skip(5 + 4 + 2 + 32) {
+                    *b = 0xff;
+                }
+                tcp.write_all(&hello).await?;
+                Ok(until_closed(&mut tcp, self.hold, started).await)
+            }
+            Attack::OversizedRecord => {
+                let len: u16 = (1 << 14) + 2048 + 1;
+                let mut record = vec![0x16, 0x03, 0x01];
+                record.extend_from_slice(&len.to_be_bytes());
+                record.extend(std::iter::repeat_n(0u8, 512));
+                tcp.write_all(&record).await?;
+                Ok(until_closed(&mut tcp, self.hold, started).await)
+            }
+            Attack::ResetMidHandshake => {
+                reset_on_close(&tcp)?;
+                tcp.write_all(&self.hello).await?;
+                let mut first = [0u8; 1];
+                match timeout(self.hold, tcp.read(&mut first)).await {
+                    Ok(Ok(1)) => Ok(Ended::Dropped),
+                    Ok(_) => Ok(Ended::Rejected(started.elapsed())),
+                    Err(_) => Ok(Ended::StillOpen),
+                }
+            }
+            Attack::ResetMidRequest | Attack::Slowloris | Attack::MissingClientCert => {
+                if self.attack == Attack::ResetMidRequest {
+                    reset_on_close(&tcp)?;
+                }
+                let mut stream = match timeout(self.hold, self.client.connect(tcp, None)).await {
+                    Ok(Ok(s)) => s,
+                    // Refused in the handshake (the missing certificate in
+                    // TLS 1.2), or no handshake in time.
+                    Ok(Err(_)) => return Ok(Ended::Rejected(started.elapsed())),
+                    Err(_) => return Ok(Ended::StillOpen),
+                };
+                let request = b"GET / HTTP/1.1\r\nHost: localhost\r\n\r\n";
+                match self.attack {
+                    Attack::ResetMidRequest => {
+                        stream.write_all(&request[..8]).await?;
+                        stream.flush().await?;
+                        Ok(Ended::Dropped)
+                    }
+                    Attack::MissingClientCert => {
+                        // TLS 1.3: the client is done before the server
+                        // reads its (empty) Certificate; the refusal comes
+                        // on the first read.
+                        let _ = stream.write_all(request).await;
+                        let _ = stream.flush().await;
+                        let mut buf = [0u8; 1024];
+                        match timeout(self.hold, stream.read(&mut buf)).await {
+                            Ok(Ok(0) | Err(_)) => Ok(Ended::Rejected(started.elapsed())),
+                            Ok(Ok(_)) => bail!("the server answered a client without a certificate"),
+                            Err(_) => Ok(Ended::StillOpen),
+                        }
+                    }
+                    _ => {
+                        for &b in request.iter() {
+                            if stream.write_all(&[b]).await.and(stream.flush().await).is_err() {
+                                return Ok(Ended::Rejected(started.elapsed()));
+                            }
+                            if started.elapsed() > self.hold {
+                                return Ok(Ended::StillOpen);
+                            }
+                            let mut probe = [0u8; 1];
+                            if let Ok(r) = timeout(self.interval, stream.read(&mut probe)).await {
+                                return match r {
+                                    Ok(0) | Err(_) => Ok(Ended::Rejected(started.elapsed())),
+                                    Ok(_) => bail!("the server answered a slowloris request"),
+                                };
+                            }
+                        }
+                        Ok(Ended::StillOpen)
+                    }
+                }
+            }
+            Attack::Flood => unreachable!("floods run in Attacker::flood"),
+        }
+    }
+
+    /// [`Attacker::flood`] connections at once, each held silent until the
+    /// server closes it (its limit, or its handshake timeout) or `hold`.
+    async fn flood(&self) -> AttackCount {
+        let mut tasks = Vec::new();
+        for _ in 0..self.flood {
+            let (addr, hold) = (self.addr, self.hold);
+            tasks.push(tokio::spawn(async move {
+                let started = Instant::now();
+                match timeout(hold, TcpStream::connect(addr)).await {
+                    Ok(Ok(mut tcp)) => Some(until_closed(&mut tcp, hold, started).await),
+                    _ => None,
+                }
+            }));
+        }
+        let mut count = AttackCount { attempts: self.flood as u64, ..AttackCount::default() };
+        for t in tasks {
+            match t.await.ok().flatten() {
+                None => count.connect_failed += 1,
+                Some(Ended::Rejected(t)) => {
+                    count.rejected += 1;
+                    count.longest_close_ms = count.longest_close_ms.max(t.as_secs_f64() * 1e3);
+                }
+                Some(Ended::Dropped) => count.dropped += 1,
+                Some(Ended::StillOpen) => count.still_open += 1,
+            }
+        }
+        count
+    }
+}
+
+/// Each attack's counts, by kind.
+pub type AttackCounts = BTreeMap<Attack, AttackCount>;
+
+/// What the attackers do.
+#[derive(Clone, Debug)]
+pub struct AttackOptions {
+    /// The kinds, each run by `attackers` attackers at once.
+    pub kinds: Vec<Attack>,
+    /// Attackers per kind.
+    pub attackers: usize,
+    /// How long they attack.
+    pub duration: Duration,
+    /// Slowloris: a byte every this long.
+    pub interval: Duration,
+    /// Longest one attempt is held.
+    pub hold: Duration,
+    /// Flood: connections at once.
+    pub flood: usize,
+    /// Attempts per attacker at most.
+    pub max_attempts: u64,
+}
+
+/// Runs `options`' attackers against `addr` on a runtime of their own (one
+/// thread) until their duration is over. `client` makes the handshakes and
+/// the ClientHello; `no_cert_client` is a client without a certificate
+/// (for [`Attack::MissingClientCert`]; the kind is left out when `None`).
+/// Errors: the runtime cannot start, the ClientHello cannot be captured.
+pub fn run_attackers(
+    addr: SocketAddr,
+    client: Arc<dyn Client>,
+    no_cert_client: Option<Arc<dyn Client>>,
+    options: &AttackOptions,
+) -> Result<AttackCounts> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("starting the attackers' runtime")?;
+    runtime.block_on(async {
+        let hello = Arc::new(client_hello(client.clone()).await?);
+        let deadline = Instant::now() + options.duration;
+        let mut tasks = Vec::new();
+        for &attack in &options.kinds {
+            let client = match (attack, &no_cert_client) {
+                (Attack::MissingClientCert, Some(c)) => c.clone(),
+                (Attack::MissingClientCert, None) => continue,
+                _ => client.clone(),
+            };
+            for _ in 0..options.attackers {
+                let attacker = Attacker {
+                    attack,
+                    addr,
+                    client: client.clone(),
+                    hello: hello.clone(),
+                    interval: options.interval,
+                    hold: options.hold,
+                    flood: options.flood,
+                };
+                let max = options.max_attempts;
+                tasks.push((attack, tokio::spawn(async move { attacker.run(deadline, max).await })));
+            }
+        }
+        let mut counts = AttackCounts::new();
+        for (attack, task) in tasks {
+            let count = task.await.context("an attacker panicked")?;
+            counts.entry(attack).or_default().add(&count);
+        }
+        Ok(counts)
+    })
+}

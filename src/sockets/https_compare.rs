@@ -1,0 +1,383 @@
+//! The siege-style comparison (`https-compare`): every library's HTTPS
+//! server (`https-serve`'s, in this process), plaintext HTTP and nginx,
+//! each loaded by the same client (one library's `https-load`) with the
+//! same users, body and duration, in interleaved rounds: each round visits
+//! every server of a row in a fresh order, so a slow spell of the machine
+//! hits them alike, and each server's figure is the median of its rounds
+//! with a bootstrap interval of its ratio to the row's best (paired by
+//! round, [`crate::stats`]). Then the independent tools (wrk, siege,
+//! h2load; [`super::external`]) run against the client library's own
+//! server and nginx, beside `https-load`'s figure for the same server and
+//! settings.
+
+use std::{
+    path::{Path, PathBuf},
+    sync::Arc,
+    time::Duration,
+};
+
+use anyhow::{Context, Result, bail};
+use serde::{Deserialize, Serialize};
+
+use super::{
+    Library,
+    external::{Tool, ToolLoad, ToolRun},
+    https::Http,
+    nginx::Nginx,
+    serve::{self, Running, ServeOptions},
+    siege::{self, SiegeOptions, SiegeReport},
+};
+use crate::{
+    error::ConfigureError,
+    params::Params,
+    results::compare::Interval,
+    stats::{median, paired_ratio},
+};
+
+/// The name of nginx's rows.
+pub const NGINX: &str = "nginx";
+
+/// What to compare.
+#[derive(Clone, Debug)]
+pub struct CompareOptions {
+    /// One row per parameter set and mode.
+    pub params: Vec<Params>,
+    /// Keep-alive (`true`) and new-connection (`false`) rows.
+    pub keep_alive: Vec<bool>,
+    /// The client library every server is loaded with.
+    pub client: String,
+    /// Users at once.
+    pub concurrent: usize,
+    /// Each server's time per round.
+    pub duration: Duration,
+    /// Rounds.
+    pub rounds: usize,
+    /// Response body, bytes.
+    pub body: usize,
+    /// Threads of each server (and nginx's workers) and of the client.
+    pub threads: usize,
+    /// Include nginx.
+    pub nginx: bool,
+    /// Run the independent tools.
+    pub external: bool,
+    /// Where nginx's files and the tools' rc files go.
+    pub work: PathBuf,
+}
+
+/// One server's figures in a row.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ServerResult {
+    /// The library (or `nginx`, `plaintext-tcp`).
+    pub server: String,
+    /// Transactions per second, each round.
+    pub rates: Vec<f64>,
+    /// Their median.
+    pub rate: f64,
+    /// The row's best rate over this one's, paired by round (1 for the
+    /// best), with its interval.
+    pub slower_than_best: Option<Interval>,
+    /// The median round's report.
+    pub report: SiegeReport,
+    /// Failed transactions over all rounds.
+    pub failed: u64,
+    /// Every failure over all rounds by kind, those outside a transaction
+    /// (a kept connection's close) too.
+    pub errors: std::collections::BTreeMap<super::ErrorKind, u64>,
+    /// The first failure's message, if any.
+    pub first_error: Option<String>,
+}
+
+/// One row: a parameter set and mode, every server.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Row {
+    /// The parameter set.
+    pub parameters: String,
+    /// `new-connection` or `keep-alive`.
+    pub mode: String,
+    /// Each server, fastest first.
+    pub servers: Vec<ServerResult>,
+    /// Servers skipped, with why.
+    pub skipped: Vec<(String, String)>,
+    /// The independent tools: (server, tool run).
+    pub external: Vec<(String, ToolRun)>,
+}
+
+/// A whole run.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct CompareRun {
+    /// The client library.
+    pub client: String,
+    /// Users at once.
+    pub concurrent: usize,
+    /// Seconds per server per round.
+    pub seconds: f64,
+    /// Rounds.
+    pub rounds: usize,
+    /// Body bytes.
+    pub body: usize,
+    /// Threads of each side.
+    pub threads: usize,
+    /// nginx's version, when it ran.
+    pub nginx: Option<String>,
+    /// The rows.
+    pub rows: Vec<Row>,
+}
+
+/// A server of a row: one of ours, or nginx.
+enum Server {
+    Ours(Box<Running>),
+    Nginx(Nginx),
+}
+
+impl Server {
+    fn addr(&self) -> std::net::SocketAddr {
+        match self {
+            Server::Ours(r) => r.addr(),
+            Server::Nginx(n) => n.addr(),
+        }
+    }
+}
+
+/// Runs the comparison; `progress` is told each slice. Errors: the client
+/// library cannot do a row's parameters, a server cannot start (nginx not
+/// installed: named, with what to install), a tool fails.
+pub fn run(
+    libraries: &[Box<dyn Library>],
+    client: &dyn Library,
+    options: &CompareOptions,
+    progress: &dyn Fn(&str),
+) -> Result<CompareRun> {
+    if options.rounds == 0 || options.concurrent == 0 {
+        bail!("rounds and users must be at least 1");
+    }
+    let nginx_version = if options.nginx { Some(Nginx::version()?) } else { None };
+    let mut rows = Vec::new();
+    for params in &options.params {
+        for &keep_alive in &options.keep_alive {
+            rows.push(row(libraries, client, options, params, keep_alive, progress)?);
+        }
+    }
+    Ok(CompareRun {
+        client: client.name(),
+        concurrent: options.concurrent,
+        seconds: options.duration.as_secs_f64(),
+        rounds: options.rounds,
+        body: options.body,
+        threads: options.threads,
+        nginx: nginx_version,
+        rows,
+    })
+}
+
+fn row(
+    libraries: &[Box<dyn Library>],
+    client: &dyn Library,
+    options: &CompareOptions,
+    params: &Params,
+    keep_alive: bool,
+    progress: &dyn Fn(&str),
+) -> Result<Row> {
+    let mode = if keep_alive { "keep-alive" } else { "new-connection" };
+    let serve_options = ServeOptions {
+        params: *params,
+        listen: "127.0.0.1:0".parse().expect("an address"),
+        threads: options.threads,
+        handshake_timeout: Duration::from_secs(10),
+        idle_timeout: Duration::from_secs(60),
+        max_connections: 100_000,
+        cores: Vec::new(),
+    };
+    // Every server of the row, started once; each idles while another runs.
+    let mut servers: Vec<(String, Server)> = Vec::new();
+    let mut skipped = Vec::new();
+    for lib in libraries {
+        match lib.server(params) {
+            Err(ConfigureError::Unsupported(why)) => {
+                skipped.push((lib.name(), why));
+                continue;
+            }
+            Err(ConfigureError::Failed(e)) => return Err(e.context(format!("{} {params}", lib.name()))),
+            Ok(_) => {}
+        }
+        let running = serve::start_with(&**lib, &serve_options, Arc::new(Http::new(options.body)))?;
+        servers.push((lib.name(), Server::Ours(Box::new(running))));
+    }
+    if options.nginx {
+        let dir = options.work.join("nginx");
+        servers.push((
+            NGINX.to_string(),
+            Server::Nginx(Nginx::start(&dir, params, options.body, options.threads)?),
+        ));
+    }
+    let plaintext = super::find(super::PLAINTEXT)?;
+    let siege_options = |addr| SiegeOptions {
+        params: *params,
+        connect: addr,
+        clients: options.concurrent,
+        requests: None,
+        duration: Some(options.duration),
+        body: options.body,
+        keep_alive,
+        threads: options.threads,
+        cores: Vec::new(),
+        timeout: Duration::from_secs(10),
+        progress: false,
+    };
+    let mut reports: Vec<Vec<SiegeReport>> = vec![Vec::new(); servers.len()];
+    let mut rng = oorandom::Rand64::new(0x5e1e_9e00 ^ options.rounds as u128);
+    for round in 0..options.rounds {
+        let mut order: Vec<usize> = (0..servers.len()).collect();
+        for i in (1..order.len()).rev() {
+            order.swap(i, rng.rand_range(0..(i as u64 + 1)) as usize);
+        }
+        for i in order {
+            let (name, server) = &servers[i];
+            progress(&format!("{params} {mode}, round {} of {}: {name}", round + 1, options.rounds));
+            // Plaintext HTTP is loaded by a plaintext client, the rest by
+            // the client library.
+            let loader: &dyn Library = if name == super::PLAINTEXT { &*plaintext } else { client };
+            let report = siege::run(loader, &siege_options(server.addr()))
+                .with_context(|| format!("loading {name}"))?;
+            reports[i].push(report);
+        }
+    }
+    let rates: Vec<Vec<f64>> =
+        reports.iter().map(|r| r.iter().map(|r| r.transaction_rate).collect()).collect();
+    let best = (0..servers.len())
+        .max_by(|&a, &b| median(&rates[a]).unwrap_or(0.0).total_cmp(&median(&rates[b]).unwrap_or(0.0)));
+    let mut results = Vec::new();
+    for (i, (name, _)) in servers.iter().enumerate() {
+        let rate = median(&rates[i]).unwrap_or(0.0);
+        let at_median = rates[i]
+            .iter()
+            .enumerate()
+            .min_by(|a, b| (a.1 - rate).abs().total_cmp(&(b.1 - rate).abs()))
+            .map_or(0, |(k, _)| k);
+        results.push(ServerResult {
+            server: name.clone(),
+            rate,
+            slower_than_best: best.and_then(|b| paired_ratio(&rates[b], &rates[i])),
+            report: reports[i][at_median].clone(),
+            failed: reports[i].iter().map(|r| r.failed_transactions).sum(),
+            errors: reports[i].iter().flat_map(|r| r.errors.iter()).fold(
+                Default::default(),
+                |mut m, (k, n)| {
+                    *m.entry(*k).or_default() += n;
+                    m
+                },
+            ),
+            first_error: reports[i].iter().find_map(|r| r.error_examples.first().cloned()),
+            rates: rates[i].clone(),
+        });
+    }
+    results.sort_by(|a, b| b.rate.total_cmp(&a.rate));
+    let mut external = Vec::new();
+    if options.external {
+        let own = servers.iter().find(|(n, _)| *n == client.name());
+        let nginx = servers.iter().find(|(n, _)| n == NGINX);
+        for (name, server) in own.into_iter().chain(nginx) {
+            for tool in Tool::ALL {
+                if !keep_alive && !tool.new_connections() {
+                    continue;
+                }
+                progress(&format!("{params} {mode}: {} against {name}", tool.name()));
+                let load = ToolLoad {
+                    url: format!("https://{}/", server.addr()),
+                    concurrent: options.concurrent as u32,
+                    threads: options.threads,
+                    duration: options.duration,
+                    keep_alive,
+                    dir: options.work.join("tools"),
+                };
+                external.push((name.clone(), super::external::run(tool, &load)?));
+            }
+        }
+    }
+    for (_, server) in servers {
+        if let Server::Ours(running) = server {
+            running.stop()?;
+        }
+    }
+    Ok(Row { parameters: params.to_string(), mode: mode.to_string(), servers: results, skipped, external })
+}
+
+impl CompareRun {
+    /// The run as Markdown: per row, the siege-style table of every server
+    /// (fastest first), the skips, and the tools beside `https-load`.
+    pub fn markdown(&self) -> String {
+        let mut out = format!(
+            "Siege-style load: client {}, {} users, {} B bodies, {} rounds of {:.0} s per server, {} threads each side{}.\n",
+            self.client,
+            self.concurrent,
+            self.body,
+            self.rounds,
+            self.seconds,
+            self.threads,
+            self.nginx.as_ref().map_or(String::new(), |v| format!(", nginx {v}"))
+        );
+        for row in &self.rows {
+            out.push_str(&format!("\n### {} {}\n\n", row.parameters, row.mode));
+            out.push_str(
+                "| server | transactions/s | best is x faster (95% CI) | availability % | response time ms | p99 ms | longest s | failed |\n\
+                 |---|---|---|---|---|---|---|---|\n",
+            );
+            for s in &row.servers {
+                let r = &s.report;
+                out.push_str(&format!(
+                    "| {} | {:.0} | {} | {:.2} | {:.2} | {:.2} | {:.3} | {} |\n",
+                    s.server,
+                    s.rate,
+                    s.slower_than_best.map_or("-".to_string(), |i| format!(
+                        "{:.2} ({:.2}-{:.2})",
+                        i.estimate, i.low, i.high
+                    )),
+                    r.availability,
+                    r.response_time * 1e3,
+                    r.transaction_latency.p99_us / 1e3,
+                    r.longest_transaction,
+                    s.failed
+                ));
+            }
+            for s in row.servers.iter().filter(|s| !s.errors.is_empty()) {
+                let kinds: Vec<String> = s.errors.iter().map(|(k, n)| format!("{k} {n}")).collect();
+                out.push_str(&format!(
+                    "\nerrors with {}: {} (first: {})\n",
+                    s.server,
+                    kinds.join(", "),
+                    s.first_error.as_deref().unwrap_or("-")
+                ));
+            }
+            for (name, why) in &row.skipped {
+                out.push_str(&format!("\nskip {name}: {why}\n"));
+            }
+            if !row.external.is_empty() {
+                out.push_str("\n| server | tool | transactions/s | https-load's | tool / https-load | failed |\n|---|---|---|---|---|---|\n");
+                for (name, t) in &row.external {
+                    let ours = row.servers.iter().find(|s| &s.server == name).map_or(0.0, |s| s.rate);
+                    out.push_str(&format!(
+                        "| {name} | {} | {:.0} | {ours:.0} | {:.3} | {} |\n",
+                        t.tool.name(),
+                        t.transaction_rate,
+                        if ours > 0.0 { t.transaction_rate / ours } else { f64::NAN },
+                        t.failed
+                    ));
+                }
+            }
+        }
+        out
+    }
+}
+
+/// The files a run writes into its `--out` ([`crate::outdir::RunDir`]).
+pub fn owns(name: &str) -> bool {
+    matches!(name, "results.json" | "results.md")
+}
+
+/// Writes `run` into `dir`: `results.json` and `results.md`. Errors: a
+/// file cannot be written.
+pub fn write(run: &CompareRun, dir: &Path) -> Result<()> {
+    std::fs::write(dir.join("results.json"), serde_json::to_string_pretty(run)? + "\n")
+        .context("writing results.json")?;
+    std::fs::write(dir.join("results.md"), run.markdown()).context("writing results.md")?;
+    Ok(())
+}

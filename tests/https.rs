@@ -1,0 +1,353 @@
+//! HTTPS over the socket runner on 127.0.0.1 and ephemeral ports: every
+//! library of the build (and plaintext HTTP) serves hyper's HTTP/1.1 and
+//! loads itself siege-style, on new connections (with and without
+//! resumption) and kept alive, every body and handshake checked on both
+//! sides; a request written by hand; and every kind of misbehaving client
+//! (`sockets::attack`) rejected and counted by kind while good clients are
+//! served, and the server serving afterwards. Each bounded in time.
+
+#![cfg(feature = "sockets")]
+
+use std::{
+    io::{Read, Write},
+    net::{SocketAddr, TcpStream},
+    sync::Arc,
+    time::{Duration, Instant},
+};
+
+use tls_bench::{
+    error::ConfigureError,
+    params::{CipherSuite, HandshakeKind, KxGroup, Params},
+    sockets::{
+        ErrorKind, Library,
+        attack::{Attack, AttackOptions, run_attackers},
+        https::Http,
+        libraries,
+        serve::{self, Running, ServeOptions},
+        siege::{SiegeOptions, SiegeReport, run},
+    },
+};
+
+/// A suite and group every library of every build (FIPS ones included)
+/// can do.
+fn params(kind: HandshakeKind) -> Params {
+    Params {
+        kind,
+        suite: CipherSuite::TLS_AES_128_GCM_SHA256,
+        group: KxGroup::Secp256r1,
+        ..Params::default()
+    }
+}
+
+const BODY: usize = 1024;
+
+fn serve_options(params: Params) -> ServeOptions {
+    ServeOptions {
+        params,
+        listen: "127.0.0.1:0".parse().unwrap(),
+        threads: 2,
+        handshake_timeout: Duration::from_secs(10),
+        idle_timeout: Duration::from_secs(10),
+        max_connections: 64,
+        cores: Vec::new(),
+    }
+}
+
+fn https(lib: &dyn Library, options: &ServeOptions) -> Running {
+    serve::start_with(lib, options, Arc::new(Http::new(BODY))).unwrap()
+}
+
+fn siege(params: Params, connect: SocketAddr, keep_alive: bool) -> SiegeOptions {
+    SiegeOptions {
+        params,
+        connect,
+        clients: 2,
+        requests: Some(4),
+        duration: None,
+        body: BODY,
+        keep_alive,
+        threads: 2,
+        cores: Vec::new(),
+        timeout: Duration::from_secs(10),
+        progress: false,
+    }
+}
+
+/// Whether `library` runs `params` on both sides; prints the reason when
+/// not (FIPS builds refuse some groups; plaintext has no mTLS).
+fn runs(library: &dyn Library, params: &Params) -> bool {
+    let skip = |e: ConfigureError| match e {
+        ConfigureError::Unsupported(why) => {
+            println!("skip {} {params}: {why}", library.name());
+            false
+        }
+        ConfigureError::Failed(e) => panic!("{} {params}: {e:#}", library.name()),
+    };
+    library.server(params).map_or_else(skip, |_| library.client(params).map_or_else(skip, |_| true))
+}
+
+fn assert_clean(r: &SiegeReport, what: &str, transactions: u64) {
+    assert!(r.errors.is_empty(), "{what}: {:?} {:?}", r.errors, r.error_examples);
+    assert_eq!((r.transactions, r.failed_transactions), (transactions, 0), "{what}");
+    assert_eq!(r.availability, 100.0, "{what}");
+    assert_eq!(r.bytes, transactions * BODY as u64, "{what}");
+    assert_eq!(r.transaction_latency.count, transactions, "{what}");
+    assert!(r.shortest_transaction > 0.0 && r.shortest_transaction <= r.longest_transaction, "{what}");
+    assert!(r.concurrency > 0.0 && r.concurrency <= 2.0 + 1e-9, "{what}: {}", r.concurrency);
+}
+
+#[test]
+fn every_library_serves_https_on_new_and_kept_connections() {
+    let mut ran = 0;
+    for lib in libraries() {
+        for (kind, keep_alive) in [
+            (HandshakeKind::ServerAuth, false),
+            (HandshakeKind::ServerAuth, true),
+            (HandshakeKind::Resumption, false),
+            (HandshakeKind::MutualAuth, false),
+        ] {
+            let p = params(kind);
+            if !runs(&*lib, &p) {
+                continue;
+            }
+            let what = format!("{} {kind:?} keep-alive {keep_alive}", lib.name());
+            let running = https(&*lib, &serve_options(p));
+            let report = run(&*lib, &siege(p, running.addr(), keep_alive)).unwrap();
+            let summary = running.stop().unwrap();
+            assert_clean(&report, &what, 8);
+            assert!(summary.errors.is_empty(), "{what}: {:?} {:?}", summary.errors, summary.error_examples);
+            // Resumption and kept connections: one request or connection
+            // per user before the window.
+            let warm_requests = if kind == HandshakeKind::Resumption { 2 } else { 0 };
+            assert_eq!(summary.requests, 8 + warm_requests, "{what}");
+            assert_eq!(summary.bytes_sent, (8 + warm_requests) * BODY as u64, "{what}");
+            let tls = !lib.plaintext();
+            let (full, resumed) = match (tls, kind, keep_alive) {
+                (false, ..) => (0, 0),
+                (true, _, true) => (2, 0),
+                (true, HandshakeKind::Resumption, _) => (2, 8),
+                (true, ..) => (8, 0),
+            };
+            assert_eq!((report.handshakes_full, report.handshakes_resumed), (full, resumed), "{what}");
+            assert_eq!((summary.handshakes_full, summary.handshakes_resumed), (full, resumed), "{what}");
+            assert!(
+                summary.rss.start_kib > 0 && summary.rss.samples_kib.len() >= 2,
+                "{what}: {:?}",
+                summary.rss
+            );
+            ran += 1;
+        }
+    }
+    assert!(ran >= 4, "only {ran} runs");
+}
+
+#[test]
+fn a_body_other_than_the_one_served_is_corrupt() {
+    let lib = libraries().into_iter().find(|l| runs(&**l, &params(HandshakeKind::ServerAuth))).unwrap();
+    let p = params(HandshakeKind::ServerAuth);
+    let running = https(&*lib, &serve_options(p));
+    let report = run(&*lib, &SiegeOptions { body: BODY + 1, ..siege(p, running.addr(), true) }).unwrap();
+    running.stop().unwrap();
+    assert_eq!(report.transactions, 0);
+    assert_eq!(report.availability, 0.0);
+    assert_eq!(report.errors.get(&ErrorKind::Corrupt), Some(&8), "{:?}", report.errors);
+}
+
+/// Writes `bytes` to the server, then waits (bounded) for it to close.
+fn send_and_wait_closed(addr: SocketAddr, bytes: &[u8]) -> Duration {
+    let started = Instant::now();
+    let mut tcp = TcpStream::connect(addr).unwrap();
+    tcp.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    tcp.write_all(bytes).unwrap();
+    let mut rest = Vec::new();
+    let _ = tcp.read_to_end(&mut rest);
+    started.elapsed()
+}
+
+#[test]
+fn every_kind_of_misbehaving_client_is_rejected_while_good_clients_are_served() {
+    let mut ran = 0;
+    for lib in libraries().into_iter().filter(|l| !l.plaintext()) {
+        let p = params(HandshakeKind::MutualAuth);
+        if !runs(&*lib, &p) {
+            continue;
+        }
+        let what = lib.name();
+        let options = ServeOptions {
+            handshake_timeout: Duration::from_millis(300),
+            idle_timeout: Duration::from_millis(500),
+            ..serve_options(p)
+        };
+        let running = https(&*lib, &options);
+        let addr = running.addr();
+        let attack_options = AttackOptions {
+            kinds: Attack::ALL.to_vec(),
+            attackers: 1,
+            duration: Duration::from_millis(1500),
+            interval: Duration::from_millis(100),
+            hold: Duration::from_secs(3),
+            flood: 20,
+            max_attempts: 50,
+        };
+        let client = lib.client(&p).unwrap();
+        let no_cert = lib.client(&params(HandshakeKind::ServerAuth)).unwrap();
+        let attackers =
+            std::thread::spawn(move || run_attackers(addr, client, Some(no_cert), &attack_options));
+        let good = run(
+            &*lib,
+            &SiegeOptions {
+                requests: None,
+                duration: Some(Duration::from_millis(1500)),
+                ..siege(p, addr, false)
+            },
+        )
+        .unwrap();
+        let counts = attackers.join().unwrap().unwrap();
+        // The server still serves afterwards.
+        let after = run(&*lib, &siege(p, addr, true)).unwrap();
+        let summary = running.stop().unwrap();
+        assert!(
+            good.errors.is_empty() && good.transactions > 0,
+            "{what}: {:?} {:?}",
+            good.errors,
+            good.error_examples
+        );
+        assert_eq!(good.availability, 100.0, "{what}");
+        assert_clean(&after, &what, 8);
+        for attack in Attack::ALL {
+            let c = &counts[&attack];
+            assert!(c.attempts >= 1, "{what} {}: {c:?}", attack.name());
+            assert_eq!((c.still_open, c.connect_failed), (0, 0), "{what} {}: {c:?}", attack.name());
+            match attack {
+                Attack::ResetMidHandshake | Attack::ResetMidRequest => {
+                    assert_eq!(c.dropped, c.attempts, "{what} {}: {c:?}", attack.name())
+                }
+                _ => assert_eq!(c.rejected, c.attempts, "{what} {}: {c:?}", attack.name()),
+            }
+        }
+        // Counted by kind on the server: failed handshakes, handshake
+        // timeouts (silence, the flood), slowloris closed idle.
+        assert!(
+            summary.errors.get(&ErrorKind::Handshake).is_some_and(|&n| n > 0),
+            "{what}: {:?}",
+            summary.errors
+        );
+        assert!(
+            summary.errors.get(&ErrorKind::Timeout).is_some_and(|&n| n >= 20),
+            "{what}: {:?}",
+            summary.errors
+        );
+        assert!(summary.idle_closed >= 1, "{what}: {summary:?}");
+        ran += 1;
+    }
+    assert!(ran >= 1, "no TLS library ran mTLS");
+}
+
+#[test]
+fn plaintext_http_answers_a_raw_request_and_closes_a_slow_header_at_the_idle_timeout() {
+    let lib = tls_bench::sockets::find(tls_bench::sockets::PLAINTEXT).unwrap();
+    let options =
+        ServeOptions { idle_timeout: Duration::from_millis(400), ..serve_options(Params::default()) };
+    let running = https(&*lib, &options);
+    let addr = running.addr();
+    // A request written by hand, not by our client: hyper answers it.
+    let mut tcp = TcpStream::connect(addr).unwrap();
+    tcp.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    tcp.write_all(b"GET /any HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n").unwrap();
+    let mut answer = Vec::new();
+    tcp.read_to_end(&mut answer).unwrap();
+    assert!(answer.starts_with(b"HTTP/1.1 200 OK\r\n"), "{}", String::from_utf8_lossy(&answer));
+    assert!(answer.ends_with(&tls_bench::sockets::https::body(BODY)), "body not at the end");
+    // Slowloris: a header that never ends is closed at the idle timeout.
+    let slow = send_and_wait_closed(addr, b"GET / HTTP/1.1\r\nHost: localhost\r\n");
+    assert!(slow >= Duration::from_millis(350) && slow < Duration::from_secs(4), "{slow:?}");
+    let summary = running.stop().unwrap();
+    assert_eq!((summary.requests, summary.idle_closed), (1, 1), "{summary:?}");
+    assert!(summary.errors.is_empty(), "{:?}", summary.errors);
+}
+
+/// `child`'s output once it exits; killed (and the test failed) past
+/// `limit`.
+fn wait(mut child: std::process::Child, limit: Duration) -> std::process::Output {
+    let start = Instant::now();
+    while child.try_wait().expect("polling a child").is_none() {
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            panic!("a child ran past {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().expect("collecting a child's output")
+}
+
+#[test]
+fn the_binaries_serve_load_and_refuse_mistakes() {
+    use std::{fs, process::Command};
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("https_cli");
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(&dir).unwrap();
+    let library = libraries().into_iter().find(|l| !l.plaintext()).expect("a TLS library").name();
+    let tls = ["--library", library.as_str(), "--group", "secp256r1"];
+    let log = dir.join("serve.log");
+    let server = Command::new(env!("CARGO_BIN_EXE_https-serve"))
+        .args(tls)
+        .args(["--listen", "127.0.0.1:0", "--threads", "1", "--body", "100"])
+        .stdout(fs::File::create(&log).unwrap())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    let addr = loop {
+        let text = fs::read_to_string(&log).unwrap_or_default();
+        if let Some(at) = text.lines().next().and_then(|l| l.split(" on ").nth(1)) {
+            break at.split_whitespace().next().unwrap().to_string();
+        }
+        assert!(started.elapsed() < Duration::from_secs(10), "https-serve did not start: {text}");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let json = dir.join("load.json");
+    let load = Command::new(env!("CARGO_BIN_EXE_https-load"))
+        .args(tls)
+        .args(["--connect", &addr, "-c", "2", "-r", "3", "--body", "100", "--quiet", "--json"])
+        .arg(&json)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&load.stdout);
+    assert!(load.status.success(), "{stdout}{}", String::from_utf8_lossy(&load.stderr));
+    assert!(stdout.contains("Transactions:") && stdout.contains("6 hits"), "{stdout}");
+    let report: SiegeReport = serde_json::from_str(&fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!((report.transactions, report.availability, report.bytes), (6, 100.0, 600));
+    // The wrong body size: every transaction fails, exit 1, by kind.
+    let wrong = Command::new(env!("CARGO_BIN_EXE_https-load"))
+        .args(tls)
+        .args(["--connect", &addr, "-c", "1", "-r", "2", "--body", "99", "--quiet"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&wrong.stderr);
+    assert_eq!(wrong.status.code(), Some(1), "{err}");
+    assert!(err.starts_with("error: no transaction completed (corrupt 2)"), "{err}");
+    // A port in use.
+    let taken =
+        Command::new(env!("CARGO_BIN_EXE_https-serve")).args(tls).args(["--listen", &addr]).output().unwrap();
+    let err = String::from_utf8_lossy(&taken.stderr);
+    assert_eq!(taken.status.code(), Some(1), "{err}");
+    assert!(err.contains("cannot listen on") && err.contains("in use"), "{err}");
+    // SAFETY: kill of our own child's pid with SIGINT.
+    unsafe { libc::kill(server.id() as i32, libc::SIGINT) };
+    assert!(wait(server, Duration::from_secs(15)).status.success());
+    let summary = fs::read_to_string(&log).unwrap();
+    assert!(
+        summary.contains("handshakes 8 full") && summary.contains("8 HTTP requests answered"),
+        "{summary}"
+    );
+    assert!(summary.contains("errors: none") && summary.contains("RSS "), "{summary}");
+    for (args, code, says) in [
+        (&["--library", "nosuch"][..], 1, "error: unknown library \"nosuch\""),
+        (&["--library", "plaintext-tcp", "-t", "5h"][..], 2, "unknown unit"),
+        (&["--library", "plaintext-tcp", "--body", "70000000"][..], 2, "--body"),
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_https-load")).args(args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(code), "{args:?}: {err}");
+        assert!(err.contains(says) && !err.contains("panicked"), "{args:?}: {err}");
+    }
+}
