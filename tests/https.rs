@@ -351,3 +351,40 @@ fn the_binaries_serve_load_and_refuse_mistakes() {
         assert!(err.contains(says) && !err.contains("panicked"), "{args:?}: {err}");
     }
 }
+
+#[test]
+fn the_soak_samples_every_server_in_its_own_process_and_draws_them() {
+    use std::{fs, process::Command};
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("https_soak");
+    let _ = fs::remove_dir_all(&dir);
+    let out = Command::new(env!("CARGO_BIN_EXE_https-soak"))
+        .args(["--group", "secp256r1", "-t", "3s", "-c", "2", "--no-nginx", "--out"])
+        .arg(dir.join("latest"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    let served: Vec<String> = libraries()
+        .into_iter()
+        .filter(|l| runs(&**l, &params(HandshakeKind::ServerAuth)))
+        .map(|l| l.name())
+        .collect();
+    for name in &served {
+        let row = stdout
+            .lines()
+            .find(|l| l.starts_with(&format!("| {name} |")))
+            .unwrap_or_else(|| panic!("{name}: {stdout}"));
+        assert!(row.ends_with("| 100.00 |") || row.contains("| 100.00 |"), "{row}");
+        assert!(row.ends_with("too short to judge |"), "{row}");
+    }
+    let svg = fs::read_to_string(dir.join("latest/rss.svg")).unwrap();
+    for name in &served {
+        assert!(svg.contains(name.as_str()), "{name} not in the SVG");
+    }
+    let json: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(dir.join("latest/results.json")).unwrap()).unwrap();
+    for s in json["servers"].as_array().unwrap() {
+        let samples = s["rss"]["samples_kib"].as_array().unwrap();
+        assert!(samples.len() >= 3 && samples.iter().all(|k| k.as_u64().unwrap() > 0), "{s}");
+    }
+}

@@ -85,6 +85,7 @@ mod s2n;
 pub mod scaling;
 pub mod serve;
 pub mod siege;
+pub mod soak;
 pub mod threads;
 
 pub use errors::{ErrorKind, Failure};
