@@ -192,15 +192,21 @@ fn last_lines(text: &str) -> String {
     lines[lines.len().saturating_sub(4)..].join(" | ")
 }
 
+/// siege's socket timeout, seconds (its default, 30, would let one stalled
+/// connection hold a 1-second run for 30 s): `https-load`'s default.
+const SIEGE_TIMEOUT_S: u32 = 10;
+
 /// siege's rc file: a new connection per request (`connection = close`) or
-/// keep-alive, no log, no HTML parsing, `limit` at least the users.
+/// keep-alive, no log, no HTML parsing, `limit` at least the users, a
+/// socket timeout of [`SIEGE_TIMEOUT_S`] (a stalled connection is then a
+/// failed transaction siege reports, not a run past its time).
 fn siege_rc(dir: &Path, keep_alive: bool, concurrent: u32) -> Result<PathBuf> {
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     let rc = dir.join("siegerc");
     let connection = if keep_alive { "keep-alive" } else { "close" };
     let text = format!(
         "connection = {connection}\nprotocol = HTTP/1.1\nlogging = false\nshow-logfile = false\n\
-         parser = false\nlimit = {}\nbenchmark = true\n",
+         parser = false\nlimit = {}\nbenchmark = true\ntimeout = {SIEGE_TIMEOUT_S}\n",
         concurrent.max(255)
     );
     std::fs::write(&rc, text).with_context(|| format!("writing {}", rc.display()))?;
@@ -296,6 +302,7 @@ mod tests {
         let rc = siege_rc(&dir, false, 1000).unwrap();
         let text = std::fs::read_to_string(&rc).unwrap();
         assert!(text.contains("connection = close") && text.contains("limit = 1000"), "{text}");
+        assert!(text.contains("timeout = 10"), "{text}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
