@@ -2,7 +2,9 @@
 //! library of the build (and plaintext HTTP) serves hyper's HTTP/1.1 and
 //! loads itself siege-style, on new connections (with and without
 //! resumption) and kept alive, every body and handshake checked on both
-//! sides; a request written by hand; and every kind of misbehaving client
+//! sides; HTTP/2 or HTTP/1.1 as ALPN chose; another host's name refused; a
+//! request written by hand; and
+//! every kind of misbehaving client
 //! (`sockets::attack`) rejected and counted by kind while good clients are
 //! served, and the server serving afterwards. Each bounded in time.
 
@@ -20,8 +22,8 @@ use tls_bench::{
     params::{CipherSuite, HandshakeKind, KxGroup, Params},
     sockets::{
         ErrorKind, Library,
-        attack::{Attack, AttackOptions, run_attackers},
-        https::Http,
+        attack::{Attack, AttackClients, AttackOptions, run_attackers},
+        https::{self, Http},
         libraries,
         serve::{self, Running, ServeOptions},
         siege::{SiegeOptions, SiegeReport, run},
@@ -83,7 +85,9 @@ fn runs(library: &dyn Library, params: &Params) -> bool {
         }
         ConfigureError::Failed(e) => panic!("{} {params}: {e:#}", library.name()),
     };
-    library.server(params).map_or_else(skip, |_| library.client(params).map_or_else(skip, |_| true))
+    library
+        .server(params, &https::SERVER)
+        .map_or_else(skip, |_| library.client(params, &https::CLIENT).map_or_else(skip, |_| true))
 }
 
 fn assert_clean(r: &SiegeReport, what: &str, transactions: u64) {
@@ -153,6 +157,115 @@ fn a_body_other_than_the_one_served_is_corrupt() {
     assert_eq!(report.errors.get(&ErrorKind::Corrupt), Some(&8), "{:?}", report.errors);
 }
 
+/// One GET over `sender` (hyper's HTTP/1.1 or HTTP/2 client), checked:
+/// 200 and the served body, whole.
+async fn get_checked<F>(send: impl FnOnce(hyper::Request<http_body_util::Empty<bytes::Bytes>>) -> F)
+where
+    F: std::future::Future<Output = hyper::Result<hyper::Response<hyper::body::Incoming>>>,
+{
+    use http_body_util::BodyExt;
+    let request = hyper::Request::get("https://localhost/")
+        .header(hyper::header::HOST, "localhost")
+        .body(http_body_util::Empty::new())
+        .unwrap();
+    let response = tokio::time::timeout(Duration::from_secs(10), send(request)).await.unwrap().unwrap();
+    assert_eq!(response.status(), 200);
+    let body = response.into_body().collect().await.unwrap().to_bytes();
+    assert_eq!(body, https::body(BODY));
+}
+
+#[test]
+fn alpn_chooses_http2_for_h2_clients_and_http1_for_the_others() {
+    use hyper_util::rt::{TokioExecutor, TokioIo};
+    use tls_bench::config::extensions::{H2, HTTP_1_1};
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let mut ran = 0;
+    for lib in libraries().into_iter().filter(|l| !l.plaintext()) {
+        let p = params(HandshakeKind::ServerAuth);
+        if !runs(&*lib, &p) {
+            continue;
+        }
+        let what = lib.name();
+        let running = https(&*lib, &serve_options(p));
+        let addr = running.addr();
+        let h2 = lib.client(&p, &https::CLIENT_H2).unwrap();
+        let h1 = lib.client(&p, &https::CLIENT).unwrap();
+        let none = lib.client(&p, &tls_bench::sockets::Extensions::NONE).unwrap();
+        runtime.block_on(async {
+            let connect = |client: Arc<dyn tls_bench::sockets::Client>| async move {
+                let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+                tokio::time::timeout(Duration::from_secs(10), client.connect(tcp, None))
+                    .await
+                    .unwrap()
+                    .unwrap()
+            };
+            // HTTP/2: three requests on one connection.
+            let stream = connect(h2).await;
+            assert_eq!(stream.alpn(), Some(H2), "{what}");
+            let (mut sender, connection) =
+                hyper::client::conn::http2::handshake(TokioExecutor::new(), TokioIo::new(stream))
+                    .await
+                    .unwrap();
+            let connection = tokio::spawn(connection);
+            for _ in 0..3 {
+                get_checked(|r| sender.send_request(r)).await;
+            }
+            drop(sender);
+            tokio::time::timeout(Duration::from_secs(5), connection).await.unwrap().unwrap().unwrap();
+            // HTTP/1.1, offered or by default.
+            for (client, chosen) in [(h1, Some(HTTP_1_1)), (none, None)] {
+                let stream = connect(client).await;
+                assert_eq!(stream.alpn(), chosen, "{what}");
+                let (mut sender, connection) =
+                    hyper::client::conn::http1::handshake(TokioIo::new(stream)).await.unwrap();
+                let connection = tokio::spawn(connection);
+                get_checked(|r| sender.send_request(r)).await;
+                drop(sender);
+                tokio::time::timeout(Duration::from_secs(5), connection).await.unwrap().unwrap().unwrap();
+            }
+        });
+        let summary = running.stop().unwrap();
+        assert!(summary.errors.is_empty(), "{what}: {:?} {:?}", summary.errors, summary.error_examples);
+        assert_eq!((summary.requests, summary.http2, summary.handshakes_full), (5, 1, 3), "{what}");
+        ran += 1;
+    }
+    assert!(ran >= 1, "no TLS library ran");
+}
+
+#[test]
+fn a_server_refuses_a_client_hello_naming_another_host() {
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let p = params(HandshakeKind::ServerAuth);
+    let tls: Vec<Box<dyn Library>> =
+        libraries().into_iter().filter(|l| !l.plaintext() && runs(&**l, &p)).collect();
+    let mut ran = 0;
+    for server_lib in &tls {
+        let running = https(&**server_lib, &serve_options(p));
+        let addr = running.addr();
+        for client_lib in &tls {
+            let what = format!("{} client, {} server", client_lib.name(), server_lib.name());
+            let wrong = client_lib.client(&p, &https::CLIENT_WRONG_NAME).unwrap();
+            let error = runtime.block_on(async {
+                let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+                tokio::time::timeout(Duration::from_secs(10), wrong.connect(tcp, None)).await.unwrap().err()
+            });
+            let error = format!("{:#}", error.unwrap_or_else(|| panic!("{what}: the wrong name was served")));
+            // The server refused, not the client: OpenSSL's client checks
+            // the certificate against the right name whatever it sends;
+            // rustls's would otherwise have judged the certificate (the
+            // server's alert, or s2n-tls's close without one, comes first).
+            if client_lib.name().starts_with("rustls") {
+                assert!(!error.contains("invalid peer certificate"), "{what}: {error}");
+                assert!(error.contains("received fatal alert") || error.contains("eof"), "{what}: {error}");
+            }
+            ran += 1;
+        }
+        let summary = running.stop().unwrap();
+        assert_eq!(summary.errors.get(&ErrorKind::Handshake), Some(&(tls.len() as u64)), "{summary:?}");
+    }
+    assert!(ran >= 1, "no TLS library ran");
+}
+
 /// Writes `bytes` to the server, then waits (bounded) for it to close.
 fn send_and_wait_closed(addr: SocketAddr, bytes: &[u8]) -> Duration {
     let started = Instant::now();
@@ -189,10 +302,8 @@ fn every_kind_of_misbehaving_client_is_rejected_while_good_clients_are_served() 
             flood: 20,
             max_attempts: 50,
         };
-        let client = lib.client(&p).unwrap();
-        let no_cert = lib.client(&params(HandshakeKind::ServerAuth)).unwrap();
-        let attackers =
-            std::thread::spawn(move || run_attackers(addr, client, Some(no_cert), &attack_options));
+        let clients = AttackClients::of(&*lib, &p).unwrap();
+        let attackers = std::thread::spawn(move || run_attackers(addr, clients, &attack_options));
         let good = run(
             &*lib,
             &SiegeOptions {

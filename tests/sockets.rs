@@ -19,7 +19,7 @@ use tls_bench::{
     params::{CipherSuite, HandshakeKind, KxGroup, Params},
     runner::{Prepared, prepare},
     sockets::{
-        ErrorKind, Library, libraries,
+        ErrorKind, Extensions, Library, libraries,
         load::{self, LoadOptions, Report},
         serve::{self, ServeOptions, Summary},
     },
@@ -76,7 +76,9 @@ fn runs(library: &dyn Library, params: &Params) -> bool {
         }
         ConfigureError::Failed(e) => panic!("{} {params}: {e:#}", library.name()),
     };
-    library.server(params).map_or_else(skip, |_| library.client(params).map_or_else(skip, |_| true))
+    library
+        .server(params, &Extensions::NONE)
+        .map_or_else(skip, |_| library.client(params, &Extensions::NONE).map_or_else(skip, |_| true))
 }
 
 /// Serves `server` and runs `options` of `client` against it; the server's

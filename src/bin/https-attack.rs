@@ -13,10 +13,10 @@ use anyhow::{Result, anyhow, bail};
 use clap::Parser;
 use tls_bench::{
     error::exit_code,
-    params::{HandshakeKind, Params},
+    params::HandshakeKind,
     sockets::{
         self,
-        attack::{Attack, AttackOptions, run_attackers},
+        attack::{Attack, AttackClients, AttackOptions, run_attackers},
         cli::{ParamsArgs, check_json, cores, duration_arg, write_json},
         https::Http,
         serve::{ServeOptions, start_with},
@@ -138,13 +138,7 @@ fn run_cli(cli: Cli) -> Result<()> {
     };
     eprintln!("good load alone, {:?}", cli.time);
     let alone = run(&*library, &good)?;
-    let client = library.client(&params).map_err(|e| anyhow!("{}: {e}", library.name()))?;
-    let no_cert = if mtls {
-        let p = Params { kind: HandshakeKind::ServerAuth, ..params };
-        Some(library.client(&p).map_err(|e| anyhow!("{}: {e}", library.name()))?)
-    } else {
-        None
-    };
+    let clients = AttackClients::of(&*library, &params)?;
     let attack_options = AttackOptions {
         kinds,
         attackers: cli.attackers as usize,
@@ -155,7 +149,7 @@ fn run_cli(cli: Cli) -> Result<()> {
         max_attempts: 100_000,
     };
     eprintln!("good load beside the attackers, {:?}", cli.time);
-    let attackers = std::thread::spawn(move || run_attackers(addr, client, no_cert, &attack_options));
+    let attackers = std::thread::spawn(move || run_attackers(addr, clients, &attack_options));
     let beside = run(&*library, &good);
     let counts = attackers.join().map_err(|_| anyhow!("the attackers' thread panicked"))??;
     let beside = beside?;

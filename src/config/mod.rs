@@ -11,6 +11,10 @@
 //! process and cached, so every runner gets the same policy without
 //! touching the in-memory stack.
 
+/// ALPN and the server name for the runners with an application protocol
+/// (the socket runner's HTTPS): not part of any in-memory benchmark.
+#[cfg(feature = "sockets")]
+pub mod extensions;
 #[cfg(any(feature = "openssl", feature = "boring"))]
 pub mod openssl;
 #[cfg(any(feature = "openssl", feature = "boring"))]

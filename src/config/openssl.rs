@@ -273,6 +273,13 @@ pub fn client_context(params: &Params) -> Result<SslContext, ConfigureError> {
 /// exactly one stateless ticket per TLS 1.3 handshake (RFC 5077 tickets in
 /// TLS 1.2), otherwise no tickets.
 pub fn server_context(params: &Params) -> Result<SslContext, ConfigureError> {
+    Ok(server_builder(params)?.build())
+}
+
+/// The builder of [`server_context`], for a runner that adds settings of
+/// its own (the socket runner's ALPN, `config::alpn`). Errors: as
+/// [`server_context`].
+pub fn server_builder(params: &Params) -> Result<SslContextBuilder, ConfigureError> {
     let files = certs::load(params.cert)?;
     let mut b = SslContext::builder(method(params)).map_err(anyhow::Error::from)?;
     common(&mut b, params)?;
@@ -288,5 +295,5 @@ pub fn server_context(params: &Params) -> Result<SslContext, ConfigureError> {
         set_num_tickets(&mut b, 0)?;
         b.set_options(SslOptions::NO_TICKET);
     }
-    Ok(b.build())
+    Ok(b)
 }

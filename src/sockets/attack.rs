@@ -46,6 +46,9 @@ pub enum Attack {
     /// A handshake, then a request header sent one byte every interval
     /// (slowloris): the idle (header read) timeout's work.
     Slowloris,
+    /// A ClientHello naming another host in SNI (`wrong.invalid`,
+    /// [`super::https::CLIENT_WRONG_NAME`]): the server serves one name.
+    WrongSni,
     /// For mTLS servers: a client that presents no certificate.
     MissingClientCert,
     /// Connections opened at once beyond the server's limit, held silent.
@@ -54,7 +57,7 @@ pub enum Attack {
 
 impl Attack {
     /// Every kind.
-    pub const ALL: [Attack; 9] = [
+    pub const ALL: [Attack; 10] = [
         Attack::Garbage,
         Attack::HelloThenSilence,
         Attack::MalformedHello,
@@ -62,6 +65,7 @@ impl Attack {
         Attack::ResetMidHandshake,
         Attack::ResetMidRequest,
         Attack::Slowloris,
+        Attack::WrongSni,
         Attack::MissingClientCert,
         Attack::Flood,
     ];
@@ -76,6 +80,7 @@ impl Attack {
             Attack::ResetMidHandshake => "reset-mid-handshake",
             Attack::ResetMidRequest => "reset-mid-request",
             Attack::Slowloris => "slowloris",
+            Attack::WrongSni => "wrong-sni",
             Attack::MissingClientCert => "missing-client-cert",
             Attack::Flood => "flood",
         }
@@ -171,7 +176,8 @@ pub struct Attacker {
     /// The server.
     pub addr: SocketAddr,
     /// The client (for the kinds that handshake; a server-auth client for
-    /// [`Attack::MissingClientCert`]).
+    /// [`Attack::MissingClientCert`], one naming another host for
+    /// [`Attack::WrongSni`]).
     pub client: Arc<dyn Client>,
     /// A ClientHello of that client ([`client_hello`]).
     pub hello: Arc<Vec<u8>>,
@@ -273,6 +279,11 @@ impl Attacker {
                     Err(_) => Ok(Ended::StillOpen),
                 }
             }
+            Attack::WrongSni => match timeout(self.hold, self.client.connect(tcp, None)).await {
+                Ok(Ok(_)) => bail!("the server accepted a ClientHello naming another host"),
+                Ok(Err(_)) => Ok(Ended::Rejected(started.elapsed())),
+                Err(_) => Ok(Ended::StillOpen),
+            },
             Attack::ResetMidRequest | Attack::Slowloris | Attack::MissingClientCert => {
                 if self.attack == Attack::ResetMidRequest {
                     reset_on_close(&tcp)?;
@@ -380,17 +391,49 @@ pub struct AttackOptions {
     pub max_attempts: u64,
 }
 
+/// The clients the attackers handshake with, all of the server's library
+/// and parameter set.
+#[derive(Clone)]
+pub struct AttackClients {
+    /// A good client: its handshakes and its ClientHello.
+    pub good: Arc<dyn Client>,
+    /// A client without a certificate, for [`Attack::MissingClientCert`]
+    /// (the kind is left out when `None`: the server is not mTLS).
+    pub no_cert: Option<Arc<dyn Client>>,
+    /// A client naming another host, for [`Attack::WrongSni`].
+    pub wrong_name: Arc<dyn Client>,
+}
+
+impl AttackClients {
+    /// The clients of `library` for a server of `params` (HTTPS's ALPN;
+    /// [`super::https::CLIENT`]). Errors: the library cannot make one.
+    pub fn of(library: &dyn super::Library, params: &crate::params::Params) -> Result<AttackClients> {
+        use super::https::{CLIENT, CLIENT_WRONG_NAME};
+        use crate::params::HandshakeKind;
+        let named = |e: crate::error::ConfigureError| anyhow::anyhow!("{}: {e}", library.name());
+        let no_cert = if params.kind == HandshakeKind::MutualAuth {
+            let p = crate::params::Params { kind: HandshakeKind::ServerAuth, ..*params };
+            Some(library.client(&p, &CLIENT).map_err(named)?)
+        } else {
+            None
+        };
+        Ok(AttackClients {
+            good: library.client(params, &CLIENT).map_err(named)?,
+            no_cert,
+            wrong_name: library.client(params, &CLIENT_WRONG_NAME).map_err(named)?,
+        })
+    }
+}
+
 /// Runs `options`' attackers against `addr` on a runtime of their own (one
-/// thread) until their duration is over. `client` makes the handshakes and
-/// the ClientHello; `no_cert_client` is a client without a certificate
-/// (for [`Attack::MissingClientCert`]; the kind is left out when `None`).
-/// Errors: the runtime cannot start, the ClientHello cannot be captured.
+/// thread) until their duration is over, with `clients`. Errors: the
+/// runtime cannot start, the ClientHello cannot be captured.
 pub fn run_attackers(
     addr: SocketAddr,
-    client: Arc<dyn Client>,
-    no_cert_client: Option<Arc<dyn Client>>,
+    clients: AttackClients,
     options: &AttackOptions,
 ) -> Result<AttackCounts> {
+    let AttackClients { good: client, no_cert: no_cert_client, wrong_name } = clients;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -403,6 +446,7 @@ pub fn run_attackers(
             let client = match (attack, &no_cert_client) {
                 (Attack::MissingClientCert, Some(c)) => c.clone(),
                 (Attack::MissingClientCert, None) => continue,
+                (Attack::WrongSni, _) => wrong_name.clone(),
                 _ => client.clone(),
             };
             for _ in 0..options.attackers {

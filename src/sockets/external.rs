@@ -2,9 +2,10 @@
 //! server and settings as `https-load`, their figures read back from their
 //! own output: `wrk` (keep-alive; `Requests/sec:`), `siege` (`-b`, its
 //! `-j` JSON; a new connection per request or keep-alive, set in an rc
-//! file of ours) and `h2load` from nghttp2-client (`--h1`, keep-alive;
-//! `finished in ..., N req/s`). Each runs bounded in time; a missing tool
-//! is an error saying what to install.
+//! file of ours) and `h2load` from nghttp2-client, twice: HTTP/1.1 (`--h1`)
+//! and HTTP/2 (ALPN `h2`), keep-alive, `finished in ..., N req/s`, its
+//! `Application protocol:` checked. Each runs bounded in time; a missing
+//! tool is an error saying what to install.
 
 use std::{
     path::{Path, PathBuf},
@@ -19,24 +20,38 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Tool {
-    /// wrk 4 (keep-alive only).
+    /// wrk 4 (HTTP/1.1, keep-alive only).
     Wrk,
-    /// siege 4.
+    /// siege 4 (HTTP/1.1).
     Siege,
-    /// h2load, HTTP/1.1 (keep-alive only).
+    /// h2load over HTTP/1.1 (`--h1`; keep-alive only).
+    #[serde(rename = "h2load-h1")]
     H2load,
+    /// h2load over HTTP/2, chosen by ALPN (keep-alive only).
+    #[serde(rename = "h2load-h2")]
+    H2loadH2,
 }
 
 impl Tool {
     /// Every tool.
-    pub const ALL: [Tool; 3] = [Tool::Wrk, Tool::Siege, Tool::H2load];
+    pub const ALL: [Tool; 4] = [Tool::Wrk, Tool::Siege, Tool::H2load, Tool::H2loadH2];
 
-    /// Its command's name.
+    /// Its name in reports (`h2load-h2`).
     pub fn name(self) -> &'static str {
         match self {
             Tool::Wrk => "wrk",
             Tool::Siege => "siege",
-            Tool::H2load => "h2load",
+            Tool::H2load => "h2load-h1",
+            Tool::H2loadH2 => "h2load-h2",
+        }
+    }
+
+    /// Its command.
+    pub fn command(self) -> &'static str {
+        match self {
+            Tool::Wrk => "wrk",
+            Tool::Siege => "siege",
+            Tool::H2load | Tool::H2loadH2 => "h2load",
         }
     }
 
@@ -45,7 +60,16 @@ impl Tool {
         match self {
             Tool::Wrk => "wrk",
             Tool::Siege => "siege",
-            Tool::H2load => "nghttp2-client",
+            Tool::H2load | Tool::H2loadH2 => "nghttp2-client",
+        }
+    }
+
+    /// The ALPN protocol h2load must report (`Application protocol:`).
+    fn application_protocol(self) -> Option<&'static str> {
+        match self {
+            Tool::Wrk | Tool::Siege => None,
+            Tool::H2load => Some("http/1.1"),
+            Tool::H2loadH2 => Some("h2"),
         }
     }
 
@@ -89,13 +113,14 @@ pub struct ToolLoad {
 
 /// The tool's binary. Errors: not installed, saying which package.
 fn binary(tool: Tool) -> Result<PathBuf> {
-    super::nginx::which(tool.name())
-        .with_context(|| format!("{} is not installed: apt-get install {}", tool.name(), tool.package()))
+    super::nginx::which(tool.command())
+        .with_context(|| format!("{} is not installed: apt-get install {}", tool.command(), tool.package()))
 }
 
 /// Runs `tool` with `load`. Errors: not installed, a mode it lacks (wrk and
 /// h2load keep connections alive), it failed, ran past the duration plus
-/// 30 s, or printed nothing we can read (its output quoted).
+/// 30 s, printed nothing we can read (its output quoted), or h2load spoke
+/// another protocol than its row's.
 pub fn run(tool: Tool, load: &ToolLoad) -> Result<ToolRun> {
     if !load.keep_alive && !tool.new_connections() {
         bail!("{} keeps connections alive; only siege opens a new connection per request", tool.name());
@@ -123,8 +148,11 @@ pub fn run(tool: Tool, load: &ToolLoad) -> Result<ToolRun> {
                 &load.url,
             ]);
         }
-        Tool::H2load => {
-            cmd.args(["--h1", "-c", &load.concurrent.to_string(), "-t", &load.threads.to_string()]).args([
+        Tool::H2load | Tool::H2loadH2 => {
+            if tool == Tool::H2load {
+                cmd.arg("--h1");
+            }
+            cmd.args(["-c", &load.concurrent.to_string(), "-t", &load.threads.to_string()]).args([
                 "-D",
                 &secs.to_string(),
                 &load.url,
@@ -133,7 +161,7 @@ pub fn run(tool: Tool, load: &ToolLoad) -> Result<ToolRun> {
     }
     let command = format!(
         "{} {}",
-        tool.name(),
+        tool.command(),
         cmd.get_args().map(|a| a.to_string_lossy()).collect::<Vec<_>>().join(" ")
     );
     let out =
@@ -146,8 +174,14 @@ pub fn run(tool: Tool, load: &ToolLoad) -> Result<ToolRun> {
     let parsed = match tool {
         Tool::Wrk => parse_wrk(&text),
         Tool::Siege => parse_siege(&text),
-        Tool::H2load => parse_h2load(&text),
+        Tool::H2load | Tool::H2loadH2 => parse_h2load(&text),
     };
+    if let Some(wanted) = tool.application_protocol() {
+        let spoke = word_after(&text, "Application protocol:");
+        if spoke != Some(wanted) {
+            bail!("{command}: spoke {}, not {wanted}", spoke.unwrap_or("no protocol it names"));
+        }
+    }
     let (transaction_rate, transactions, failed) = parsed.with_context(|| {
         format!("{command}: output not understood: {}", last_lines(&format!("{text}{err}")))
     })?;
@@ -217,6 +251,12 @@ fn siege_rc(dir: &Path, keep_alive: bool, concurrent: u32) -> Result<PathBuf> {
 fn number_after(text: &str, key: &str) -> Option<f64> {
     let at = text.find(key)? + key.len();
     text[at..].split_whitespace().next()?.trim_end_matches(',').parse().ok()
+}
+
+/// The word after `key` on its line (`Application protocol: h2`).
+fn word_after<'a>(text: &'a str, key: &str) -> Option<&'a str> {
+    let at = text.find(key)? + key.len();
+    text[at..].split_whitespace().next()
 }
 
 /// wrk's `Requests/sec:`, `N requests in`, and its socket errors and
@@ -294,6 +334,8 @@ mod tests {
         let text = "starting benchmark...\n\nfinished in 10.00s, 4321.70 req/s, 5.10MB/s\n\
                     requests: 43217 total, 43217 started, 43217 done, 43210 succeeded, 7 failed, 7 errored, 0 timeout\n";
         assert_eq!(parse_h2load(text), Some((4321.7, 43210, 7)));
+        let head = "TLS Protocol: TLSv1.3\nCipher: TLS_AES_128_GCM_SHA256\nApplication protocol: h2\n";
+        assert_eq!(word_after(head, "Application protocol:"), Some("h2"));
     }
 
     #[test]

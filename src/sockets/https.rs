@@ -1,33 +1,69 @@
-//! HTTPS over the socket runner: hyper 1.x's HTTP/1.1 server connection on
-//! each library's tokio adapter ([`Http`], a [`Protocol`] of
-//! [`super::serve`]; the `https-serve` binary), answering every `GET` with
-//! one fixed body.
+//! HTTPS over the socket runner: hyper 1.x's server connection on each
+//! library's tokio adapter ([`Http`], a [`Protocol`] of [`super::serve`];
+//! the `https-serve` binary), answering every `GET` with one fixed body.
+//!
+//! The protocol is the one ALPN chose (RFC 7301; [`SERVER`]): HTTP/2 when
+//! the client offered `h2` (h2load, browsers), HTTP/1.1 otherwise (a client
+//! that offers `http/1.1` or nothing: siege, wrk, `https-load`).
 //!
 //! HTTP/1.1 as hyper serves it: keep-alive unless the request says
 //! `Connection: close` (then the server closes after its response, with
 //! close_notify). The idle timeout is hyper's header read timeout: a
 //! connection that does not send a whole request header within it, whether
 //! idle between requests or sending it slowly (slowloris), is closed and
-//! counted as closed idle.
+//! counted as closed idle. HTTP/2 has no such timeout in hyper: a
+//! connection that reads nothing for the idle timeout is sent GOAWAY
+//! (hyper's graceful shutdown) and counted the same way.
 
 use std::{
     convert::Infallible,
     future::Future,
     pin::Pin,
-    sync::atomic::{AtomicU64, Ordering::Relaxed},
-    time::Duration,
+    sync::{
+        Arc,
+        atomic::{AtomicU64, Ordering::Relaxed},
+    },
+    task::{Context, Poll},
+    time::{Duration, Instant},
 };
 
 use bytes::Bytes;
 use http_body_util::Full;
-use hyper::{Method, Request, Response, StatusCode, body::Incoming, header, server::conn::http1};
-use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper::{
+    Method, Request, Response, StatusCode,
+    body::Incoming,
+    header,
+    server::conn::{http1, http2},
+};
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
 use super::{
-    ErrorKind, Failure, Stream,
+    ErrorKind, Extensions, Failure, Stream,
     serve::{Conn, Protocol},
 };
-use crate::bench::pattern;
+use crate::{
+    bench::pattern,
+    certs::SERVER_NAME,
+    config::extensions::{H2, HTTP_1_1},
+};
+
+/// What an HTTPS server accepts: ALPN's `h2`, then `http/1.1` (its order
+/// of preference), and only its certificate's name
+/// ([`crate::certs::SERVER_NAME`]) in SNI.
+pub const SERVER: Extensions = Extensions { alpn: &[H2, HTTP_1_1], server_name: Some(SERVER_NAME) };
+
+/// What the HTTP/1.1 clients (`https-load`, the attackers) offer: ALPN's
+/// `http/1.1`, as curl does, and the certificate's name.
+pub const CLIENT: Extensions = Extensions { alpn: &[HTTP_1_1], server_name: None };
+
+/// What an HTTP/2 client offers: ALPN's `h2` only.
+pub const CLIENT_H2: Extensions = Extensions { alpn: &[H2], server_name: None };
+
+/// A client that names another host in SNI ([`super::attack::Attack::WrongSni`]):
+/// `wrong.invalid` (a name that cannot exist, RFC 2606).
+pub const CLIENT_WRONG_NAME: Extensions =
+    Extensions { alpn: &[HTTP_1_1], server_name: Some("wrong.invalid") };
 
 /// The body every `GET` is answered with: `len` bytes of
 /// [`crate::bench::pattern`], which the client checks byte for byte.
@@ -35,8 +71,9 @@ pub fn body(len: usize) -> Bytes {
     Bytes::from(pattern(len))
 }
 
-/// The HTTP/1.1 server protocol: `200 OK` with [`body`] for every `GET`
-/// (any path), `405 Method Not Allowed` otherwise.
+/// The HTTP server protocol (HTTP/2 or HTTP/1.1, as ALPN chose): `200 OK`
+/// with [`body`] for every `GET` (any path), `405 Method Not Allowed`
+/// otherwise.
 pub struct Http {
     body: Bytes,
 }
@@ -52,6 +89,10 @@ impl Http {
 const STOP_GRACE: Duration = Duration::from_secs(1);
 
 impl Protocol for Http {
+    fn extensions(&self) -> Extensions {
+        SERVER
+    }
+
     fn serve<'a>(
         &'a self,
         stream: Box<dyn Stream>,
@@ -77,29 +118,30 @@ fn respond(request: &Request<Incoming>, body: &Bytes) -> Response<Full<Bytes>> {
 
 async fn serve_http(body: &Bytes, stream: Box<dyn Stream>, mut conn: Conn<'_>) -> Result<(), Failure> {
     // Counted here, added to the server's counters once the connection ends.
-    let answered = AtomicU64::new(0);
-    let service = hyper::service::service_fn(|request: Request<Incoming>| {
-        let response = respond(&request, body);
-        if response.status() == StatusCode::OK {
-            answered.fetch_add(1, Relaxed);
-        }
-        std::future::ready(Ok::<_, Infallible>(response))
-    });
-    let mut builder = http1::Builder::new();
-    builder.timer(TokioTimer::new()).header_read_timeout(conn.idle_timeout).keep_alive(true);
-    let connection = builder.serve_connection(TokioIo::new(stream), service);
-    tokio::pin!(connection);
-    let done = tokio::select! {
-        r = connection.as_mut() => Some(r),
-        () = conn.stopped() => None,
+    let answered = Arc::new(AtomicU64::new(0));
+    let service = {
+        let (answered, body) = (answered.clone(), body.clone());
+        hyper::service::service_fn(move |request: Request<Incoming>| {
+            let response = respond(&request, &body);
+            if response.status() == StatusCode::OK {
+                answered.fetch_add(1, Relaxed);
+            }
+            std::future::ready(Ok::<_, Infallible>(response))
+        })
     };
-    let result = match done {
-        Some(r) => Some(r),
-        // Stopping: the response under way may finish, for a second.
-        None => {
-            connection.as_mut().graceful_shutdown();
-            tokio::time::timeout(STOP_GRACE, connection.as_mut()).await.ok()
-        }
+    let result = if stream.alpn() == Some(H2) {
+        conn.http2();
+        let reads = Reads::new(stream);
+        let last_read = reads.last.clone();
+        let mut builder = http2::Builder::new(TokioExecutor::new());
+        builder.timer(TokioTimer::new());
+        let connection = builder.serve_connection(TokioIo::new(reads), service);
+        drive(connection, |c| c.graceful_shutdown(), &mut conn, Some(last_read)).await
+    } else {
+        let mut builder = http1::Builder::new();
+        builder.timer(TokioTimer::new()).header_read_timeout(conn.idle_timeout).keep_alive(true);
+        let connection = builder.serve_connection(TokioIo::new(stream), service);
+        drive(connection, |c| c.graceful_shutdown(), &mut conn, None).await
     };
     let n = answered.load(Relaxed);
     conn.answered(n);
@@ -124,5 +166,101 @@ async fn serve_http(body: &Bytes, stream: Box<dyn Stream>, mut conn: Conn<'_>) -
                 None => Failure::new(e, ErrorKind::Handshake),
             })
         }
+    }
+}
+
+/// Serves `connection` (hyper's HTTP/1.1 or HTTP/2 server connection)
+/// until it ends (`Some`), or until the server stops or, with `last_read`
+/// (HTTP/2), the connection reads nothing for the idle timeout: then
+/// `finish` (its graceful shutdown) lets it complete what it has, for at
+/// most [`STOP_GRACE`] (`None` when that ran out). An idle one is counted
+/// closed idle.
+async fn drive<C: Future<Output = hyper::Result<()>>>(
+    connection: C,
+    finish: impl FnOnce(Pin<&mut C>),
+    conn: &mut Conn<'_>,
+    last_read: Option<Arc<LastRead>>,
+) -> Option<hyper::Result<()>> {
+    tokio::pin!(connection);
+    let idle_timeout = conn.idle_timeout;
+    let idle = tokio::time::sleep(idle_timeout);
+    tokio::pin!(idle);
+    loop {
+        let idled = tokio::select! {
+            r = connection.as_mut() => return Some(r),
+            () = conn.stopped() => false,
+            () = &mut idle, if last_read.is_some() => true,
+        };
+        if !idled {
+            break;
+        }
+        let due = last_read.as_ref().map_or_else(Instant::now, |l| l.at()) + idle_timeout;
+        if Instant::now() < due {
+            idle.as_mut().reset(due.into());
+            continue;
+        }
+        conn.idle_closed();
+        break;
+    }
+    finish(connection.as_mut());
+    tokio::time::timeout(STOP_GRACE, connection.as_mut()).await.ok()
+}
+
+/// When a stream last read bytes, shared with the task that watches it.
+struct LastRead {
+    start: Instant,
+    /// Milliseconds from `start`.
+    ms: AtomicU64,
+}
+
+impl LastRead {
+    fn at(&self) -> Instant {
+        self.start + Duration::from_millis(self.ms.load(Relaxed))
+    }
+}
+
+/// A stream that notes when it last read bytes ([`LastRead`]).
+struct Reads {
+    inner: Box<dyn Stream>,
+    last: Arc<LastRead>,
+}
+
+impl Reads {
+    fn new(inner: Box<dyn Stream>) -> Reads {
+        Reads { inner, last: Arc::new(LastRead { start: Instant::now(), ms: AtomicU64::new(0) }) }
+    }
+}
+
+impl AsyncRead for Reads {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        let before = buf.filled().len();
+        let r = Pin::new(&mut self.inner).poll_read(cx, buf);
+        if buf.filled().len() > before {
+            let ms = u64::try_from(self.last.start.elapsed().as_millis()).unwrap_or(u64::MAX);
+            self.last.ms.store(ms, Relaxed);
+        }
+        r
+    }
+}
+
+impl AsyncWrite for Reads {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.inner).poll_write(cx, buf)
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_shutdown(cx)
     }
 }

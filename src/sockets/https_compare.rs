@@ -191,7 +191,7 @@ fn row(
     let mut servers: Vec<(String, Server)> = Vec::new();
     let mut skipped = Vec::new();
     for lib in libraries {
-        match lib.server(params) {
+        match lib.server(params, &super::https::SERVER) {
             Err(ConfigureError::Unsupported(why)) => {
                 skipped.push((lib.name(), why));
                 continue;

@@ -454,7 +454,9 @@ pub fn run(library: &dyn Library, options: &LoadOptions) -> Result<Report> {
     if options.requests.is_some() == options.duration.is_some() {
         bail!("give either a number of requests or a duration");
     }
-    let client = library.client(&options.params).map_err(|e| anyhow::anyhow!("{}: {e}", library.name()))?;
+    let client = library
+        .client(&options.params, &super::Extensions::NONE)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", library.name()))?;
     let threads = super::threads::start(options.threads, "tls-bench-load", &options.cores)?;
     let runtime = &threads.runtime;
     if let Some(rate) = options.rate

@@ -96,12 +96,37 @@ pub use errors::{ErrorKind, Failure};
 /// made it reads it.
 pub struct Ticket(pub Box<dyn Any + Send + Sync>);
 
+/// What a connection carries beyond its parameter set, the same on every
+/// library ([`crate::config::extensions`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Extensions {
+    /// ALPN protocol names (RFC 7301): a server's, in its order of
+    /// preference (it picks the first one the client offers; none in
+    /// common, or no offer: no ALPN); a client's offer. Empty: no ALPN.
+    pub alpn: &'static [&'static [u8]],
+    /// The server name (SNI, RFC 6066). A server given one refuses a
+    /// ClientHello naming another host (no name, or an IP address, is
+    /// served); a client given one sends it in place of the certificate's
+    /// name ([`crate::certs::SERVER_NAME`], sent when `None`). A server
+    /// without one serves any name.
+    pub server_name: Option<&'static str>,
+}
+
+impl Extensions {
+    /// Nothing beyond the parameter set (the echo, `serve` and `load`).
+    pub const NONE: Extensions = Extensions { alpn: &[], server_name: None };
+}
+
 /// A connection after its handshake: bytes move through tokio's traits.
 pub trait Stream: AsyncRead + AsyncWrite + Unpin + Send {
     /// What the handshake negotiated, read back as the in-memory stacks do
     /// ([`crate::config`]); `None` for plaintext TCP. Errors: the read-back
     /// failed (an unknown suite or group).
     fn negotiated(&self) -> Result<Option<Negotiated>>;
+
+    /// The ALPN protocol the handshake chose ([`Extensions::alpn`]);
+    /// `None`: none (no offer, nothing in common, or plaintext TCP).
+    fn alpn(&self) -> Option<&[u8]>;
 
     /// The session to resume the next connection with, once this client
     /// connection has read a response (which carries the server's TLS 1.3
@@ -134,13 +159,14 @@ pub trait Library: Send + Sync {
     /// `rustls-0.23.46+aws-lc-rs`), or `plaintext-tcp`.
     fn name(&self) -> String;
 
-    /// The server of `params`. Errors: [`ConfigureError::Unsupported`] for
-    /// a combination the library cannot do (a named skip),
-    /// [`ConfigureError::Failed`] otherwise.
-    fn server(&self, params: &Params) -> Result<Arc<dyn Server>, ConfigureError>;
+    /// The server of `params`, accepting `extensions`. Errors:
+    /// [`ConfigureError::Unsupported`] for a combination the library cannot
+    /// do (a named skip), [`ConfigureError::Failed`] otherwise.
+    fn server(&self, params: &Params, extensions: &Extensions) -> Result<Arc<dyn Server>, ConfigureError>;
 
-    /// The client of `params` (errors as [`Library::server`]).
-    fn client(&self, params: &Params) -> Result<Arc<dyn Client>, ConfigureError>;
+    /// The client of `params`, offering `extensions` (errors as
+    /// [`Library::server`]).
+    fn client(&self, params: &Params, extensions: &Extensions) -> Result<Arc<dyn Client>, ConfigureError>;
 
     /// Whether it is plaintext TCP (no handshake, nothing negotiated).
     fn plaintext(&self) -> bool {

@@ -9,7 +9,8 @@
 //! `ssl_conf_command Ciphersuites` (TLS 1.3) or `ssl_ciphers` (TLS 1.2),
 //! `ssl_ecdh_curve` (the group), `ssl_certificate`/`ssl_certificate_key`
 //! (the chain's server files), `ssl_verify_client on` with the chain's CA
-//! (mTLS), `ssl_session_tickets on` (resumption). The body is a file of
+//! (mTLS), `ssl_session_tickets on` (resumption); `listen ... ssl http2`
+//! (HTTP/2 by ALPN, as `https-serve`). The body is a file of
 //! [`super::https::body`]'s bytes, served for every path. nginx cannot
 //! report what it negotiated per connection: the client checks every
 //! handshake.
@@ -66,7 +67,9 @@ pub fn config(dir: &Path, addr: SocketAddr, params: &Params, workers: usize) -> 
         writeln!(c, "  {temp}_temp_path {d}/tmp/{temp};")?;
     }
     c.push_str("  keepalive_requests 1000000;\n  keepalive_timeout 60s;\n");
-    writeln!(c, "  server {{\n    listen {addr} ssl;\n    server_name {};", certs::SERVER_NAME)?;
+    // `listen ... ssl http2`: HTTP/2 by ALPN, as https-serve offers it (the
+    // form nginx 1.22 knows; later ones take it with a deprecation note).
+    writeln!(c, "  server {{\n    listen {addr} ssl http2;\n    server_name {};", certs::SERVER_NAME)?;
     writeln!(c, "    ssl_certificate {};", chain.join(SERVER_CHAIN).display())?;
     writeln!(c, "    ssl_certificate_key {};", chain.join(SERVER_KEY).display())?;
     match params.protocol() {
@@ -204,7 +207,7 @@ mod tests {
         let c = config(Path::new("/d"), addr, &p, 2).unwrap();
         for line in [
             "worker_processes 2;",
-            "listen 127.0.0.1:4433 ssl;",
+            "listen 127.0.0.1:4433 ssl http2;",
             "ssl_protocols TLSv1.3;",
             "ssl_conf_command Ciphersuites TLS_AES_128_GCM_SHA256;",
             "ssl_ecdh_curve P-384;",

@@ -9,13 +9,14 @@ use std::sync::Arc;
 use anyhow::{Context, Result, bail};
 use tokio::net::TcpStream;
 
-use super::{Client, Handshaking, Library, Server, Stream, Ticket};
+use super::{Client, Extensions, Handshaking, Library, Server, Stream, Ticket};
 use crate::{
     config::{
+        extensions,
         openssl::{
             client_context, library_name,
             ossl::ssl::{SslContext, SslSession},
-            server_context,
+            server_builder,
         },
         openssl_conn::{client_ssl, negotiated, received_session, server_ssl, session_mark},
     },
@@ -32,17 +33,22 @@ impl Library for OpenSsl {
         library_name()
     }
 
-    fn server(&self, params: &Params) -> Result<Arc<dyn Server>, ConfigureError> {
-        Ok(Arc::new(OpenSslServer(server_context(params)?)))
+    fn server(&self, params: &Params, extensions: &Extensions) -> Result<Arc<dyn Server>, ConfigureError> {
+        let mut builder = server_builder(params)?;
+        extensions::openssl::server(&mut builder, extensions.alpn, extensions.server_name);
+        Ok(Arc::new(OpenSslServer(builder.build())))
     }
 
-    fn client(&self, params: &Params) -> Result<Arc<dyn Client>, ConfigureError> {
-        Ok(Arc::new(OpenSslClient(client_context(params)?)))
+    fn client(&self, params: &Params, extensions: &Extensions) -> Result<Arc<dyn Client>, ConfigureError> {
+        Ok(Arc::new(OpenSslClient { context: client_context(params)?, extensions: *extensions }))
     }
 }
 
 struct OpenSslServer(SslContext);
-struct OpenSslClient(SslContext);
+struct OpenSslClient {
+    context: SslContext,
+    extensions: Extensions,
+}
 
 impl Server for OpenSslServer {
     fn accept(&self, tcp: TcpStream) -> Handshaking<'_> {
@@ -60,7 +66,8 @@ impl Client for OpenSslClient {
                 Some(Ticket(t)) => Some(*t.downcast::<SslSession>().ok().context("not an OpenSSL session")?),
                 None => None,
             };
-            let ssl = client_ssl(&self.0, session.as_ref())?;
+            let mut ssl = client_ssl(&self.context, session.as_ref())?;
+            extensions::openssl::client(&mut ssl, self.extensions.alpn, self.extensions.server_name)?;
             let stream = adapter::handshake(ssl, tcp, false).await?;
             let mark = session_mark(stream.ssl());
             Ok(Box::new(OpenSslStream { stream, mark: Some(mark) }) as Box<dyn Stream>)
@@ -82,6 +89,10 @@ unsafe impl Send for OpenSslStream {}
 impl Stream for OpenSslStream {
     fn negotiated(&self) -> Result<Option<Negotiated>> {
         negotiated(self.stream.ssl()).map(Some)
+    }
+
+    fn alpn(&self) -> Option<&[u8]> {
+        extensions::openssl::chosen(self.stream.ssl())
     }
 
     fn ticket(&mut self) -> Result<Ticket> {

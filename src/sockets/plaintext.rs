@@ -1,13 +1,13 @@
 //! Plaintext TCP: the baseline a TLS library's figures sit beside. No
 //! handshake, nothing negotiated, no tickets; the same echo and checks of
-//! the bytes.
+//! the bytes. No ALPN either: HTTP over it is HTTP/1.1 (no h2c).
 
 use std::sync::Arc;
 
 use anyhow::{Result, bail};
 use tokio::net::TcpStream;
 
-use super::{Client, Handshaking, Library, PLAINTEXT, Server, Stream, Ticket};
+use super::{Client, Extensions, Handshaking, Library, PLAINTEXT, Server, Stream, Ticket};
 use crate::{
     error::ConfigureError,
     harness::Negotiated,
@@ -22,13 +22,18 @@ impl Library for Plaintext {
         PLAINTEXT.to_string()
     }
 
-    fn server(&self, params: &Params) -> Result<Arc<dyn Server>, ConfigureError> {
+    fn server(&self, params: &Params, _: &Extensions) -> Result<Arc<dyn Server>, ConfigureError> {
         check(params)?;
         Ok(Arc::new(Tcp))
     }
 
-    fn client(&self, params: &Params) -> Result<Arc<dyn Client>, ConfigureError> {
+    fn client(&self, params: &Params, extensions: &Extensions) -> Result<Arc<dyn Client>, ConfigureError> {
         check(params)?;
+        if !extensions.alpn.is_empty() && !extensions.alpn.contains(&crate::config::extensions::HTTP_1_1) {
+            return Err(ConfigureError::Unsupported(
+                "plaintext TCP has no ALPN: HTTP over it is HTTP/1.1 only".to_string(),
+            ));
+        }
         Ok(Arc::new(Tcp))
     }
 
@@ -69,6 +74,10 @@ struct TcpConn(TcpStream);
 impl Stream for TcpConn {
     fn negotiated(&self) -> Result<Option<Negotiated>> {
         Ok(None)
+    }
+
+    fn alpn(&self) -> Option<&[u8]> {
+        None
     }
 
     fn ticket(&mut self) -> Result<Ticket> {

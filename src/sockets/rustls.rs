@@ -9,14 +9,15 @@
 use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
-use rustls::{ClientConfig, ServerConfig};
+use rustls::{ClientConfig, ServerConfig, pki_types::ServerName};
 use tokio::net::TcpStream;
 use tokio_rustls::{TlsAcceptor, TlsConnector, client, server};
 
-use super::{Client, Handshaking, Library, Server, Stream, Ticket, io_failed};
+use super::{Client, Extensions, Handshaking, Library, Server, Stream, Ticket, io_failed};
 use crate::{
-    config::rustls::{
-        CountingStore, Provider, client_config, negotiated, own_store, server_config, server_name,
+    config::{
+        extensions,
+        rustls::{CountingStore, Provider, client_config, negotiated, own_store, server_config, server_name},
     },
     error::ConfigureError,
     harness::{Negotiated, TlsLibrary},
@@ -34,14 +35,21 @@ impl Library for Rustls {
         crate::stacks::rustls::Rustls { provider: self.provider }.name()
     }
 
-    fn server(&self, params: &Params) -> Result<Arc<dyn Server>, ConfigureError> {
-        let config: Arc<ServerConfig> = Arc::new(server_config(self.provider, params)?);
-        Ok(Arc::new(RustlsServer(TlsAcceptor::from(config))))
+    fn server(&self, params: &Params, extensions: &Extensions) -> Result<Arc<dyn Server>, ConfigureError> {
+        let mut config: ServerConfig = server_config(self.provider, params)?;
+        extensions::rustls::server(&mut config, extensions.alpn, extensions.server_name);
+        Ok(Arc::new(RustlsServer(TlsAcceptor::from(Arc::new(config)))))
     }
 
-    fn client(&self, params: &Params) -> Result<Arc<dyn Client>, ConfigureError> {
-        let config = client_config(self.provider, params)?;
-        Ok(Arc::new(RustlsClient { config, resumes: params.kind == HandshakeKind::Resumption }))
+    fn client(&self, params: &Params, extensions: &Extensions) -> Result<Arc<dyn Client>, ConfigureError> {
+        let mut config = client_config(self.provider, params)?;
+        extensions::rustls::client(&mut config, extensions.alpn);
+        let name = match extensions.server_name {
+            Some(name) => ServerName::try_from(name)
+                .map_err(|e| ConfigureError::Failed(anyhow::anyhow!("server name {name:?}: {e}")))?,
+            None => server_name()?,
+        };
+        Ok(Arc::new(RustlsClient { config, name, resumes: params.kind == HandshakeKind::Resumption }))
     }
 }
 
@@ -58,6 +66,8 @@ impl Server for RustlsServer {
 
 struct RustlsClient {
     config: ClientConfig,
+    /// The name sent (SNI) and checked.
+    name: ServerName<'static>,
     resumes: bool,
 }
 
@@ -84,8 +94,10 @@ impl Client for RustlsClient {
                 None => Arc::new(self.config.clone()),
             };
             let seen = own.as_ref().map_or(0, |o| o.store.stored());
-            let stream =
-                io_failed("rustls handshake", TlsConnector::from(config).connect(server_name()?, tcp).await)?;
+            let stream = io_failed(
+                "rustls handshake",
+                TlsConnector::from(config).connect(self.name.clone(), tcp).await,
+            )?;
             Ok(Box::new(ClientStream { stream, own, seen }) as Box<dyn Stream>)
         })
     }
@@ -105,6 +117,10 @@ impl Stream for ServerStream {
         negotiated(self.0.get_ref().1, true).map(Some)
     }
 
+    fn alpn(&self) -> Option<&[u8]> {
+        extensions::rustls::chosen(self.0.get_ref().1)
+    }
+
     fn ticket(&mut self) -> Result<Ticket> {
         bail!("a server keeps no ticket")
     }
@@ -113,6 +129,10 @@ impl Stream for ServerStream {
 impl Stream for ClientStream {
     fn negotiated(&self) -> Result<Option<Negotiated>> {
         negotiated(self.stream.get_ref().1, false).map(Some)
+    }
+
+    fn alpn(&self) -> Option<&[u8]> {
+        extensions::rustls::chosen(self.stream.get_ref().1)
     }
 
     fn ticket(&mut self) -> Result<Ticket> {

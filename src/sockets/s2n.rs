@@ -16,12 +16,13 @@ use s2n_tls::{
 use s2n_tls_tokio::{TlsAcceptor, TlsConnector, TlsStream};
 use tokio::net::TcpStream;
 
-use super::{Client, Handshaking, Library, Server, Stream, Ticket};
+use super::{Client, Extensions, Handshaking, Library, Server, Stream, Ticket};
 use crate::{
     certs::SERVER_NAME,
     config::{
+        extensions,
         s2n::{
-            client_config, connection, group, negotiated_with_group, received_ticket, server_config,
+            client_config, connection, fail, group, negotiated_with_group, received_ticket, server_builder,
             ticket_key,
         },
         s2n_policy::policy_for,
@@ -40,21 +41,31 @@ impl Library for S2n {
         crate::stacks::s2n::S2nTls.name()
     }
 
-    fn server(&self, params: &Params) -> Result<Arc<dyn Server>, ConfigureError> {
-        let config = server_config(params, policy_for(params)?, &ticket_key()?)?;
-        Ok(Arc::new(S2nServer(TlsAcceptor::new(Conn { config, ticket: None }))))
+    fn server(&self, params: &Params, extensions: &Extensions) -> Result<Arc<dyn Server>, ConfigureError> {
+        let mut builder = server_builder(params, policy_for(params)?, &ticket_key()?)?;
+        if let Some(served) = extensions.server_name {
+            extensions::s2n::one_name(&mut builder, served).map_err(fail)?;
+        }
+        let config = builder.build().map_err(fail)?;
+        Ok(Arc::new(S2nServer(TlsAcceptor::new(Conn { config, alpn: extensions.alpn, ticket: None }))))
     }
 
-    fn client(&self, params: &Params) -> Result<Arc<dyn Client>, ConfigureError> {
-        Ok(Arc::new(S2nClient(client_config(params, policy_for(params)?)?)))
+    fn client(&self, params: &Params, extensions: &Extensions) -> Result<Arc<dyn Client>, ConfigureError> {
+        let config = client_config(params, policy_for(params)?)?;
+        Ok(Arc::new(S2nClient {
+            config,
+            alpn: extensions.alpn,
+            name: extensions.server_name.unwrap_or(SERVER_NAME),
+        }))
     }
 }
 
-/// Makes each connection: [`connection`]'s settings, and a client's
-/// ticket to resume.
+/// Makes each connection: [`connection`]'s settings, its ALPN protocols,
+/// and a client's ticket to resume.
 #[derive(Clone)]
 struct Conn {
     config: Config,
+    alpn: &'static [&'static [u8]],
     ticket: Option<Arc<Vec<u8>>>,
 }
 
@@ -63,6 +74,7 @@ impl Builder for Conn {
 
     fn build_connection(&self, mode: Mode) -> Result<Connection, Error> {
         let mut conn = connection(mode == Mode::Server, &self.config)?;
+        extensions::s2n::offer(&mut conn, self.alpn)?;
         if let Some(ticket) = &self.ticket {
             conn.set_session_ticket(ticket)?;
         }
@@ -71,7 +83,12 @@ impl Builder for Conn {
 }
 
 struct S2nServer(TlsAcceptor<Conn>);
-struct S2nClient(Config);
+struct S2nClient {
+    config: Config,
+    alpn: &'static [&'static [u8]],
+    /// The name sent (SNI) and checked.
+    name: &'static str,
+}
 
 /// An s2n-tls-tokio error as a result, its I/O error kept for
 /// [`super::ErrorKind`].
@@ -103,8 +120,8 @@ impl Client for S2nClient {
                 }
                 None => None,
             };
-            let connector = TlsConnector::new(Conn { config: self.0.clone(), ticket });
-            let stream = failed("s2n-tls handshake", connector.connect(SERVER_NAME, tcp).await)?;
+            let connector = TlsConnector::new(Conn { config: self.config.clone(), alpn: self.alpn, ticket });
+            let stream = failed("s2n-tls handshake", connector.connect(self.name, tcp).await)?;
             Ok(Box::new(S2nStream { stream, server: false }) as Box<dyn Stream>)
         })
     }
@@ -119,6 +136,10 @@ impl Stream for S2nStream {
     fn negotiated(&self) -> Result<Option<Negotiated>> {
         let conn: &Connection = self.stream.as_ref();
         negotiated_with_group(conn, self.server, group(conn)?).map(Some)
+    }
+
+    fn alpn(&self) -> Option<&[u8]> {
+        extensions::s2n::chosen(self.stream.as_ref())
     }
 
     fn ticket(&mut self) -> Result<Ticket> {

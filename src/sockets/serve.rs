@@ -31,7 +31,7 @@ use tokio::{
 };
 
 use super::{
-    ErrorKind, Failure, Library, Server, Stream, check_server,
+    ErrorKind, Extensions, Failure, Library, Server, Stream, check_server,
     rss::{RssTrace, Sampler},
     threads::Threads,
 };
@@ -88,6 +88,8 @@ pub struct Summary {
     pub idle_closed: u64,
     /// HTTP requests answered (`https-serve`; 0 for the echo).
     pub requests: u64,
+    /// Connections served HTTP/2 (ALPN `h2`; `https-serve`).
+    pub http2: u64,
     /// Application bytes read (and as many echoed back, when no error).
     pub bytes_received: u64,
     /// Application bytes written back.
@@ -127,7 +129,12 @@ impl Summary {
             self.handshakes_full,
             self.handshakes_resumed,
             if self.requests > 0 {
-                format!("{} HTTP requests answered, ", self.requests)
+                let h2 = if self.http2 > 0 {
+                    format!(" ({} connections HTTP/2)", self.http2)
+                } else {
+                    String::new()
+                };
+                format!("{} HTTP requests answered{h2}, ", self.requests)
             } else {
                 String::new()
             },
@@ -157,6 +164,7 @@ struct Counters {
     resumed: AtomicU64,
     idle_closed: AtomicU64,
     requests: AtomicU64,
+    http2: AtomicU64,
     bytes_received: AtomicU64,
     bytes_sent: AtomicU64,
     errors: Mutex<(BTreeMap<ErrorKind, u64>, Vec<String>)>,
@@ -192,6 +200,12 @@ pub struct Running {
 /// What a server does on a connection once its handshake is done and
 /// checked.
 pub trait Protocol: Send + Sync + 'static {
+    /// What its connections accept beyond the parameter set (HTTP: ALPN's
+    /// `h2` and `http/1.1`); the echo: nothing.
+    fn extensions(&self) -> Extensions {
+        Extensions::NONE
+    }
+
     /// Serves `stream` until the peer closes it, it idles past
     /// [`Conn::idle_timeout`], or the server stops ([`Conn::stopped`]),
     /// counting into `conn`. Errors: a failure, by kind.
@@ -219,6 +233,11 @@ impl Conn<'_> {
     /// Counts the connection as closed for idling.
     pub fn idle_closed(&self) {
         self.counters.idle_closed.fetch_add(1, Relaxed);
+    }
+
+    /// Counts the connection as served HTTP/2.
+    pub fn http2(&self) {
+        self.counters.http2.fetch_add(1, Relaxed);
     }
 
     /// Counts `n` HTTP requests answered.
@@ -252,7 +271,9 @@ pub fn start_with(
     if options.threads == 0 || options.max_connections == 0 {
         bail!("threads and max_connections must be at least 1");
     }
-    let server = library.server(&options.params).map_err(|e| anyhow::anyhow!("{}: {e}", library.name()))?;
+    let server = library
+        .server(&options.params, &protocol.extensions())
+        .map_err(|e| anyhow::anyhow!("{}: {e}", library.name()))?;
     let listener = StdListener::bind(options.listen).map_err(|e| {
         let hint =
             if e.kind() == std::io::ErrorKind::AddrInUse { " (in use: pick another port, or 0)" } else { "" };
@@ -352,6 +373,7 @@ impl Running {
             cpu_seconds,
             cpu_us_per_handshake: (handshakes > 0).then(|| cpu_seconds * 1e6 / handshakes as f64),
             requests: c.requests.load(Relaxed),
+            http2: c.http2.load(Relaxed),
             errors,
             error_examples,
             rss: self.rss.finish()?,

@@ -205,7 +205,9 @@ pub fn run(library: &dyn Library, options: &SiegeOptions) -> Result<SiegeReport>
     if options.requests.is_some() == options.duration.is_some() {
         bail!("give either a number of requests or a duration");
     }
-    let client = library.client(&options.params).map_err(|e| anyhow::anyhow!("{}: {e}", library.name()))?;
+    let client = library
+        .client(&options.params, &super::https::CLIENT)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", library.name()))?;
     let threads = super::threads::start(options.threads, "tls-bench-https-load", &options.cores)?;
     let expected = super::https::body(options.body);
     let bar = progress(options.progress, options.requests.map(|r| (r, options.clients)), options.duration);

@@ -176,7 +176,9 @@ pub fn run(
     fs::create_dir_all(&options.work).with_context(|| format!("creating {}", options.work.display()))?;
     let mut servers: Vec<(String, Proc, SocketAddr)> = Vec::new();
     for lib in libraries {
-        if lib.server(&options.params).is_err() || lib.client(&options.params).is_err() {
+        if lib.server(&options.params, &super::https::SERVER).is_err()
+            || lib.client(&options.params, &super::https::CLIENT).is_err()
+        {
             eprintln!("skip {}: it does not serve {}", lib.name(), options.params);
             continue;
         }

@@ -69,7 +69,7 @@ mod run {
     use crate::{
         error::ConfigureError,
         sockets::{
-            self, Library,
+            self, Extensions, Library,
             load::{self, LoadOptions},
             serve::{self, Running, ServeOptions},
         },
@@ -87,8 +87,8 @@ mod run {
     /// `params`. Errors: unsupported (a named skip) or failed.
     pub fn supports(library: &str, params: &Params) -> Result<(), ConfigureError> {
         let socket = self::library(library)?;
-        socket.server(params)?;
-        socket.client(params)?;
+        socket.server(params, &Extensions::NONE)?;
+        socket.client(params, &Extensions::NONE)?;
         Ok(())
     }
 
