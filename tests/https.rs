@@ -21,8 +21,8 @@ use tls_bench::{
     error::ConfigureError,
     params::{CipherSuite, HandshakeKind, KxGroup, Params},
     sockets::{
-        ErrorKind, Library,
-        attack::{Attack, AttackClients, AttackOptions, run_attackers},
+        ErrorKind, Extensions, Library,
+        attack::{Attack, AttackClients, AttackOptions, another_ca, run_attackers},
         https::{self, Http},
         libraries,
         serve::{self, Running, ServeOptions},
@@ -264,6 +264,58 @@ fn a_server_refuses_a_client_hello_naming_another_host() {
         assert_eq!(summary.errors.get(&ErrorKind::Handshake), Some(&(tls.len() as u64)), "{summary:?}");
     }
     assert!(ran >= 1, "no TLS library ran");
+}
+
+#[test]
+fn an_mtls_server_refuses_a_certificate_of_another_ca_for_its_issuer() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let p = params(HandshakeKind::MutualAuth);
+    let foreign = Extensions { client_identity: Some(another_ca(p.cert)), ..https::CLIENT };
+    let tls: Vec<Box<dyn Library>> =
+        libraries().into_iter().filter(|l| !l.plaintext() && runs(&**l, &p)).collect();
+    for server_lib in &tls {
+        // s2n-tls-tokio blinds a failed handshake (holds it 10-30 s before
+        // closing, s2n's defence against timing side channels): the
+        // handshake timeout closes it first.
+        let blinds = server_lib.name().starts_with("s2n-tls");
+        let options = ServeOptions { handshake_timeout: Duration::from_secs(1), ..serve_options(p) };
+        let running = https(&**server_lib, &options);
+        let addr = running.addr();
+        for client_lib in &tls {
+            let what = format!("{} client, {} server", client_lib.name(), server_lib.name());
+            let client = client_lib.client(&p, &foreign).unwrap();
+            let answered = runtime.block_on(async {
+                let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+                let limit = Duration::from_secs(5);
+                // TLS 1.3: the client is done before the server judges its
+                // certificate; the refusal comes on the first read.
+                let Ok(mut stream) = tokio::time::timeout(limit, client.connect(tcp, None)).await.unwrap()
+                else {
+                    return false;
+                };
+                let _ = stream.write_all(b"GET / HTTP/1.1\r\nHost: localhost\r\n\r\n").await;
+                let _ = stream.flush().await;
+                let mut buf = [0u8; 64];
+                matches!(tokio::time::timeout(limit, stream.read(&mut buf)).await.unwrap(), Ok(n) if n > 0)
+            });
+            assert!(!answered, "{what}: answered");
+        }
+        let summary = running.stop().unwrap();
+        let n = tls.len() as u64;
+        if blinds {
+            assert_eq!(summary.errors.get(&ErrorKind::Timeout), Some(&n), "{summary:?}");
+        } else {
+            // Refused for the certificate's issuer, not for a missing one.
+            let issuer = |e: &String| {
+                let e = e.to_lowercase();
+                ["untrusted", "unknownissuer", "verify failed", "unknown ca"].iter().any(|w| e.contains(w))
+            };
+            let examples = &summary.error_examples;
+            assert!(examples.iter().all(issuer), "{}: {examples:?}", server_lib.name());
+            assert_eq!(summary.errors.values().sum::<u64>(), n, "{summary:?}");
+        }
+    }
 }
 
 /// Writes `bytes` to the server, then waits (bounded) for it to close.

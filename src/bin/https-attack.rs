@@ -105,11 +105,11 @@ fn run_cli(cli: Cli) -> Result<()> {
         kinds = Attack::ALL.to_vec();
     }
     let mtls = params.kind == HandshakeKind::MutualAuth;
-    if !mtls && kinds.contains(&Attack::MissingClientCert) {
+    if !mtls && let Some(k) = kinds.iter().find(|k| k.needs_mtls()) {
         if !cli.kinds.is_empty() {
-            bail!("missing-client-cert needs an mTLS server: add --kind mTLS");
+            bail!("{} needs an mTLS server: add --kind mTLS", k.name());
         }
-        kinds.retain(|&k| k != Attack::MissingClientCert);
+        kinds.retain(|k| !k.needs_mtls());
     }
     let threads = cores();
     let serve = ServeOptions {

@@ -1,5 +1,6 @@
 //! The TLS extensions the socket runner's HTTPS sets beyond a parameter
-//! set, through each library's own API: ALPN and the server name.
+//! set, through each library's own API: ALPN and the server name; and,
+//! for an attacker, a client identity of another CA.
 //!
 //! **ALPN** (Application-Layer Protocol Negotiation, RFC 7301), for the
 //! runners that carry an application protocol (HTTPS: `h2` and
@@ -16,6 +17,11 @@
 //! ([`name_refused`]; RFC 6066 lets it send unrecognized_name or go on: it
 //! aborts, as nginx's `ssl_reject_handshake` does); a client sends the name
 //! it is given.
+//!
+//! **Another CA's client identity**: a client that trusts its parameter
+//! set's CA (so it accepts the server) but presents another chain's client
+//! certificate, which an mTLS server must refuse (RFC 8446 section 4.4.2.4:
+//! unknown_ca or bad_certificate).
 //!
 //! Sources: rustls's `ServerConfig::alpn_protocols`,
 //! `ClientConfig::alpn_protocols` and `CommonState::alpn_protocol`;
@@ -79,11 +85,15 @@ pub fn name_refused(sent: Option<&str>, served: &str) -> bool {
 pub mod rustls {
     use std::sync::Arc;
 
+    use anyhow::Result;
     use rustls::{
-        ClientConfig, CommonState, ServerConfig,
+        ClientConfig, CommonState, ServerConfig, SignatureScheme,
+        client::ResolvesClientCert,
         server::{ClientHello, ResolvesServerCert},
         sign::CertifiedKey,
     };
+
+    use crate::{certs, config::rustls::chain_and_key, params::CertChain};
 
     fn owned(protocols: &[&[u8]]) -> Vec<Vec<u8>> {
         protocols.iter().map(|p| p.to_vec()).collect()
@@ -122,6 +132,31 @@ pub mod rustls {
     /// The protocol chosen; `None`: none.
     pub fn chosen(state: &CommonState) -> Option<&[u8]> {
         state.alpn_protocol()
+    }
+
+    /// Makes `config` present `chain`'s client identity whenever a server
+    /// asks for one. Errors: the files do not load, or the key does not
+    /// suit the config's crypto provider.
+    pub fn present(config: &mut ClientConfig, chain: CertChain) -> Result<()> {
+        let files = certs::load(chain)?;
+        let (certs, key) = chain_and_key(&files, false)?;
+        let key = CertifiedKey::from_der(certs, key, config.crypto_provider())?;
+        config.client_auth_cert_resolver = Arc::new(Present(Arc::new(key)));
+        Ok(())
+    }
+
+    /// Always the one identity.
+    #[derive(Debug)]
+    struct Present(Arc<CertifiedKey>);
+
+    impl ResolvesClientCert for Present {
+        fn resolve(&self, _: &[&[u8]], _: &[SignatureScheme]) -> Option<Arc<CertifiedKey>> {
+            Some(self.0.clone())
+        }
+
+        fn has_certs(&self) -> bool {
+            true
+        }
     }
 }
 
@@ -177,6 +212,13 @@ pub mod openssl {
     pub fn chosen(ssl: &SslRef) -> Option<&[u8]> {
         ssl.selected_alpn_protocol()
     }
+
+    /// Makes the client contexts of `builder` present `chain`'s client
+    /// identity. Errors: the files do not load.
+    pub fn present(builder: &mut SslContextBuilder, chain: crate::params::CertChain) -> Result<()> {
+        let files = crate::certs::load(chain)?;
+        crate::config::openssl::identity(builder, &files, false)
+    }
 }
 
 /// s2n-tls: a connection's preference list (a server's or a client's), a
@@ -185,11 +227,15 @@ pub mod openssl {
 pub mod s2n {
     use std::pin::Pin;
 
-    use crate::config::s2n_api::{
-        callbacks::{ClientHelloCallback, ConnectionFuture},
-        config::Builder,
-        connection::Connection,
-        error::Error,
+    use crate::{
+        config::s2n_api::{
+            callbacks::{ClientHelloCallback, ConnectionFuture},
+            config::Builder,
+            connection::Connection,
+            enums::ClientAuthType,
+            error::Error,
+        },
+        error::ConfigureError,
     };
 
     /// Makes the server configs of `builder` refuse ClientHellos naming
@@ -230,6 +276,15 @@ pub mod s2n {
     /// The protocol chosen; `None`: none.
     pub fn chosen(conn: &Connection) -> Option<&[u8]> {
         conn.application_protocol()
+    }
+
+    /// Makes the client configs of `builder` present `chain`'s client
+    /// identity when a server asks for one. Errors: the files do not load,
+    /// s2n-tls refuses them.
+    pub fn present(builder: &mut Builder, chain: crate::params::CertChain) -> Result<(), ConfigureError> {
+        builder.set_client_auth_type(ClientAuthType::Required).map_err(crate::config::s2n::fail)?;
+        let files = crate::certs::load(chain)?;
+        crate::config::s2n::identity(builder, &files, false)
     }
 }
 

@@ -216,8 +216,10 @@ fn trust(builder: &mut SslContextBuilder, files: &CertFiles) -> Result<()> {
     Ok(())
 }
 
-/// Loads a side's chain and key. Errors name both files.
-fn identity(builder: &mut SslContextBuilder, files: &CertFiles, server: bool) -> Result<()> {
+/// Makes `builder`'s connections present the chain's identity (`server`:
+/// the server's, else the client's). Errors name both files: one does not
+/// parse, or the key does not match.
+pub fn identity(builder: &mut SslContextBuilder, files: &CertFiles, server: bool) -> Result<()> {
     load_identity(builder, files.identity(server))
         .with_context(|| format!("loading {}", files.identity_files(server)))
 }
@@ -243,6 +245,13 @@ fn load_identity(builder: &mut SslContextBuilder, (chain, key): (&[u8], &[u8])) 
 /// client cache OpenSSL does not mark a resumed TLS 1.3 session single-use
 /// in a way that its successor inherits.
 pub fn client_context(params: &Params) -> Result<SslContext, ConfigureError> {
+    Ok(client_builder(params)?.build())
+}
+
+/// The builder of [`client_context`], for a runner that adds settings of
+/// its own (the socket runner's attacker presents another CA's identity).
+/// Errors: as [`client_context`].
+pub fn client_builder(params: &Params) -> Result<SslContextBuilder, ConfigureError> {
     let files = certs::load(params.cert)?;
     let mut b = SslContext::builder(method(params)).map_err(anyhow::Error::from)?;
     common(&mut b, params)?;
@@ -265,7 +274,7 @@ pub fn client_context(params: &Params) -> Result<SslContext, ConfigureError> {
             }
         });
     }
-    Ok(b.build())
+    Ok(b)
 }
 
 /// A server context for `params`: the chain's server identity; requires and

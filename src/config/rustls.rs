@@ -189,7 +189,7 @@ fn versions(params: &Params) -> &'static [&'static SupportedProtocolVersion] {
 }
 
 /// A side's chain and key, parsed. Errors name the files.
-fn chain_and_key(
+pub fn chain_and_key(
     files: &CertFiles,
     server: bool,
 ) -> Result<(Vec<CertificateDer<'static>>, PrivateKeyDer<'static>)> {

@@ -93,8 +93,9 @@ fn builder(policy: &str) -> Result<Builder, ConfigureError> {
     Ok(b)
 }
 
-/// Loads a side's chain and key (`load_pem`). Errors name both files.
-fn identity(b: &mut Builder, files: &CertFiles, server: bool) -> Result<(), ConfigureError> {
+/// Makes `b`'s connections present the chain's identity (`server`: the
+/// server's, else the client's; `load_pem`). Errors name both files.
+pub fn identity(b: &mut Builder, files: &CertFiles, server: bool) -> Result<(), ConfigureError> {
     let (chain, key) = files.identity(server);
     b.load_pem(chain, key).map_err(|e| {
         ConfigureError::Failed(anyhow!("s2n-tls: loading {}: {e}", files.identity_files(server)))

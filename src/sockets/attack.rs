@@ -25,6 +25,7 @@ use tokio::{
 };
 
 use super::Client;
+use crate::params::CertChain;
 
 /// A kind of misbehaving client.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -51,13 +52,16 @@ pub enum Attack {
     WrongSni,
     /// For mTLS servers: a client that presents no certificate.
     MissingClientCert,
+    /// For mTLS servers: a client that presents a certificate of another
+    /// CA ([`another_ca`]), trusting the server's.
+    UntrustedClientCert,
     /// Connections opened at once beyond the server's limit, held silent.
     Flood,
 }
 
 impl Attack {
     /// Every kind.
-    pub const ALL: [Attack; 10] = [
+    pub const ALL: [Attack; 11] = [
         Attack::Garbage,
         Attack::HelloThenSilence,
         Attack::MalformedHello,
@@ -67,6 +71,7 @@ impl Attack {
         Attack::Slowloris,
         Attack::WrongSni,
         Attack::MissingClientCert,
+        Attack::UntrustedClientCert,
         Attack::Flood,
     ];
 
@@ -82,8 +87,26 @@ impl Attack {
             Attack::Slowloris => "slowloris",
             Attack::WrongSni => "wrong-sni",
             Attack::MissingClientCert => "missing-client-cert",
+            Attack::UntrustedClientCert => "untrusted-client-cert",
             Attack::Flood => "flood",
         }
+    }
+
+    /// Whether the kind needs an mTLS server.
+    pub fn needs_mtls(self) -> bool {
+        matches!(self, Attack::MissingClientCert | Attack::UntrustedClientCert)
+    }
+}
+
+/// A chain of the same key type as `chain` but of another root CA (each
+/// chain has its own, `certs/`): its client certificate is one `chain`'s
+/// server must not trust.
+pub fn another_ca(chain: CertChain) -> CertChain {
+    match chain {
+        CertChain::Rsa2048 => CertChain::Rsa3072,
+        CertChain::Rsa3072 | CertChain::Rsa4096 => CertChain::Rsa2048,
+        CertChain::EcdsaP256 => CertChain::EcdsaP384,
+        CertChain::EcdsaP384 => CertChain::EcdsaP256,
     }
 }
 
@@ -284,7 +307,10 @@ impl Attacker {
                 Ok(Err(_)) => Ok(Ended::Rejected(started.elapsed())),
                 Err(_) => Ok(Ended::StillOpen),
             },
-            Attack::ResetMidRequest | Attack::Slowloris | Attack::MissingClientCert => {
+            Attack::ResetMidRequest
+            | Attack::Slowloris
+            | Attack::MissingClientCert
+            | Attack::UntrustedClientCert => {
                 if self.attack == Attack::ResetMidRequest {
                     reset_on_close(&tcp)?;
                 }
@@ -302,16 +328,16 @@ impl Attacker {
                         stream.flush().await?;
                         Ok(Ended::Dropped)
                     }
-                    Attack::MissingClientCert => {
+                    Attack::MissingClientCert | Attack::UntrustedClientCert => {
                         // TLS 1.3: the client is done before the server
-                        // reads its (empty) Certificate; the refusal comes
-                        // on the first read.
+                        // reads its Certificate (empty, or of another CA);
+                        // the refusal comes on the first read.
                         let _ = stream.write_all(request).await;
                         let _ = stream.flush().await;
                         let mut buf = [0u8; 1024];
                         match timeout(self.hold, stream.read(&mut buf)).await {
                             Ok(Ok(0) | Err(_)) => Ok(Ended::Rejected(started.elapsed())),
-                            Ok(Ok(_)) => bail!("the server answered a client without a certificate"),
+                            Ok(Ok(_)) => bail!("the server answered a client {}", self.attack.name()),
                             Err(_) => Ok(Ended::StillOpen),
                         }
                     }
@@ -400,6 +426,9 @@ pub struct AttackClients {
     /// A client without a certificate, for [`Attack::MissingClientCert`]
     /// (the kind is left out when `None`: the server is not mTLS).
     pub no_cert: Option<Arc<dyn Client>>,
+    /// A client presenting another CA's certificate, for
+    /// [`Attack::UntrustedClientCert`] (left out when `None`, as above).
+    pub untrusted: Option<Arc<dyn Client>>,
     /// A client naming another host, for [`Attack::WrongSni`].
     pub wrong_name: Arc<dyn Client>,
 }
@@ -408,18 +437,26 @@ impl AttackClients {
     /// The clients of `library` for a server of `params` (HTTPS's ALPN;
     /// [`super::https::CLIENT`]). Errors: the library cannot make one.
     pub fn of(library: &dyn super::Library, params: &crate::params::Params) -> Result<AttackClients> {
-        use super::https::{CLIENT, CLIENT_WRONG_NAME};
+        use super::{
+            Extensions,
+            https::{CLIENT, CLIENT_WRONG_NAME},
+        };
         use crate::params::HandshakeKind;
         let named = |e: crate::error::ConfigureError| anyhow::anyhow!("{}: {e}", library.name());
-        let no_cert = if params.kind == HandshakeKind::MutualAuth {
+        let (no_cert, untrusted) = if params.kind == HandshakeKind::MutualAuth {
             let p = crate::params::Params { kind: HandshakeKind::ServerAuth, ..*params };
-            Some(library.client(&p, &CLIENT).map_err(named)?)
+            let foreign = Extensions { client_identity: Some(another_ca(params.cert)), ..CLIENT };
+            (
+                Some(library.client(&p, &CLIENT).map_err(named)?),
+                Some(library.client(params, &foreign).map_err(named)?),
+            )
         } else {
-            None
+            (None, None)
         };
         Ok(AttackClients {
             good: library.client(params, &CLIENT).map_err(named)?,
             no_cert,
+            untrusted,
             wrong_name: library.client(params, &CLIENT_WRONG_NAME).map_err(named)?,
         })
     }
@@ -433,7 +470,7 @@ pub fn run_attackers(
     clients: AttackClients,
     options: &AttackOptions,
 ) -> Result<AttackCounts> {
-    let AttackClients { good: client, no_cert: no_cert_client, wrong_name } = clients;
+    let AttackClients { good: client, no_cert: no_cert_client, untrusted, wrong_name } = clients;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -446,6 +483,10 @@ pub fn run_attackers(
             let client = match (attack, &no_cert_client) {
                 (Attack::MissingClientCert, Some(c)) => c.clone(),
                 (Attack::MissingClientCert, None) => continue,
+                (Attack::UntrustedClientCert, _) => match &untrusted {
+                    Some(c) => c.clone(),
+                    None => continue,
+                },
                 (Attack::WrongSni, _) => wrong_name.clone(),
                 _ => client.clone(),
             };

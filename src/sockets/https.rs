@@ -51,19 +51,19 @@ use crate::{
 /// What an HTTPS server accepts: ALPN's `h2`, then `http/1.1` (its order
 /// of preference), and only its certificate's name
 /// ([`crate::certs::SERVER_NAME`]) in SNI.
-pub const SERVER: Extensions = Extensions { alpn: &[H2, HTTP_1_1], server_name: Some(SERVER_NAME) };
+pub const SERVER: Extensions =
+    Extensions { alpn: &[H2, HTTP_1_1], server_name: Some(SERVER_NAME), ..Extensions::NONE };
 
 /// What the HTTP/1.1 clients (`https-load`, the attackers) offer: ALPN's
 /// `http/1.1`, as curl does, and the certificate's name.
-pub const CLIENT: Extensions = Extensions { alpn: &[HTTP_1_1], server_name: None };
+pub const CLIENT: Extensions = Extensions { alpn: &[HTTP_1_1], ..Extensions::NONE };
 
 /// What an HTTP/2 client offers: ALPN's `h2` only.
-pub const CLIENT_H2: Extensions = Extensions { alpn: &[H2], server_name: None };
+pub const CLIENT_H2: Extensions = Extensions { alpn: &[H2], ..Extensions::NONE };
 
 /// A client that names another host in SNI ([`super::attack::Attack::WrongSni`]):
 /// `wrong.invalid` (a name that cannot exist, RFC 2606).
-pub const CLIENT_WRONG_NAME: Extensions =
-    Extensions { alpn: &[HTTP_1_1], server_name: Some("wrong.invalid") };
+pub const CLIENT_WRONG_NAME: Extensions = Extensions { server_name: Some("wrong.invalid"), ..CLIENT };
 
 /// The body every `GET` is answered with: `len` bytes of
 /// [`crate::bench::pattern`], which the client checks byte for byte.

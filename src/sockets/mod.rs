@@ -26,7 +26,7 @@ use crate::{
     bench::library_family,
     error::ConfigureError,
     harness::Negotiated,
-    params::{HandshakeKind, Params},
+    params::{CertChain, HandshakeKind, Params},
 };
 
 /// tokio's `AsyncRead` and `AsyncWrite` for a wrapper `$t`, forwarded to
@@ -110,11 +110,16 @@ pub struct Extensions {
     /// name ([`crate::certs::SERVER_NAME`], sent when `None`). A server
     /// without one serves any name.
     pub server_name: Option<&'static str>,
+    /// The chain whose client certificate and key a client presents, in
+    /// place of its parameter set's (another CA's: the attacker of
+    /// [`attack::Attack::UntrustedClientCert`]); it still trusts its
+    /// parameter set's CA. `None`: the parameter set's, under mTLS.
+    pub client_identity: Option<CertChain>,
 }
 
 impl Extensions {
     /// Nothing beyond the parameter set (the echo, `serve` and `load`).
-    pub const NONE: Extensions = Extensions { alpn: &[], server_name: None };
+    pub const NONE: Extensions = Extensions { alpn: &[], server_name: None, client_identity: None };
 }
 
 /// A connection after its handshake: bytes move through tokio's traits.
@@ -230,6 +235,16 @@ pub fn check_server(negotiated: &Negotiated, params: &Params) -> Result<bool> {
     }
     negotiated.check(&wanted)?;
     Ok(negotiated.resumed)
+}
+
+/// The parameter set a client's configuration starts from: `params`, less
+/// its own client identity when [`Extensions::client_identity`] replaces
+/// it under mTLS (the library then presents only the other one).
+fn identity_base(params: &Params, extensions: &Extensions) -> Params {
+    match (extensions.client_identity, params.kind) {
+        (Some(_), HandshakeKind::MutualAuth) => Params { kind: HandshakeKind::ServerAuth, ..*params },
+        _ => *params,
+    }
 }
 
 /// An I/O error as a result (tokio-rustls's handshakes return

@@ -9,12 +9,12 @@ use std::sync::Arc;
 use anyhow::{Context, Result, bail};
 use tokio::net::TcpStream;
 
-use super::{Client, Extensions, Handshaking, Library, Server, Stream, Ticket};
+use super::{Client, Extensions, Handshaking, Library, Server, Stream, Ticket, identity_base};
 use crate::{
     config::{
         extensions,
         openssl::{
-            client_context, library_name,
+            client_builder, library_name,
             ossl::ssl::{SslContext, SslSession},
             server_builder,
         },
@@ -40,7 +40,11 @@ impl Library for OpenSsl {
     }
 
     fn client(&self, params: &Params, extensions: &Extensions) -> Result<Arc<dyn Client>, ConfigureError> {
-        Ok(Arc::new(OpenSslClient { context: client_context(params)?, extensions: *extensions }))
+        let mut builder = client_builder(&identity_base(params, extensions))?;
+        if let Some(chain) = extensions.client_identity {
+            extensions::openssl::present(&mut builder, chain)?;
+        }
+        Ok(Arc::new(OpenSslClient { context: builder.build(), extensions: *extensions }))
     }
 }
 

@@ -44,6 +44,9 @@ impl Library for Rustls {
     fn client(&self, params: &Params, extensions: &Extensions) -> Result<Arc<dyn Client>, ConfigureError> {
         let mut config = client_config(self.provider, params)?;
         extensions::rustls::client(&mut config, extensions.alpn);
+        if let Some(chain) = extensions.client_identity {
+            extensions::rustls::present(&mut config, chain)?;
+        }
         let name = match extensions.server_name {
             Some(name) => ServerName::try_from(name)
                 .map_err(|e| ConfigureError::Failed(anyhow::anyhow!("server name {name:?}: {e}")))?,

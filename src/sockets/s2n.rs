@@ -16,13 +16,13 @@ use s2n_tls::{
 use s2n_tls_tokio::{TlsAcceptor, TlsConnector, TlsStream};
 use tokio::net::TcpStream;
 
-use super::{Client, Extensions, Handshaking, Library, Server, Stream, Ticket};
+use super::{Client, Extensions, Handshaking, Library, Server, Stream, Ticket, identity_base};
 use crate::{
     certs::SERVER_NAME,
     config::{
         extensions,
         s2n::{
-            client_config, connection, fail, group, negotiated_with_group, received_ticket, server_builder,
+            client_builder, connection, fail, group, negotiated_with_group, received_ticket, server_builder,
             ticket_key,
         },
         s2n_policy::policy_for,
@@ -51,7 +51,11 @@ impl Library for S2n {
     }
 
     fn client(&self, params: &Params, extensions: &Extensions) -> Result<Arc<dyn Client>, ConfigureError> {
-        let config = client_config(params, policy_for(params)?)?;
+        let mut builder = client_builder(&identity_base(params, extensions), policy_for(params)?)?;
+        if let Some(chain) = extensions.client_identity {
+            extensions::s2n::present(&mut builder, chain)?;
+        }
+        let config = builder.build().map_err(fail)?;
         Ok(Arc::new(S2nClient {
             config,
             alpn: extensions.alpn,
