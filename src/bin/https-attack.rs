@@ -9,7 +9,7 @@
 
 use std::{path::PathBuf, process::ExitCode, sync::Arc, time::Duration};
 
-use anyhow::{Result, anyhow, bail};
+use anyhow::{Context, Result, anyhow, bail};
 use clap::Parser;
 use tls_bench::{
     error::exit_code,
@@ -20,7 +20,7 @@ use tls_bench::{
         cli::{ParamsArgs, check_json, cores, duration_arg, write_json},
         https::Http,
         serve::{ServeOptions, start_with},
-        siege::{SiegeOptions, SiegeReport, run},
+        siege::{SiegeOptions, run},
     },
 };
 
@@ -74,17 +74,6 @@ struct Cli {
 
 fn main() -> ExitCode {
     exit_code(run_cli(Cli::parse()))
-}
-
-fn phase_line(name: &str, r: &SiegeReport) -> String {
-    format!(
-        "| {name} | {:.0} | {:.2} | {:.2} | {:.2} | {} |\n",
-        r.transaction_rate,
-        r.availability,
-        r.transaction_latency.p50_us / 1e3,
-        r.transaction_latency.p99_us / 1e3,
-        r.failed_transactions
-    )
 }
 
 fn run_cli(cli: Cli) -> Result<()> {
@@ -154,38 +143,20 @@ fn run_cli(cli: Cli) -> Result<()> {
     let counts = attackers.join().map_err(|_| anyhow!("the attackers' thread panicked"))??;
     let beside = beside?;
     let summary = running.stop()?;
-    let mut out = format!(
-        "https-attack: {} {params}, {} good users ({}), {:?} per phase, {} attackers per kind\n\n\
-         | good clients | transactions/s | availability % | p50 ms | p99 ms | failed |\n|---|---|---|---|---|---|\n",
+    let json = serde_json::json!({ "alone": alone, "beside": beside, "attacks": counts, "server": summary });
+    let saved: tls_bench::results::https::AttackRun =
+        serde_json::from_value(json.clone()).context("reading the run back as --json holds it")?;
+    print!(
+        "https-attack: {} {params}, {} good users ({}), {:?} per phase, {} attackers per kind\n\n{}\n{}\nthe server: {}",
         library.name(),
         cli.concurrent,
         if cli.keep_alive { "keep-alive" } else { "new connection per request" },
         cli.time,
-        cli.attackers
+        cli.attackers,
+        saved.good_markdown(),
+        saved.attacks_markdown(),
+        summary.to_text()
     );
-    out.push_str(&phase_line("alone", &alone));
-    out.push_str(&phase_line("beside the attackers", &beside));
-    out.push_str(
-        "\n| attack | attempts | rejected by the server | reset by the attacker | still open at its bound | connect failed | longest to close, ms |\n\
-         |---|---|---|---|---|---|---|\n",
-    );
-    for (attack, c) in &counts {
-        out.push_str(&format!(
-            "| {} | {} | {} | {} | {} | {} | {:.0} |\n",
-            attack.name(),
-            c.attempts,
-            c.rejected,
-            c.dropped,
-            c.still_open,
-            c.connect_failed,
-            c.longest_close_ms
-        ));
-    }
-    out.push_str(&format!("\nthe server: {}", summary.to_text()));
-    print!("{out}");
-    write_json(
-        cli.json.as_ref(),
-        &serde_json::json!({ "alone": alone, "beside": beside, "attacks": counts, "server": summary }),
-    )?;
+    write_json(cli.json.as_ref(), &json)?;
     Ok(())
 }

@@ -117,7 +117,7 @@ fn run_cli(cli: Cli) -> Result<()> {
         work: cli.out.with_file_name("work"),
     };
     let result = run(&libraries, &*client, &options, &|what| eprintln!("{what}"))?;
-    print!("{}", result.markdown());
+    print!("{}", result.markdown()?);
     write(&result, out.path())?;
     out.commit()?;
     eprintln!("results in {}", cli.out.display());

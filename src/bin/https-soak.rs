@@ -87,10 +87,11 @@ fn run_cli(cli: Cli) -> Result<()> {
         work: cli.out.with_file_name("work"),
     };
     let soak = run(&libraries, &*client, &options)?;
-    print!("{}", soak.markdown());
+    let md = soak.markdown()?;
+    print!("{md}");
     std::fs::write(out.path().join("results.json"), serde_json::to_string_pretty(&soak)? + "\n")
         .context("writing results.json")?;
-    std::fs::write(out.path().join("results.md"), soak.markdown()).context("writing results.md")?;
+    std::fs::write(out.path().join("results.md"), &md).context("writing results.md")?;
     soak.svg(&out.path().join("rss.svg"))?;
     out.commit()?;
     eprintln!("results in {}", cli.out.display());

@@ -14,6 +14,8 @@
 //! - [`historical`]: `historical-perf`'s per-release results and tables.
 //! - [`instructions`]: the instruction counts' tables.
 //! - [`sockets`]: `handshake-scaling`'s points and the socket tables.
+//! - [`https`]: `https-compare`'s, `https-soak`'s and `https-attack`'s
+//!   tables.
 //! - [`readme`]: `results/README.md` and the README's headline.
 //! - [`check`]: the headline's markers, and `--check`'s differences.
 
@@ -21,6 +23,7 @@ pub mod check;
 pub mod compare;
 pub mod criterion;
 pub mod historical;
+pub mod https;
 pub mod instructions;
 pub mod memory;
 pub mod readme;

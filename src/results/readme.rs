@@ -20,6 +20,7 @@
 //! | Memory | `memory/data/*.json` |
 //! | Historical performance | `historical-perf/results/<library>/*.json` |
 //! | Real sockets | `results/sockets/<date>/`: `compare/` (`compare --sockets`), `scaling/*.json`, `s-time.txt`, `baseline.txt` |
+//! | HTTPS | `results/https/<date>/`: `compare/`, `soak/`, `attack/*.json`, `env.txt` |
 //!
 //! The README's "Real sockets" block ([`SOCKETS_START`] to [`SOCKETS_END`])
 //! is made from the same files ([`Generated::sockets`]).
@@ -35,7 +36,7 @@ use super::{
     compare::{self, Environment, RowSummary, Run},
     criterion,
     historical::{self, Library, ReleaseResult},
-    instructions, memory,
+    https, instructions, memory,
     small_writes::{self, Report},
     sockets::{Scaling, echo_table, handshake_rates_table, handshakes_table},
 };
@@ -95,6 +96,7 @@ pub fn generate(root: &Path) -> Result<Generated> {
         memory_section(root)?,
         historical_section(root)?,
         sockets_section(root)?,
+        https_section(root)?,
     ];
     let mut out = format!(
         "# Results\n\n\
@@ -827,6 +829,76 @@ fn sockets_section(root: &Path) -> Result<Section> {
         notes,
         headline,
     })
+}
+
+/// A committed JSON file of type `T`. Errors name the file.
+fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T> {
+    let text = fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    serde_json::from_str(&text).with_context(|| format!("parsing {}", path.display()))
+}
+
+/// HTTPS: the newest `results/https/<date>/` (`sockets/record-https.sh`):
+/// the `https-compare` tables, the soak's RSS table and plot, and each
+/// library's attack tables.
+fn https_section(root: &Path) -> Result<Section> {
+    let dir = newest_dated(root, "results/https")?;
+    let rel = relative(root, &dir);
+    let env_path = dir.join("env.txt");
+    let env = fs::read_to_string(&env_path).with_context(|| format!("reading {}", env_path.display()))?;
+    let compare: https::CompareRun = read_json(&dir.join("compare/results.json"))?;
+    let soak: https::SoakRun = read_json(&dir.join("soak/results.json"))?;
+    let attack_files = files_ending(&dir.join("attack"), ".json")?;
+    ensure!(!attack_files.is_empty(), "no https-attack results (*.json) in {rel}/attack");
+    let mut body = format!(
+        "Data: {} (made by `sockets/record-https.sh`; [https](../docs/https.md)): `compare/`, an          `https-compare` run with its defaults; `soak/`, an `https-soak` run (every server and nginx          at once); `attack/`, one `https-attack --kind mTLS -t 10s` run per library. The machine:\n\n         ```\n{env}```\n\n### Transactions per second, every server beside nginx\n\n{}\n         ### Memory over time\n\n{}\n![RSS over time]({})\n\n### Good clients beside misbehaving ones\n",
+        path_link(&format!("{rel}/")),
+        demote(&compare.markdown()),
+        soak.markdown(),
+        link(&format!("{rel}/soak/rss.svg")),
+    );
+    for path in &attack_files {
+        let run: https::AttackRun = read_json(path)?;
+        body.push_str(&format!(
+            "\n#### {} ({})\n\n{}\n{}\n{}\n",
+            run.server.library,
+            run.server.parameters,
+            run.good_markdown(),
+            run.attacks_markdown(),
+            run.server_line()
+        ));
+    }
+    let notes = notes(root, &[format!("{rel}/notes.md")])?;
+    let date = env.lines().find_map(|l| l.strip_prefix("date: ")).map_or("?", |d| d.get(..10).unwrap_or(d));
+    let headline = vec![https_headline(&compare, date)?];
+    Ok(Section {
+        title: "HTTPS",
+        summary: "siege-style transactions/s of each library's HTTPS server beside nginx, RSS over time, attacks",
+        body,
+        notes,
+        headline,
+    })
+}
+
+/// The headline: the ECDSA-P256 new-connection row's best library and
+/// nginx, transactions/s.
+fn https_headline(run: &https::CompareRun, date: &str) -> Result<String> {
+    let row = run
+        .rows
+        .iter()
+        .find(|r| r.parameters.contains("ECDSA-P256") && r.mode == "new-connection")
+        .context("the https-compare run has no ECDSA-P256 new-connection row")?;
+    let libraries: Vec<&https::CompareServer> =
+        row.servers.iter().filter(|s| s.server != "nginx" && s.server != "plaintext-tcp").collect();
+    let best = libraries.first().context("the https-compare row has no library")?;
+    let nginx = row.servers.iter().find(|s| s.server == "nginx");
+    Ok(format!(
+        "**HTTPS server, a new connection per request** (`{}`, {} users, https-compare run of {date}):          fastest {} at {:.0} transactions/s{}",
+        row.parameters,
+        run.concurrent,
+        best.server,
+        best.rate,
+        nginx.map_or(String::new(), |n| format!("; nginx {:.0}", n.rate))
+    ))
 }
 
 /// The README's "Real sockets" block.

@@ -302,69 +302,15 @@ fn row(
 }
 
 impl CompareRun {
-    /// The run as Markdown: per row, the siege-style table of every server
-    /// (fastest first), the skips, and the tools beside `https-load`.
-    pub fn markdown(&self) -> String {
-        let mut out = format!(
-            "Siege-style load: client {}, {} users, {} B bodies, {} rounds of {:.0} s per server, {} threads each side{}.\n",
-            self.client,
-            self.concurrent,
-            self.body,
-            self.rounds,
-            self.seconds,
-            self.threads,
-            self.nginx.as_ref().map_or(String::new(), |v| format!(", nginx {v}"))
-        );
-        for row in &self.rows {
-            out.push_str(&format!("\n### {} {}\n\n", row.parameters, row.mode));
-            out.push_str(
-                "| server | transactions/s | best is x faster (95% CI) | availability % | response time ms | p99 ms | longest s | failed |\n\
-                 |---|---|---|---|---|---|---|---|\n",
-            );
-            for s in &row.servers {
-                let r = &s.report;
-                out.push_str(&format!(
-                    "| {} | {:.0} | {} | {:.2} | {:.2} | {:.2} | {:.3} | {} |\n",
-                    s.server,
-                    s.rate,
-                    s.slower_than_best.map_or("-".to_string(), |i| format!(
-                        "{:.2} ({:.2}-{:.2})",
-                        i.estimate, i.low, i.high
-                    )),
-                    r.availability,
-                    r.response_time * 1e3,
-                    r.transaction_latency.p99_us / 1e3,
-                    r.longest_transaction,
-                    s.failed
-                ));
-            }
-            for s in row.servers.iter().filter(|s| !s.errors.is_empty()) {
-                let kinds: Vec<String> = s.errors.iter().map(|(k, n)| format!("{k} {n}")).collect();
-                out.push_str(&format!(
-                    "\nerrors with {}: {} (first: {})\n",
-                    s.server,
-                    kinds.join(", "),
-                    s.first_error.as_deref().unwrap_or("-")
-                ));
-            }
-            for (name, why) in &row.skipped {
-                out.push_str(&format!("\nskip {name}: {why}\n"));
-            }
-            if !row.external.is_empty() {
-                out.push_str("\n| server | tool | transactions/s | https-load's | tool / https-load | failed |\n|---|---|---|---|---|---|\n");
-                for (name, t) in &row.external {
-                    let ours = row.servers.iter().find(|s| &s.server == name).map_or(0.0, |s| s.rate);
-                    out.push_str(&format!(
-                        "| {name} | {} | {:.0} | {ours:.0} | {:.3} | {} |\n",
-                        t.tool.name(),
-                        t.transaction_rate,
-                        if ours > 0.0 { t.transaction_rate / ours } else { f64::NAN },
-                        t.failed
-                    ));
-                }
-            }
-        }
-        out
+    /// The run as Markdown, by [`crate::results::https::CompareRun`]'s
+    /// renderer (the one `report results` uses): per row, the siege-style
+    /// table of every server (fastest first), the skips, and the tools
+    /// beside `https-load`. Errors: the run does not read back as saved (a
+    /// figure that is not a number).
+    pub fn markdown(&self) -> Result<String> {
+        let saved: crate::results::https::CompareRun = serde_json::from_value(serde_json::to_value(self)?)
+            .context("reading the run back as results.json holds it")?;
+        Ok(saved.markdown())
     }
 }
 
@@ -378,6 +324,6 @@ pub fn owns(name: &str) -> bool {
 pub fn write(run: &CompareRun, dir: &Path) -> Result<()> {
     std::fs::write(dir.join("results.json"), serde_json::to_string_pretty(run)? + "\n")
         .context("writing results.json")?;
-    std::fs::write(dir.join("results.md"), run.markdown()).context("writing results.md")?;
+    std::fs::write(dir.join("results.md"), run.markdown()?).context("writing results.md")?;
     Ok(())
 }

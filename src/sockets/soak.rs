@@ -248,32 +248,13 @@ pub fn run(
 }
 
 impl SoakRun {
-    /// The run as Markdown: one row per server.
-    pub fn markdown(&self) -> String {
-        let mut out = format!(
-            "RSS under load: {}, {}, {} users per server, {:.0} s; flagged above {} KiB/min over the last half.\n\n\
-             | server | transactions/s | availability % | RSS start KiB | peak KiB | end KiB | last-half slope KiB/min | growing |\n\
-             |---|---|---|---|---|---|---|---|\n",
-            self.parameters, self.mode, self.concurrent, self.seconds, self.max_growth_kib_per_min
-        );
-        for s in &self.servers {
-            out.push_str(&format!(
-                "| {} | {:.0} | {:.2} | {} | {} | {} | {} | {} |\n",
-                s.server,
-                s.load.transaction_rate,
-                s.load.availability,
-                s.rss.start_kib,
-                s.rss.peak_kib,
-                s.rss.end_kib,
-                s.rss.slope_last_half_kib_per_min.map_or("-".to_string(), |v| format!("{v:+.0}")),
-                match s.growing {
-                    Some(true) => "**yes**",
-                    Some(false) => "no",
-                    None => "too short to judge",
-                }
-            ));
-        }
-        out
+    /// The run as Markdown, by [`crate::results::https::SoakRun`]'s
+    /// renderer (the one `report results` uses): one row per server.
+    /// Errors: the run does not read back as saved.
+    pub fn markdown(&self) -> Result<String> {
+        let saved: crate::results::https::SoakRun = serde_json::from_value(serde_json::to_value(self)?)
+            .context("reading the run back as results.json holds it")?;
+        Ok(saved.markdown())
     }
 
     /// Draws RSS (MiB) over time (s), one line per server, into `path`.

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Records the HTTPS results the README's "HTTPS" lines and results/README.md
+# tables (`report results` renders them): into results/https/DATE/ (DATE:
+# today, UTC):
+#   compare/   `https-compare` with its defaults: every library's server,
+#              plaintext HTTP and nginx in interleaved rounds (RSA-4096 and
+#              ECDSA-P256; new connection per request and keep-alive), wrk,
+#              siege and h2load beside;
+#   soak/      `https-soak` (10 minutes, every server and nginx at once);
+#   attack/    `https-attack --kind mTLS` of every TLS library (good clients
+#              alone, then beside every kind of attacker), LIBRARY.json;
+#   env.txt    date, kernel, cores and CPU model.
+# Run it on an idle machine: nothing else may run while it measures.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+case "${1:-}" in -h | --help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;; esac
+out=results/https/$(date -u +%F)
+mkdir -p "$out/attack"
+{
+  echo "date: $(date -u '+%F %R UTC')"
+  echo "kernel: $(uname -sr)"
+  echo "cores: $(nproc)"
+  echo "cpu: $(grep -m1 '^model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
+} > "$out/env.txt"
+cargo build --release --quiet --bin https-compare --bin https-soak --bin https-attack --bin https-serve --bin serve
+target/release/https-compare --out "$out/compare" > "$out/compare.md"
+target/release/https-soak --out "$out/soak" > "$out/soak.md"
+for lib in $(target/release/serve --list | grep -v '^plaintext'); do
+  target/release/https-attack --library "$lib" --kind mTLS -t 10s --json "$out/attack/$lib.json" > /dev/null
+done
+echo "record-https: wrote $out"

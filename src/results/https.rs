@@ -1,0 +1,351 @@
+//! The HTTPS tools' results as they are saved, read through the fields
+//! their tables show, and the tables: `https-compare`'s siege-style table
+//! per row with the independent tools beside ([`CompareRun`]),
+//! `https-soak`'s RSS table ([`SoakRun`]) and `https-attack`'s good clients
+//! with and without attackers and how each attack ended ([`AttackRun`]).
+//! The tools print these same tables; `report results` renders them from
+//! the committed files (`results/https/<date>/`).
+//!
+//! Units: transactions/s; availability %; response time and latencies ms
+//! (saved as s and µs); RSS KiB; slopes KiB/min.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+
+/// A 95% interval around a ratio.
+#[derive(Clone, Debug, Deserialize)]
+pub struct Interval {
+    /// The median of the per-round ratios.
+    pub estimate: f64,
+    /// Its low end.
+    pub low: f64,
+    /// Its high end.
+    pub high: f64,
+}
+
+/// Latency percentiles, µs.
+#[derive(Clone, Debug, Deserialize)]
+pub struct Latency {
+    /// Median.
+    pub p50_us: f64,
+    /// 99th percentile.
+    pub p99_us: f64,
+}
+
+/// A siege-style report's figures (`https-load`'s `SiegeReport`).
+#[derive(Clone, Debug, Deserialize)]
+pub struct Load {
+    /// Transactions per second.
+    pub transaction_rate: f64,
+    /// Successful transactions over all, %.
+    pub availability: f64,
+    /// Mean transaction time, s.
+    pub response_time: f64,
+    /// Longest transaction, s.
+    pub longest_transaction: f64,
+    /// Failed transactions.
+    pub failed_transactions: u64,
+    /// Transaction latency.
+    pub transaction_latency: Latency,
+}
+
+/// One server of a compare row.
+#[derive(Clone, Debug, Deserialize)]
+pub struct CompareServer {
+    /// Its name (a library, `plaintext-tcp` or `nginx`).
+    pub server: String,
+    /// Median transactions/s over the rounds.
+    pub rate: f64,
+    /// How many times faster the row's best is (`None`: it is the best).
+    pub slower_than_best: Option<Interval>,
+    /// The round at the median.
+    pub report: Load,
+    /// Failed transactions over every round.
+    pub failed: u64,
+    /// Failures outside transactions, by kind, over every round.
+    pub errors: BTreeMap<String, u64>,
+    /// The first failure's message.
+    pub first_error: Option<String>,
+}
+
+/// An independent tool's figures.
+#[derive(Clone, Debug, Deserialize)]
+pub struct ToolRun {
+    /// `wrk`, `siege`, `h2load-h1`, `h2load-h2`.
+    pub tool: String,
+    /// Transactions/s, as the tool reports.
+    pub transaction_rate: f64,
+    /// Failures, as the tool counts them.
+    pub failed: u64,
+}
+
+/// One row: a parameter set and a mode.
+#[derive(Clone, Debug, Deserialize)]
+pub struct CompareRow {
+    /// The parameter set.
+    pub parameters: String,
+    /// `new-connection` or `keep-alive`.
+    pub mode: String,
+    /// Every server, fastest first.
+    pub servers: Vec<CompareServer>,
+    /// Servers skipped, with why.
+    pub skipped: Vec<(String, String)>,
+    /// The tools: (server, run).
+    pub external: Vec<(String, ToolRun)>,
+}
+
+/// An `https-compare` run (its `results.json`).
+#[derive(Clone, Debug, Deserialize)]
+pub struct CompareRun {
+    /// The client library.
+    pub client: String,
+    /// Users at once.
+    pub concurrent: usize,
+    /// Seconds per server per round.
+    pub seconds: f64,
+    /// Rounds.
+    pub rounds: usize,
+    /// Body bytes.
+    pub body: usize,
+    /// Threads each side.
+    pub threads: usize,
+    /// nginx's version, when it ran.
+    pub nginx: Option<String>,
+    /// The rows.
+    pub rows: Vec<CompareRow>,
+}
+
+impl CompareRun {
+    /// Per row, the siege-style table of every server (fastest first), the
+    /// failures outside transactions, the skips, and the tools beside
+    /// `https-load`, under `###` titles.
+    pub fn markdown(&self) -> String {
+        let mut out = format!(
+            "Siege-style load: client {}, {} users, {} B bodies, {} rounds of {:.0} s per server, {} threads each side{}.\n",
+            self.client,
+            self.concurrent,
+            self.body,
+            self.rounds,
+            self.seconds,
+            self.threads,
+            self.nginx.as_ref().map_or(String::new(), |v| format!(", nginx {v}"))
+        );
+        for row in &self.rows {
+            out.push_str(&format!("\n### {} {}\n\n", row.parameters, row.mode));
+            out.push_str(
+                "| server | transactions/s | best is x faster (95% CI) | availability % | response time ms | p99 ms | longest s | failed |\n\
+                 |---|---|---|---|---|---|---|---|\n",
+            );
+            for s in &row.servers {
+                let r = &s.report;
+                out.push_str(&format!(
+                    "| {} | {:.0} | {} | {:.2} | {:.2} | {:.2} | {:.3} | {} |\n",
+                    s.server,
+                    s.rate,
+                    s.slower_than_best.as_ref().map_or("-".to_string(), |i| format!(
+                        "{:.2} ({:.2}-{:.2})",
+                        i.estimate, i.low, i.high
+                    )),
+                    r.availability,
+                    r.response_time * 1e3,
+                    r.transaction_latency.p99_us / 1e3,
+                    r.longest_transaction,
+                    s.failed
+                ));
+            }
+            for s in row.servers.iter().filter(|s| !s.errors.is_empty()) {
+                let kinds: Vec<String> = s.errors.iter().map(|(k, n)| format!("{k} {n}")).collect();
+                out.push_str(&format!(
+                    "\nerrors with {}: {} (first: {})\n",
+                    s.server,
+                    kinds.join(", "),
+                    s.first_error.as_deref().unwrap_or("-")
+                ));
+            }
+            for (name, why) in &row.skipped {
+                out.push_str(&format!("\nskip {name}: {why}\n"));
+            }
+            if !row.external.is_empty() {
+                out.push_str("\n| server | tool | transactions/s | https-load's | tool / https-load | failed |\n|---|---|---|---|---|---|\n");
+                for (name, t) in &row.external {
+                    let ours = row.servers.iter().find(|s| &s.server == name).map_or(0.0, |s| s.rate);
+                    out.push_str(&format!(
+                        "| {name} | {} | {:.0} | {ours:.0} | {:.3} | {} |\n",
+                        t.tool,
+                        t.transaction_rate,
+                        if ours > 0.0 { t.transaction_rate / ours } else { f64::NAN },
+                        t.failed
+                    ));
+                }
+            }
+        }
+        out
+    }
+}
+
+/// A server's RSS over a run, KiB.
+#[derive(Clone, Debug, Deserialize)]
+pub struct Rss {
+    /// The first sample.
+    pub start_kib: u64,
+    /// The largest.
+    pub peak_kib: u64,
+    /// The last.
+    pub end_kib: u64,
+    /// The least-squares slope of the last half, KiB/min (`None`: too few
+    /// samples).
+    pub slope_last_half_kib_per_min: Option<f64>,
+}
+
+/// One server of a soak.
+#[derive(Clone, Debug, Deserialize)]
+pub struct SoakServer {
+    /// Its name.
+    pub server: String,
+    /// Its RSS.
+    pub rss: Rss,
+    /// Whether it kept growing past the threshold (`None`: too short).
+    pub growing: Option<bool>,
+    /// The load it served.
+    pub load: Load,
+}
+
+/// An `https-soak` run (its `results.json`).
+#[derive(Clone, Debug, Deserialize)]
+pub struct SoakRun {
+    /// The parameter set.
+    pub parameters: String,
+    /// Seconds.
+    pub seconds: f64,
+    /// Users per server.
+    pub concurrent: usize,
+    /// `keep-alive` or `new-connection`.
+    pub mode: String,
+    /// The threshold, KiB/min.
+    pub max_growth_kib_per_min: f64,
+    /// Each server.
+    pub servers: Vec<SoakServer>,
+}
+
+impl SoakRun {
+    /// The RSS table: one line per server.
+    pub fn markdown(&self) -> String {
+        let mut out = format!(
+            "RSS under load: {}, {}, {} users per server, {:.0} s; flagged above {} KiB/min over the last half.\n\n\
+             | server | transactions/s | availability % | RSS start KiB | peak KiB | end KiB | last-half slope KiB/min | growing |\n\
+             |---|---|---|---|---|---|---|---|\n",
+            self.parameters, self.mode, self.concurrent, self.seconds, self.max_growth_kib_per_min
+        );
+        for s in &self.servers {
+            out.push_str(&format!(
+                "| {} | {:.0} | {:.2} | {} | {} | {} | {} | {} |\n",
+                s.server,
+                s.load.transaction_rate,
+                s.load.availability,
+                s.rss.start_kib,
+                s.rss.peak_kib,
+                s.rss.end_kib,
+                s.rss.slope_last_half_kib_per_min.map_or("-".to_string(), |v| format!("{v:+.0}")),
+                match s.growing {
+                    Some(true) => "**yes**",
+                    Some(false) => "no",
+                    None => "too short to judge",
+                }
+            ));
+        }
+        out
+    }
+}
+
+/// How an attack's attempts ended (`https-attack`'s `AttackCount`).
+#[derive(Clone, Debug, Deserialize)]
+pub struct AttackCount {
+    /// Connections tried.
+    pub attempts: u64,
+    /// Closed or reset by the server.
+    pub rejected: u64,
+    /// Ended by the attacker (the resets).
+    pub dropped: u64,
+    /// Still open at the attacker's bound.
+    pub still_open: u64,
+    /// TCP connects that failed.
+    pub connect_failed: u64,
+    /// Longest the server took to close one, ms.
+    pub longest_close_ms: f64,
+}
+
+/// The server's side of an attack run (from its summary).
+#[derive(Clone, Debug, Deserialize)]
+pub struct AttackServer {
+    /// The library.
+    pub library: String,
+    /// The parameter set.
+    pub parameters: String,
+    /// Failed connections by kind.
+    pub errors: BTreeMap<String, u64>,
+    /// Closed for idling (slowloris).
+    pub idle_closed: u64,
+    /// Closed at once over the connection limit.
+    pub over_limit: u64,
+}
+
+/// An `https-attack` run (its `--json`).
+#[derive(Clone, Debug, Deserialize)]
+pub struct AttackRun {
+    /// Good clients alone.
+    pub alone: Load,
+    /// Good clients beside the attackers.
+    pub beside: Load,
+    /// Each attack's attempts.
+    pub attacks: BTreeMap<String, AttackCount>,
+    /// The server's counts.
+    pub server: AttackServer,
+}
+
+impl AttackRun {
+    /// The good clients alone and beside the attackers, one line each.
+    pub fn good_markdown(&self) -> String {
+        let line = |name: &str, r: &Load| {
+            format!(
+                "| {name} | {:.0} | {:.2} | {:.2} | {:.2} | {} |\n",
+                r.transaction_rate,
+                r.availability,
+                r.transaction_latency.p50_us / 1e3,
+                r.transaction_latency.p99_us / 1e3,
+                r.failed_transactions
+            )
+        };
+        format!(
+            "| good clients | transactions/s | availability % | p50 ms | p99 ms | failed |\n|---|---|---|---|---|---|\n{}{}",
+            line("alone", &self.alone),
+            line("beside the attackers", &self.beside)
+        )
+    }
+
+    /// How each attack's attempts ended.
+    pub fn attacks_markdown(&self) -> String {
+        let mut out = String::from(
+            "| attack | attempts | rejected by the server | reset by the attacker | still open at its bound | connect failed | longest to close, ms |\n\
+             |---|---|---|---|---|---|---|\n",
+        );
+        for (attack, c) in &self.attacks {
+            out.push_str(&format!(
+                "| {attack} | {} | {} | {} | {} | {} | {:.0} |\n",
+                c.attempts, c.rejected, c.dropped, c.still_open, c.connect_failed, c.longest_close_ms
+            ));
+        }
+        out
+    }
+
+    /// The server's failures by kind, one line.
+    pub fn server_line(&self) -> String {
+        let kinds: Vec<String> = self.server.errors.iter().map(|(k, n)| format!("{k} {n}")).collect();
+        format!(
+            "the server counted: {}; closed idle {}; over the limit {}",
+            if kinds.is_empty() { "no failures".to_string() } else { kinds.join(", ") },
+            self.server.idle_closed,
+            self.server.over_limit
+        )
+    }
+}
