@@ -28,4 +28,5 @@ target/release/https-soak --out "$out/soak" > "$out/soak.md"
 for lib in $(target/release/serve --list | grep -v '^plaintext'); do
   target/release/https-attack --library "$lib" --kind mTLS -t 10s --json "$out/attack/$lib.json" > /dev/null
 done
+rm -rf "$out/work" # the tools' nginx config, rc files and logs
 echo "record-https: wrote $out"

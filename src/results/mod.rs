@@ -72,6 +72,14 @@ mod tests {
                 "{dir}"
             );
         }
+        // https-compare's and https-soak's stdout, as the run saved it.
+        let dir = "results/https/2026-11-24";
+        let run: https::CompareRun =
+            serde_json::from_str(&committed(&format!("{dir}/compare/results.json"))).unwrap();
+        assert_eq!(run.markdown(), committed(&format!("{dir}/compare.md")));
+        let soak: https::SoakRun =
+            serde_json::from_str(&committed(&format!("{dir}/soak/results.json"))).unwrap();
+        assert_eq!(soak.markdown(), committed(&format!("{dir}/soak.md")));
         // historical-perf's table of the DTLS suite.
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("results/dtls/2026-11-23/historical-openssl");
         let mut releases: Vec<historical::ReleaseResult> = std::fs::read_dir(&dir)

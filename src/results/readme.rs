@@ -850,7 +850,11 @@ fn https_section(root: &Path) -> Result<Section> {
     let attack_files = files_ending(&dir.join("attack"), ".json")?;
     ensure!(!attack_files.is_empty(), "no https-attack results (*.json) in {rel}/attack");
     let mut body = format!(
-        "Data: {} (made by `sockets/record-https.sh`; [https](../docs/https.md)): `compare/`, an          `https-compare` run with its defaults; `soak/`, an `https-soak` run (every server and nginx          at once); `attack/`, one `https-attack --kind mTLS -t 10s` run per library. The machine:\n\n         ```\n{env}```\n\n### Transactions per second, every server beside nginx\n\n{}\n         ### Memory over time\n\n{}\n![RSS over time]({})\n\n### Good clients beside misbehaving ones\n",
+        "Data: {} (made by `sockets/record-https.sh`; [https](../docs/https.md)): `compare/`, an \
+         `https-compare` run with its defaults; `soak/`, an `https-soak` run (every server and nginx \
+         at once); `attack/`, one `https-attack --kind mTLS -t 10s` run per library. The machine:\n\n\
+         ```\n{env}```\n\n### Transactions per second, every server beside nginx\n\n{}\n\
+         ### Memory over time\n\n{}\n![RSS over time]({})\n\n### Good clients beside misbehaving ones\n",
         path_link(&format!("{rel}/")),
         demote(&compare.markdown()),
         soak.markdown(),
@@ -892,7 +896,8 @@ fn https_headline(run: &https::CompareRun, date: &str) -> Result<String> {
     let best = libraries.first().context("the https-compare row has no library")?;
     let nginx = row.servers.iter().find(|s| s.server == "nginx");
     Ok(format!(
-        "**HTTPS server, a new connection per request** (`{}`, {} users, https-compare run of {date}):          fastest {} at {:.0} transactions/s{}",
+        "**HTTPS server, a new connection per request** (`{}`, {} users, https-compare run of {date}): \
+         fastest {} at {:.0} transactions/s{}",
         row.parameters,
         run.concurrent,
         best.server,
