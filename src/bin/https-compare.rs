@@ -12,7 +12,7 @@ use tls_bench::{
     outdir::RunDir,
     sockets::{
         self,
-        cli::{ParamsArgs, cores, duration_arg},
+        cli::{ParamsArgs, client_library, cores, duration_arg},
         https_compare::{CompareOptions, owns, run, write},
     },
 };
@@ -95,13 +95,7 @@ fn run_cli(cli: Cli) -> Result<()> {
         });
     }
     let libraries = sockets::libraries();
-    let client = match &cli.client {
-        Some(name) => sockets::find(name)?,
-        None => match libraries.iter().find(|l| !l.plaintext()) {
-            Some(l) => sockets::find(&l.name())?,
-            None => bail!("this build has no TLS library"),
-        },
-    };
+    let client = client_library(cli.client.as_deref())?;
     let out = RunDir::prepare(&cli.out, owns)?;
     let options = CompareOptions {
         params,

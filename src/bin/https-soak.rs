@@ -13,7 +13,7 @@ use tls_bench::{
     outdir::RunDir,
     sockets::{
         self,
-        cli::{ParamsArgs, cores, duration_arg},
+        cli::{ParamsArgs, client_library, cores, duration_arg},
         soak::{SoakOptions, owns, run},
     },
 };
@@ -67,13 +67,7 @@ fn run_cli(cli: Cli) -> Result<()> {
         bail!("--max-growth {}: must be a number of KiB per minute, 0 or more", cli.max_growth);
     }
     let libraries = sockets::libraries();
-    let client = match &cli.client {
-        Some(name) => sockets::find(name)?,
-        None => match libraries.iter().find(|l| !l.plaintext()) {
-            Some(l) => sockets::find(&l.name())?,
-            None => bail!("this build has no TLS library"),
-        },
-    };
+    let client = client_library(cli.client.as_deref())?;
     let out = RunDir::prepare(&cli.out, owns)?;
     let options = SoakOptions {
         params,

@@ -11,7 +11,7 @@
 
 use std::collections::BTreeMap;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// A 95% interval around a ratio.
 #[derive(Clone, Debug, Deserialize)]
@@ -258,8 +258,8 @@ impl SoakRun {
     }
 }
 
-/// How an attack's attempts ended (`https-attack`'s `AttackCount`).
-#[derive(Clone, Debug, Deserialize)]
+/// How an attack's attempts ended (`https-attack` counts into it).
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 pub struct AttackCount {
     /// Connections tried.
     pub attempts: u64,

@@ -110,22 +110,9 @@ pub fn another_ca(chain: CertChain) -> CertChain {
     }
 }
 
-/// How an attacker's attempts ended.
-#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
-pub struct AttackCount {
-    /// Connections tried.
-    pub attempts: u64,
-    /// Closed or reset by the server (or refused a request).
-    pub rejected: u64,
-    /// Ended by the attacker itself (the resets: that is the attack).
-    pub dropped: u64,
-    /// Still open when the attacker's own bound ran out.
-    pub still_open: u64,
-    /// TCP connects that failed.
-    pub connect_failed: u64,
-    /// Longest the server took to close an attempt, ms.
-    pub longest_close_ms: f64,
-}
+/// How an attacker's attempts ended: the saved shape, which
+/// `report results` reads too.
+pub use crate::results::https::AttackCount;
 
 impl AttackCount {
     fn add(&mut self, other: &AttackCount) {
@@ -332,8 +319,11 @@ impl Attacker {
                         // TLS 1.3: the client is done before the server
                         // reads its Certificate (empty, or of another CA);
                         // the refusal comes on the first read.
-                        let _ = stream.write_all(request).await;
-                        let _ = stream.flush().await;
+                        // A server that refused at once leaves nothing to
+                        // write to: refused as well.
+                        if stream.write_all(request).await.and(stream.flush().await).is_err() {
+                            return Ok(Ended::Rejected(started.elapsed()));
+                        }
                         let mut buf = [0u8; 1024];
                         match timeout(self.hold, stream.read(&mut buf)).await {
                             Ok(Ok(0) | Err(_)) => Ok(Ended::Rejected(started.elapsed())),

@@ -59,6 +59,19 @@ impl ParamsArgs {
     }
 }
 
+/// The client library of `https-compare` and `https-soak`: the one
+/// `name` selects ([`super::find`]), or the build's first TLS library.
+/// Errors: no such library, or a build without TLS.
+pub fn client_library(name: Option<&str>) -> Result<Box<dyn super::Library>> {
+    match name {
+        Some(name) => super::find(name),
+        None => match super::libraries().into_iter().find(|l| !l.plaintext()) {
+            Some(l) => Ok(l),
+            None => bail!("this build has no TLS library"),
+        },
+    }
+}
+
 /// The cores this process may use (at least 1): the default thread count.
 pub fn cores() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())

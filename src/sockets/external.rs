@@ -197,13 +197,11 @@ fn output(mut cmd: Command, limit: Duration) -> Result<std::process::Output> {
     let mut stderr = child.stderr.take().context("no stderr")?;
     let out = std::thread::spawn(move || {
         let mut b = Vec::new();
-        let _ = std::io::Read::read_to_end(&mut stdout, &mut b);
-        b
+        std::io::Read::read_to_end(&mut stdout, &mut b).map(|_| b)
     });
     let err = std::thread::spawn(move || {
         let mut b = Vec::new();
-        let _ = std::io::Read::read_to_end(&mut stderr, &mut b);
-        b
+        std::io::Read::read_to_end(&mut stderr, &mut b).map(|_| b)
     });
     let status = loop {
         if let Some(s) = child.try_wait()? {
@@ -216,8 +214,8 @@ fn output(mut cmd: Command, limit: Duration) -> Result<std::process::Output> {
         }
         std::thread::sleep(Duration::from_millis(50));
     };
-    let stdout = out.join().map_err(|_| anyhow::anyhow!("reading stdout"))?;
-    let stderr = err.join().map_err(|_| anyhow::anyhow!("reading stderr"))?;
+    let stdout = out.join().map_err(|_| anyhow::anyhow!("reading stdout"))?.context("reading stdout")?;
+    let stderr = err.join().map_err(|_| anyhow::anyhow!("reading stderr"))?.context("reading stderr")?;
     Ok(std::process::Output { status, stdout, stderr })
 }
 

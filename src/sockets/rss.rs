@@ -136,9 +136,12 @@ impl Sampler {
     /// Stops sampling (with a last sample) and returns the trace. Errors: a
     /// sample failed.
     pub fn finish(self) -> Result<RssTrace> {
-        let _ = self.stop.send(());
+        let stopped = self.stop.send(());
         let samples =
             self.thread.join().map_err(|_| anyhow::anyhow!("the RSS sampling thread panicked"))??;
+        // The thread ends only when told, or on a failed sample (returned
+        // above): a closed channel with samples is a thread gone early.
+        stopped.map_err(|_| anyhow::anyhow!("the RSS sampling thread ended before it was stopped"))?;
         Ok(RssTrace::of(samples, self.interval))
     }
 }

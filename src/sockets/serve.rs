@@ -350,7 +350,9 @@ impl Running {
     /// most 5 s) and returns what the server did. Errors: an RSS sample
     /// failed.
     pub fn stop(self) -> Result<Summary> {
-        let _ = self.stop.send(true);
+        // Every connection and the accept loop see it (none may be left
+        // to: send_replace cannot fail).
+        self.stop.send_replace(true);
         let all = u32::try_from(self.max_connections).unwrap_or(u32::MAX);
         let slots = self.slots.clone();
         let _ = self
