@@ -14,6 +14,7 @@ use tls_bench::{
         self,
         cli::{ParamsArgs, client_library, cores, duration_arg},
         https_compare::{CompareOptions, owns, run, write},
+        threads::{check_cores, split_cores},
     },
 };
 
@@ -49,9 +50,25 @@ struct Cli {
     #[arg(long, default_value_t = 1024, value_parser = clap::value_parser!(u32).range(0..=64 * 1024 * 1024))]
     body: u32,
     /// Threads of each server, of nginx's workers and of the client
-    /// [default: the cores].
+    /// [default: the client's cores; --no-pin: every core].
     #[arg(long, value_parser = clap::value_parser!(u16).range(1..=1024))]
     threads: Option<u16>,
+    /// The cores the servers (nginx's workers too) run on, comma-separated
+    /// [default: the first half of the cores this process may use].
+    #[arg(long, value_delimiter = ',', conflicts_with = "no_pin")]
+    server_cores: Vec<usize>,
+    /// The cores the clients (https-load and the tools) run on [default:
+    /// the other half].
+    #[arg(long, value_delimiter = ',', conflicts_with = "no_pin")]
+    client_cores: Vec<usize>,
+    /// Pin nothing: servers and clients share every core.
+    #[arg(long)]
+    no_pin: bool,
+    /// Exit 1 if wrk and https-load differ by more than 10% on a server
+    /// and the lower one's client was not saturated (90% of its cores):
+    /// checked after the results are written.
+    #[arg(long)]
+    check_agreement: bool,
     /// Leave nginx out.
     #[arg(long)]
     no_nginx: bool,
@@ -94,6 +111,17 @@ fn run_cli(cli: Cli) -> Result<()> {
             other => bail!("unknown mode {other:?}; valid: new-connection, keep-alive"),
         });
     }
+    let (server_cores, client_cores) = if cli.no_pin {
+        (Vec::new(), Vec::new())
+    } else {
+        let (server, client) = split_cores()?;
+        (
+            if cli.server_cores.is_empty() { server } else { cli.server_cores.clone() },
+            if cli.client_cores.is_empty() { client } else { cli.client_cores.clone() },
+        )
+    };
+    check_cores(&server_cores)?;
+    check_cores(&client_cores)?;
     let libraries = sockets::libraries();
     let client = client_library(cli.client.as_deref())?;
     let out = RunDir::prepare(&cli.out, owns)?;
@@ -105,7 +133,11 @@ fn run_cli(cli: Cli) -> Result<()> {
         duration: cli.time.unwrap_or(Duration::from_secs(if cli.quick { 1 } else { 10 })),
         rounds: cli.rounds.map_or(if cli.quick { 2 } else { 3 }, |r| r as usize),
         body: cli.body as usize,
-        threads: cli.threads.map_or_else(cores, usize::from),
+        threads: cli
+            .threads
+            .map_or_else(|| if client_cores.is_empty() { cores() } else { client_cores.len() }, usize::from),
+        server_cores,
+        client_cores,
         nginx: !cli.no_nginx,
         external: !cli.no_tools,
         work: cli.out.with_file_name("work"),
@@ -115,5 +147,12 @@ fn run_cli(cli: Cli) -> Result<()> {
     write(&result, out.path())?;
     out.commit()?;
     eprintln!("results in {}", cli.out.display());
+    if cli.check_agreement {
+        let wrong = result.disagreements()?;
+        if !wrong.is_empty() {
+            let lines: Vec<String> = wrong.iter().map(|a| format!("{}: {}", a.row, a.line())).collect();
+            bail!("wrk and https-load disagree:\n{}", lines.join("\n"));
+        }
+    }
     Ok(())
 }

@@ -48,6 +48,8 @@ pub struct Load {
     pub failed_transactions: u64,
     /// Transaction latency.
     pub transaction_latency: Latency,
+    /// The client's share of its cores over the window (0-1).
+    pub client_cpu_share: f64,
 }
 
 /// One server of a compare row.
@@ -69,16 +71,38 @@ pub struct CompareServer {
     pub first_error: Option<String>,
 }
 
-/// An independent tool's figures.
+/// An independent tool's run, as it reported.
 #[derive(Clone, Debug, Deserialize)]
 pub struct ToolRun {
     /// `wrk`, `siege`, `h2load-h1`, `h2load-h2`.
     pub tool: String,
-    /// Transactions/s, as the tool reports.
-    pub transaction_rate: f64,
     /// Failures, as the tool counts them.
     pub failed: u64,
+    /// Its share of its cores over the run (0-1).
+    pub cpu_share: f64,
 }
+
+/// An independent tool against one server of a row.
+#[derive(Clone, Debug, Deserialize)]
+pub struct ToolResult {
+    /// The server.
+    pub server: String,
+    /// Median transactions/s over the rounds, as the tool reports.
+    pub rate: f64,
+    /// The tool's rate over `https-load`'s on the same server, paired by
+    /// round.
+    pub over_https_load: Option<Interval>,
+    /// The median round's run.
+    pub run: ToolRun,
+}
+
+/// A client at or above this share of its cores set the rate itself: the
+/// rate is the client's limit, not the server's.
+pub const SATURATED: f64 = 0.9;
+
+/// How far wrk and `https-load` may differ on the same server and settings
+/// when neither client is saturated ([`SATURATED`]): 10%.
+pub const AGREEMENT: f64 = 0.10;
 
 /// One row: a parameter set and a mode.
 #[derive(Clone, Debug, Deserialize)]
@@ -91,8 +115,8 @@ pub struct CompareRow {
     pub servers: Vec<CompareServer>,
     /// Servers skipped, with why.
     pub skipped: Vec<(String, String)>,
-    /// The tools: (server, run).
-    pub external: Vec<(String, ToolRun)>,
+    /// The tools, each against a server.
+    pub external: Vec<ToolResult>,
 }
 
 /// An `https-compare` run (its `results.json`).
@@ -110,37 +134,138 @@ pub struct CompareRun {
     pub body: usize,
     /// Threads each side.
     pub threads: usize,
+    /// The servers' cores (empty: not pinned).
+    pub server_cores: Vec<usize>,
+    /// The clients' cores (empty: not pinned).
+    pub client_cores: Vec<usize>,
     /// nginx's version, when it ran.
     pub nginx: Option<String>,
     /// The rows.
     pub rows: Vec<CompareRow>,
 }
 
+/// wrk beside `https-load` on one server of a row.
+#[derive(Clone, Debug)]
+pub struct Agreement {
+    /// `parameters mode`.
+    pub row: String,
+    /// The server.
+    pub server: String,
+    /// wrk's rate over ours, paired by round.
+    pub ratio: Interval,
+    /// wrk's share of its cores.
+    pub wrk_cpu: f64,
+    /// `https-load`'s share of its cores (the median round's).
+    pub ours_cpu: f64,
+}
+
+impl Agreement {
+    /// The ratio's estimate lies within [`AGREEMENT`] of 1.
+    pub fn agrees(&self) -> bool {
+        (self.ratio.estimate - 1.0).abs() <= AGREEMENT
+    }
+
+    /// The lower rate came from a client at or above [`SATURATED`] of its
+    /// cores: a saturated client can only measure too little, so that rate
+    /// is the client's limit and the two need not agree. (Above the other
+    /// by more than 10%, the unsaturated one still disagrees.)
+    pub fn excused(&self) -> bool {
+        if self.ratio.estimate > 1.0 { self.ours_cpu >= SATURATED } else { self.wrk_cpu >= SATURATED }
+    }
+
+    /// Neither agreeing nor excused.
+    pub fn disagrees(&self) -> bool {
+        !self.agrees() && !self.excused()
+    }
+
+    /// One line for people.
+    pub fn line(&self) -> String {
+        let (low, cpu) =
+            if self.ratio.estimate > 1.0 { ("https-load", self.ours_cpu) } else { ("wrk", self.wrk_cpu) };
+        let verdict = if self.agrees() {
+            format!("agree within {:.0}%", AGREEMENT * 100.0)
+        } else if self.excused() {
+            format!(
+                "differ by more than {:.0}%; the lower, {low}, used {:.0}% of its cores: its client's limit, \
+                 not the server's",
+                AGREEMENT * 100.0,
+                cpu * 100.0
+            )
+        } else {
+            format!(
+                "DISAGREE by more than {:.0}%; the lower, {low}, was not saturated ({:.0}% of its cores)",
+                AGREEMENT * 100.0,
+                cpu * 100.0
+            )
+        };
+        format!(
+            "wrk / https-load on {}: {:.3} ({:.3}-{:.3}): {verdict}",
+            self.server, self.ratio.estimate, self.ratio.low, self.ratio.high
+        )
+    }
+}
+
+impl CompareRow {
+    /// wrk beside `https-load`, per server wrk loaded.
+    pub fn agreements(&self) -> Vec<Agreement> {
+        self.external
+            .iter()
+            .filter(|t| t.run.tool == "wrk")
+            .filter_map(|t| {
+                let ours = self.servers.iter().find(|s| s.server == t.server)?;
+                Some(Agreement {
+                    row: format!("{} {}", self.parameters, self.mode),
+                    server: t.server.clone(),
+                    ratio: t.over_https_load.clone()?,
+                    wrk_cpu: t.run.cpu_share,
+                    ours_cpu: ours.report.client_cpu_share,
+                })
+            })
+            .collect()
+    }
+}
+
 impl CompareRun {
+    /// Every wrk row whose rate differs from `https-load`'s by more than
+    /// [`AGREEMENT`] unexcused ([`Agreement::disagrees`]).
+    pub fn disagreements(&self) -> Vec<Agreement> {
+        self.rows.iter().flat_map(|r| r.agreements()).filter(Agreement::disagrees).collect()
+    }
+
     /// Per row, the siege-style table of every server (fastest first), the
     /// failures outside transactions, the skips, and the tools beside
-    /// `https-load`, under `###` titles.
+    /// `https-load` with wrk's agreement, under `###` titles.
     pub fn markdown(&self) -> String {
+        let cores = |c: &[usize]| {
+            if c.is_empty() {
+                "any core".to_string()
+            } else {
+                format!("cores {}", c.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(","))
+            }
+        };
         let mut out = format!(
-            "Siege-style load: client {}, {} users, {} B bodies, {} rounds of {:.0} s per server, {} threads each side{}.\n",
+            "Siege-style load: client {}, {} users, {} B bodies, {} rounds of {:.0} s per server and tool, \
+             {} threads each side (servers on {}, clients on {}){}.\n",
             self.client,
             self.concurrent,
             self.body,
             self.rounds,
             self.seconds,
             self.threads,
+            cores(&self.server_cores),
+            cores(&self.client_cores),
             self.nginx.as_ref().map_or(String::new(), |v| format!(", nginx {v}"))
         );
         for row in &self.rows {
             out.push_str(&format!("\n### {} {}\n\n", row.parameters, row.mode));
             out.push_str(
-                "| server | transactions/s | best is x faster (95% CI) | availability % | response time ms | p99 ms | longest s | failed |\n\
-                 |---|---|---|---|---|---|---|---|\n",
+                "| server | transactions/s | fastest TLS server is x faster (95% CI) | availability % | response time ms | p99 ms | longest s | client CPU % | failed |\n\
+                 |---|---|---|---|---|---|---|---|---|\n",
             );
             for s in &row.servers {
                 let r = &s.report;
                 out.push_str(&format!(
-                    "| {} | {:.0} | {} | {:.2} | {:.2} | {:.2} | {:.3} | {} |\n",
+                    "| {} | {:.0} | {} | {:.2} | {:.2} | {:.2} | {:.3} | {:.0} | {} |\n",
                     s.server,
                     s.rate,
                     s.slower_than_best.as_ref().map_or("-".to_string(), |i| format!(
@@ -151,6 +276,7 @@ impl CompareRun {
                     r.response_time * 1e3,
                     r.transaction_latency.p99_us / 1e3,
                     r.longest_transaction,
+                    r.client_cpu_share * 100.0,
                     s.failed
                 ));
             }
@@ -167,16 +293,33 @@ impl CompareRun {
                 out.push_str(&format!("\nskip {name}: {why}\n"));
             }
             if !row.external.is_empty() {
-                out.push_str("\n| server | tool | transactions/s | https-load's | tool / https-load | failed |\n|---|---|---|---|---|---|\n");
-                for (name, t) in &row.external {
-                    let ours = row.servers.iter().find(|s| &s.server == name).map_or(0.0, |s| s.rate);
+                out.push_str(
+                    "\n| server | tool | transactions/s | https-load's | tool / https-load (95% CI) | tool CPU % | https-load CPU % | failed |\n\
+                     |---|---|---|---|---|---|---|---|\n",
+                );
+                for t in &row.external {
+                    let ours = row.servers.iter().find(|s| s.server == t.server);
                     out.push_str(&format!(
-                        "| {name} | {} | {:.0} | {ours:.0} | {:.3} | {} |\n",
-                        t.tool,
-                        t.transaction_rate,
-                        if ours > 0.0 { t.transaction_rate / ours } else { f64::NAN },
-                        t.failed
+                        "| {} | {} | {:.0} | {} | {} | {:.0} | {} | {} |\n",
+                        t.server,
+                        t.run.tool,
+                        t.rate,
+                        ours.map_or("-".to_string(), |s| format!("{:.0}", s.rate)),
+                        t.over_https_load.as_ref().map_or("-".to_string(), |i| format!(
+                            "{:.3} ({:.3}-{:.3})",
+                            i.estimate, i.low, i.high
+                        )),
+                        t.run.cpu_share * 100.0,
+                        ours.map_or("-".to_string(), |s| format!("{:.0}", s.report.client_cpu_share * 100.0)),
+                        t.run.failed
                     ));
+                }
+                let agreements = row.agreements();
+                if !agreements.is_empty() {
+                    out.push('\n');
+                    for a in agreements {
+                        out.push_str(&format!("- {}\n", a.line()));
+                    }
                 }
             }
         }

@@ -1,6 +1,7 @@
 //! Independent HTTP load tools, Debian's packages, driven against the same
 //! server and settings as `https-load`, their figures read back from their
-//! own output: `wrk` (keep-alive; `Requests/sec:`), `siege` (`-b`, its
+//! own output: `wrk` (`Requests/sec:`; a new connection per request by
+//! sending `Connection: close`, which wrk answers by reconnecting), `siege` (`-b`, its
 //! `-j` JSON; a new connection per request or keep-alive, set in an rc
 //! file of ours) and `h2load` from nghttp2-client, twice: HTTP/1.1 (`--h1`)
 //! and HTTP/2 (ALPN `h2`), keep-alive, `finished in ..., N req/s`, its
@@ -20,7 +21,7 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Tool {
-    /// wrk 4 (HTTP/1.1, keep-alive only).
+    /// wrk 4 (HTTP/1.1).
     Wrk,
     /// siege 4 (HTTP/1.1).
     Siege,
@@ -75,7 +76,7 @@ impl Tool {
 
     /// Whether it can open a new connection per request.
     pub fn new_connections(self) -> bool {
-        self == Tool::Siege
+        matches!(self, Tool::Siege | Tool::Wrk)
     }
 }
 
@@ -92,6 +93,14 @@ pub struct ToolRun {
     pub transactions: u64,
     /// Failed requests or socket errors, as the tool counts them.
     pub failed: u64,
+    /// CPU seconds the tool's process used (`getrusage(RUSAGE_CHILDREN)`
+    /// across its run).
+    #[serde(default)]
+    pub cpu_seconds: f64,
+    /// Its share of the cores it could use over its process's life; near
+    /// 1 the tool, not the server, limited the rate.
+    #[serde(default)]
+    pub cpu_share: f64,
 }
 
 /// What to run.
@@ -109,6 +118,8 @@ pub struct ToolLoad {
     pub keep_alive: bool,
     /// Where rc files and outputs go.
     pub dir: PathBuf,
+    /// The cores the tool runs on (empty: any).
+    pub cores: Vec<usize>,
 }
 
 /// The tool's binary. Errors: not installed, saying which package.
@@ -118,23 +129,27 @@ fn binary(tool: Tool) -> Result<PathBuf> {
 }
 
 /// Runs `tool` with `load`. Errors: not installed, a mode it lacks (wrk and
-/// h2load keep connections alive), it failed, ran past the duration plus
+/// h2load keep connections alive), a core it may not use, it failed, ran past the duration plus
 /// 30 s, printed nothing we can read (its output quoted), or h2load spoke
 /// another protocol than its row's.
 pub fn run(tool: Tool, load: &ToolLoad) -> Result<ToolRun> {
     if !load.keep_alive && !tool.new_connections() {
-        bail!("{} keeps connections alive; only siege opens a new connection per request", tool.name());
+        bail!(
+            "{} keeps connections alive; only siege and wrk open a new connection per request",
+            tool.name()
+        );
     }
     let bin = binary(tool)?;
+    super::threads::check_cores(&load.cores)?;
     let secs = load.duration.as_secs().max(1);
     let mut cmd = Command::new(&bin);
     match tool {
         Tool::Wrk => {
-            cmd.args(["-t", &load.threads.to_string(), "-c", &load.concurrent.to_string()]).args([
-                "-d",
-                &format!("{secs}s"),
-                &load.url,
-            ]);
+            cmd.args(["-t", &load.threads.to_string(), "-c", &load.concurrent.to_string()]);
+            if !load.keep_alive {
+                cmd.args(["-H", "Connection: close"]);
+            }
+            cmd.args(["-d", &format!("{secs}s"), &load.url]);
         }
         Tool::Siege => {
             let rc = siege_rc(&load.dir, load.keep_alive, load.concurrent)?;
@@ -164,8 +179,14 @@ pub fn run(tool: Tool, load: &ToolLoad) -> Result<ToolRun> {
         tool.command(),
         cmd.get_args().map(|a| a.to_string_lossy()).collect::<Vec<_>>().join(" ")
     );
+    super::threads::pin_command(&mut cmd, &load.cores);
+    let cpu_before = super::threads::children_cpu_seconds()?;
+    let started = Instant::now();
     let out =
         output(cmd, load.duration + Duration::from_secs(30)).with_context(|| format!("running {command}"))?;
+    let elapsed = started.elapsed().as_secs_f64();
+    let cpu_seconds = super::threads::children_cpu_seconds()? - cpu_before;
+    let cores = if load.cores.is_empty() { super::threads::allowed_cores()?.len() } else { load.cores.len() };
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
     let err = String::from_utf8_lossy(&out.stderr).into_owned();
     if !out.status.success() {
@@ -185,7 +206,9 @@ pub fn run(tool: Tool, load: &ToolLoad) -> Result<ToolRun> {
     let (transaction_rate, transactions, failed) = parsed.with_context(|| {
         format!("{command}: output not understood: {}", last_lines(&format!("{text}{err}")))
     })?;
-    Ok(ToolRun { tool, command, transaction_rate, transactions, failed })
+    // Over the process's whole life: its start and connects too.
+    let cpu_share = cpu_seconds / (elapsed * cores.max(1) as f64);
+    Ok(ToolRun { tool, command, transaction_rate, transactions, failed, cpu_seconds, cpu_share })
 }
 
 /// A command's output, killed past `limit`.

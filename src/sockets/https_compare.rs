@@ -5,10 +5,16 @@
 //! every server of a row in a fresh order, so a slow spell of the machine
 //! hits them alike, and each server's figure is the median of its rounds
 //! with a bootstrap interval of its ratio to the row's best (paired by
-//! round, [`crate::stats`]). Then the independent tools (wrk, siege,
-//! h2load; [`super::external`]) run against the client library's own
-//! server and nginx, beside `https-load`'s figure for the same server and
-//! settings.
+//! round, [`crate::stats`]). The independent tools (wrk, siege, h2load;
+//! [`super::external`]) load the client library's own server and nginx in
+//! the same rounds, so each tool's rate is set beside `https-load`'s on the
+//! same server and settings as a ratio paired by round.
+//!
+//! The servers (nginx's workers too) run on one half of the cores and
+//! every client (ours and the tools) on the other, so a client never takes
+//! a server's core; each client's CPU share is reported, and a client near
+//! 100% of its cores, not the server, set that rate (wrk's users check the
+//! same of wrk).
 
 use std::{
     path::{Path, PathBuf},
@@ -56,6 +62,11 @@ pub struct CompareOptions {
     pub body: usize,
     /// Threads of each server (and nginx's workers) and of the client.
     pub threads: usize,
+    /// The cores the servers run on (empty: not pinned).
+    pub server_cores: Vec<usize>,
+    /// The cores the clients (ours and the tools) run on (empty: not
+    /// pinned).
+    pub client_cores: Vec<usize>,
     /// Include nginx.
     pub nginx: bool,
     /// Run the independent tools.
@@ -73,8 +84,8 @@ pub struct ServerResult {
     pub rates: Vec<f64>,
     /// Their median.
     pub rate: f64,
-    /// The row's best rate over this one's, paired by round (1 for the
-    /// best), with its interval.
+    /// The fastest TLS server's rate over this one's, paired by round (1
+    /// for it; below 1 for plaintext HTTP), with its interval.
     pub slower_than_best: Option<Interval>,
     /// The median round's report.
     pub report: SiegeReport,
@@ -98,8 +109,24 @@ pub struct Row {
     pub servers: Vec<ServerResult>,
     /// Servers skipped, with why.
     pub skipped: Vec<(String, String)>,
-    /// The independent tools: (server, tool run).
-    pub external: Vec<(String, ToolRun)>,
+    /// The independent tools, each against a server.
+    pub external: Vec<ToolResult>,
+}
+
+/// An independent tool's figures against one server of a row.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ToolResult {
+    /// The server (a library's name, or `nginx`).
+    pub server: String,
+    /// Transactions per second, each round.
+    pub rates: Vec<f64>,
+    /// Their median.
+    pub rate: f64,
+    /// The tool's rate over `https-load`'s on the same server, paired by
+    /// round, with its interval.
+    pub over_https_load: Option<Interval>,
+    /// The median round's run.
+    pub run: ToolRun,
 }
 
 /// A whole run.
@@ -117,6 +144,12 @@ pub struct CompareRun {
     pub body: usize,
     /// Threads of each side.
     pub threads: usize,
+    /// The servers' cores (empty: not pinned).
+    #[serde(default)]
+    pub server_cores: Vec<usize>,
+    /// The clients' cores (empty: not pinned).
+    #[serde(default)]
+    pub client_cores: Vec<usize>,
     /// nginx's version, when it ran.
     pub nginx: Option<String>,
     /// The rows.
@@ -164,9 +197,30 @@ pub fn run(
         rounds: options.rounds,
         body: options.body,
         threads: options.threads,
+        server_cores: options.server_cores.clone(),
+        client_cores: options.client_cores.clone(),
         nginx: nginx_version,
         rows,
     })
+}
+
+/// What one slot of a round runs: `https-load` against a server, or a
+/// tool against one.
+#[derive(Clone, Copy)]
+enum Slot {
+    Load(usize),
+    Tool(usize, Tool),
+}
+
+/// The median of `rates` and the index of the round nearest it.
+fn at_median(rates: &[f64]) -> (f64, usize) {
+    let rate = median(rates).unwrap_or(0.0);
+    let k = rates
+        .iter()
+        .enumerate()
+        .min_by(|a, b| (a.1 - rate).abs().total_cmp(&(b.1 - rate).abs()))
+        .map_or(0, |(k, _)| k);
+    (rate, k)
 }
 
 fn row(
@@ -185,7 +239,7 @@ fn row(
         handshake_timeout: Duration::from_secs(10),
         idle_timeout: Duration::from_secs(60),
         max_connections: 100_000,
-        cores: Vec::new(),
+        cores: options.server_cores.clone(),
     };
     // Every server of the row, started once; each idles while another runs.
     let mut servers: Vec<(String, Server)> = Vec::new();
@@ -206,7 +260,7 @@ fn row(
         let dir = options.work.join("nginx");
         servers.push((
             NGINX.to_string(),
-            Server::Nginx(Nginx::start(&dir, params, options.body, options.threads)?),
+            Server::Nginx(Nginx::start(&dir, params, options.body, options.threads, &options.server_cores)?),
         ));
     }
     let plaintext = super::find(super::PLAINTEXT)?;
@@ -219,45 +273,78 @@ fn row(
         body: options.body,
         keep_alive,
         threads: options.threads,
-        cores: Vec::new(),
+        cores: options.client_cores.clone(),
         timeout: Duration::from_secs(10),
         progress: false,
     };
+    // The slots of a round: every server under https-load, then the tools
+    // against the client library's own server and nginx.
+    let mut slots: Vec<Slot> = (0..servers.len()).map(Slot::Load).collect();
+    if options.external {
+        for (i, (name, _)) in servers.iter().enumerate() {
+            if *name != client.name() && name != NGINX {
+                continue;
+            }
+            for tool in Tool::ALL {
+                if keep_alive || tool.new_connections() {
+                    slots.push(Slot::Tool(i, tool));
+                }
+            }
+        }
+    }
     let mut reports: Vec<Vec<SiegeReport>> = vec![Vec::new(); servers.len()];
+    let mut tool_runs: Vec<Vec<ToolRun>> = vec![Vec::new(); slots.len()];
     let mut rng = oorandom::Rand64::new(0x5e1e_9e00 ^ options.rounds as u128);
     for round in 0..options.rounds {
-        let mut order: Vec<usize> = (0..servers.len()).collect();
+        let mut order: Vec<usize> = (0..slots.len()).collect();
         for i in (1..order.len()).rev() {
             order.swap(i, rng.rand_range(0..(i as u64 + 1)) as usize);
         }
-        for i in order {
-            let (name, server) = &servers[i];
-            progress(&format!("{params} {mode}, round {} of {}: {name}", round + 1, options.rounds));
-            // Plaintext HTTP is loaded by a plaintext client, the rest by
-            // the client library.
-            let loader: &dyn Library = if name == super::PLAINTEXT { &*plaintext } else { client };
-            let report = siege::run(loader, &siege_options(server.addr()))
-                .with_context(|| format!("loading {name}"))?;
-            reports[i].push(report);
+        for k in order {
+            let what =
+                |name: &str| format!("{params} {mode}, round {} of {}: {name}", round + 1, options.rounds);
+            match slots[k] {
+                Slot::Load(i) => {
+                    let (name, server) = &servers[i];
+                    progress(&what(name));
+                    // Plaintext HTTP is loaded by a plaintext client, the
+                    // rest by the client library.
+                    let loader: &dyn Library = if name == super::PLAINTEXT { &*plaintext } else { client };
+                    let report = siege::run(loader, &siege_options(server.addr()))
+                        .with_context(|| format!("loading {name}"))?;
+                    reports[i].push(report);
+                }
+                Slot::Tool(i, tool) => {
+                    let (name, server) = &servers[i];
+                    progress(&what(&format!("{} against {name}", tool.name())));
+                    let load = ToolLoad {
+                        url: format!("https://{}/", server.addr()),
+                        concurrent: options.concurrent as u32,
+                        threads: options.threads,
+                        duration: options.duration,
+                        keep_alive,
+                        dir: options.work.join("tools"),
+                        cores: options.client_cores.clone(),
+                    };
+                    tool_runs[k].push(super::external::run(tool, &load)?);
+                }
+            }
         }
     }
     let rates: Vec<Vec<f64>> =
         reports.iter().map(|r| r.iter().map(|r| r.transaction_rate).collect()).collect();
+    // The row's best: its fastest TLS server (plaintext HTTP is not one).
     let best = (0..servers.len())
+        .filter(|&i| servers[i].0 != super::PLAINTEXT)
         .max_by(|&a, &b| median(&rates[a]).unwrap_or(0.0).total_cmp(&median(&rates[b]).unwrap_or(0.0)));
     let mut results = Vec::new();
     for (i, (name, _)) in servers.iter().enumerate() {
-        let rate = median(&rates[i]).unwrap_or(0.0);
-        let at_median = rates[i]
-            .iter()
-            .enumerate()
-            .min_by(|a, b| (a.1 - rate).abs().total_cmp(&(b.1 - rate).abs()))
-            .map_or(0, |(k, _)| k);
+        let (rate, k) = at_median(&rates[i]);
         results.push(ServerResult {
             server: name.clone(),
             rate,
             slower_than_best: best.and_then(|b| paired_ratio(&rates[b], &rates[i])),
-            report: reports[i][at_median].clone(),
+            report: reports[i][k].clone(),
             failed: reports[i].iter().map(|r| r.failed_transactions).sum(),
             errors: reports[i].iter().flat_map(|r| r.errors.iter()).fold(
                 Default::default(),
@@ -272,25 +359,17 @@ fn row(
     }
     results.sort_by(|a, b| b.rate.total_cmp(&a.rate));
     let mut external = Vec::new();
-    if options.external {
-        let own = servers.iter().find(|(n, _)| *n == client.name());
-        let nginx = servers.iter().find(|(n, _)| n == NGINX);
-        for (name, server) in own.into_iter().chain(nginx) {
-            for tool in Tool::ALL {
-                if !keep_alive && !tool.new_connections() {
-                    continue;
-                }
-                progress(&format!("{params} {mode}: {} against {name}", tool.name()));
-                let load = ToolLoad {
-                    url: format!("https://{}/", server.addr()),
-                    concurrent: options.concurrent as u32,
-                    threads: options.threads,
-                    duration: options.duration,
-                    keep_alive,
-                    dir: options.work.join("tools"),
-                };
-                external.push((name.clone(), super::external::run(tool, &load)?));
-            }
+    for (k, slot) in slots.iter().enumerate() {
+        if let Slot::Tool(i, _) = *slot {
+            let tool_rates: Vec<f64> = tool_runs[k].iter().map(|t| t.transaction_rate).collect();
+            let (rate, m) = at_median(&tool_rates);
+            external.push(ToolResult {
+                server: servers[i].0.clone(),
+                over_https_load: paired_ratio(&tool_rates, &rates[i]),
+                rates: tool_rates,
+                rate,
+                run: tool_runs[k][m].clone(),
+            });
         }
     }
     for (_, server) in servers {
@@ -302,15 +381,27 @@ fn row(
 }
 
 impl CompareRun {
+    /// The run as saved, read through [`crate::results::https`]'s view.
+    fn view(&self) -> Result<crate::results::https::CompareRun> {
+        serde_json::from_value(serde_json::to_value(self)?)
+            .context("reading the run back as results.json holds it")
+    }
+
+    /// wrk's rows that differ from `https-load`'s by more than 10%, the
+    /// lower one's client not saturated
+    /// ([`crate::results::https::CompareRun::disagreements`]). Errors: as
+    /// [`CompareRun::markdown`].
+    pub fn disagreements(&self) -> Result<Vec<crate::results::https::Agreement>> {
+        Ok(self.view()?.disagreements())
+    }
+
     /// The run as Markdown, by [`crate::results::https::CompareRun`]'s
     /// renderer (the one `report results` uses): per row, the siege-style
     /// table of every server (fastest first), the skips, and the tools
     /// beside `https-load`. Errors: the run does not read back as saved (a
     /// figure that is not a number).
     pub fn markdown(&self) -> Result<String> {
-        let saved: crate::results::https::CompareRun = serde_json::from_value(serde_json::to_value(self)?)
-            .context("reading the run back as results.json holds it")?;
-        Ok(saved.markdown())
+        Ok(self.view()?.markdown())
     }
 }
 

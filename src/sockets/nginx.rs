@@ -9,7 +9,8 @@
 //! `ssl_conf_command Ciphersuites` (TLS 1.3) or `ssl_ciphers` (TLS 1.2),
 //! `ssl_ecdh_curve` (the group), `ssl_certificate`/`ssl_certificate_key`
 //! (the chain's server files), `ssl_verify_client on` with the chain's CA
-//! (mTLS), `ssl_session_tickets on` (resumption); `listen ... ssl http2`
+//! (mTLS), `ssl_session_tickets on` (resumption; otherwise no ticket and no
+//! session cache, `ssl_conf_command NumTickets 0`); `listen ... ssl http2`
 //! (HTTP/2 by ALPN, as `https-serve`). The body is a file of
 //! [`super::https::body`]'s bytes, served for every path. nginx cannot
 //! report what it negotiated per connection: the client checks every
@@ -47,9 +48,17 @@ pub fn which(name: &str) -> Result<PathBuf> {
 }
 
 /// nginx's configuration for `params` on `addr`, `workers` worker
-/// processes, its files under `dir` (which holds the `body` file). Errors:
-/// a group nginx's OpenSSL has no name for here (none today).
-pub fn config(dir: &Path, addr: SocketAddr, params: &Params, workers: usize) -> Result<String> {
+/// processes (each bound to one of `cores` in turn, by
+/// `worker_cpu_affinity`, when `cores` is not empty), its files under `dir`
+/// (which holds the `body` file). Errors: a group nginx's OpenSSL has no
+/// name for here (none today).
+pub fn config(
+    dir: &Path,
+    addr: SocketAddr,
+    params: &Params,
+    workers: usize,
+    cores: &[usize],
+) -> Result<String> {
     let chain = std::path::absolute(certs::dir(params.cert)).unwrap_or_else(|_| certs::dir(params.cert));
     let d = dir.display();
     let mut c = String::new();
@@ -60,6 +69,16 @@ pub fn config(dir: &Path, addr: SocketAddr, params: &Params, workers: usize) -> 
         c.push_str("user root root;\n");
     }
     writeln!(c, "worker_processes {workers};")?;
+    if !cores.is_empty() {
+        // One mask per worker, CPU 0 the rightmost digit.
+        let masks: Vec<String> = (0..workers)
+            .map(|w| {
+                let core = cores[w % cores.len()];
+                format!("1{}", "0".repeat(core))
+            })
+            .collect();
+        writeln!(c, "worker_cpu_affinity {};", masks.join(" "))?;
+    }
     writeln!(c, "daemon off;\npid {d}/nginx.pid;\nerror_log {d}/error.log warn;")?;
     c.push_str("events { worker_connections 16384; }\nhttp {\n");
     writeln!(c, "  access_log off;")?;
@@ -84,7 +103,16 @@ pub fn config(dir: &Path, addr: SocketAddr, params: &Params, workers: usize) -> 
     }
     let groups: Vec<&str> = params.offered_groups().into_iter().map(|g| g.openssl_name()).collect();
     writeln!(c, "    ssl_ecdh_curve {};", groups.join(":"))?;
-    c.push_str("    ssl_session_tickets on;\n");
+    if params.kind == HandshakeKind::Resumption {
+        c.push_str("    ssl_session_tickets on;\n");
+    } else {
+        // No ticket and no session cache, as https-serve for these kinds:
+        // a client that would resume (wrk keeps its session) does full
+        // handshakes here too.
+        c.push_str(
+            "    ssl_session_tickets off;\n    ssl_session_cache off;\n    ssl_conf_command NumTickets 0;\n",
+        );
+    }
     if params.kind == HandshakeKind::MutualAuth {
         writeln!(c, "    ssl_client_certificate {};", chain.join(CA_CERT).display())?;
         c.push_str("    ssl_verify_client on;\n    ssl_verify_depth 3;\n");
@@ -104,12 +132,12 @@ pub struct Nginx {
 
 impl Nginx {
     /// Starts nginx for `params` answering with a body of `body` bytes,
-    /// `workers` worker processes, in `dir` (made; its earlier contents
+    /// `workers` worker processes (on `cores` in turn, when not empty), in `dir` (made; its earlier contents
     /// replaced), on a free port of 127.0.0.1; returns once it accepts
     /// connections. Errors: nginx not installed (saying what to install),
     /// the configuration refused (nginx's error log quoted), no connection
     /// accepted in 10 s.
-    pub fn start(dir: &Path, params: &Params, body: usize, workers: usize) -> Result<Nginx> {
+    pub fn start(dir: &Path, params: &Params, body: usize, workers: usize, cores: &[usize]) -> Result<Nginx> {
         let nginx = binary()?;
         let _ = fs::remove_dir_all(dir);
         fs::create_dir_all(dir.join("tmp")).with_context(|| format!("creating {}", dir.display()))?;
@@ -120,7 +148,7 @@ impl Nginx {
             .and_then(|l| l.local_addr())
             .context("finding a free port for nginx")?;
         let conf = dir.join("nginx.conf");
-        fs::write(&conf, config(&dir, addr, params, workers)?).context("writing nginx.conf")?;
+        fs::write(&conf, config(&dir, addr, params, workers, cores)?).context("writing nginx.conf")?;
         let child = Command::new(&nginx)
             .arg("-p")
             .arg(&dir)
@@ -204,9 +232,10 @@ mod tests {
     fn config_says_what_the_parameters_say() {
         let addr: SocketAddr = "127.0.0.1:4433".parse().unwrap();
         let p = Params { kind: HandshakeKind::MutualAuth, group: KxGroup::Secp384r1, ..Params::default() };
-        let c = config(Path::new("/d"), addr, &p, 2).unwrap();
+        let c = config(Path::new("/d"), addr, &p, 2, &[0, 3]).unwrap();
         for line in [
             "worker_processes 2;",
+            "worker_cpu_affinity 1 1000;",
             "listen 127.0.0.1:4433 ssl http2;",
             "ssl_protocols TLSv1.3;",
             "ssl_conf_command Ciphersuites TLS_AES_128_GCM_SHA256;",
@@ -222,11 +251,13 @@ mod tests {
             cert: CertChain::Rsa2048,
             ..Params::default()
         };
-        let c = config(Path::new("/d"), addr, &tls12, 1).unwrap();
+        let c = config(Path::new("/d"), addr, &tls12, 1, &[]).unwrap();
         assert!(
             c.contains("ssl_protocols TLSv1.2;") && c.contains("ssl_ciphers ECDHE-RSA-AES128-GCM-SHA256;"),
             "{c}"
         );
         assert!(c.contains("rsa2048/server-chain.pem") && !c.contains("ssl_verify_client"), "{c}");
+        assert!(!c.contains("worker_cpu_affinity"), "{c}");
+        assert!(c.contains("ssl_conf_command NumTickets 0;") && !c.contains("ssl_session_tickets on"), "{c}");
     }
 }

@@ -186,7 +186,8 @@ pub fn run(
         servers.push((lib.name(), proc, addr));
     }
     if options.nginx {
-        let n = Nginx::start(&options.work.join("nginx"), &options.params, options.body, options.threads)?;
+        let n =
+            Nginx::start(&options.work.join("nginx"), &options.params, options.body, options.threads, &[])?;
         let addr = n.addr();
         servers.push((super::https_compare::NGINX.to_string(), Proc::Nginx(n), addr));
     }

@@ -31,6 +31,75 @@ pub fn allowed_cores() -> Result<Vec<usize>> {
     Ok((0..libc::CPU_SETSIZE as usize).filter(|&c| unsafe { libc::CPU_ISSET(c, &set) }).collect())
 }
 
+/// Splits the cores this process may use into a server's half and a
+/// client's half (the server takes the first, larger half), so a load and
+/// the server it loads do not share a core: with fewer than 2 cores, both
+/// get every core (`(all, all)`). Errors: `sched_getaffinity` failed.
+pub fn split_cores() -> Result<(Vec<usize>, Vec<usize>)> {
+    let all = allowed_cores()?;
+    if all.len() < 2 {
+        return Ok((all.clone(), all));
+    }
+    let server = all.len().div_ceil(2);
+    Ok((all[..server].to_vec(), all[server..].to_vec()))
+}
+
+/// Checks that every one of `cores` is one this process may use. Errors:
+/// the first that is not, with those it may.
+pub fn check_cores(cores: &[usize]) -> Result<()> {
+    if cores.is_empty() {
+        return Ok(());
+    }
+    let allowed = allowed_cores()?;
+    for c in cores {
+        if !allowed.contains(c) {
+            bail!("core {c} is not one this process may use: {allowed:?}");
+        }
+    }
+    Ok(())
+}
+
+/// Makes `cmd`'s process run on `cores` only (`sched_setaffinity` in the
+/// child before it runs the program; nothing when `cores` is empty). Its
+/// spawn fails if the kernel refuses.
+pub fn pin_command(cmd: &mut std::process::Command, cores: &[usize]) {
+    if cores.is_empty() {
+        return;
+    }
+    // SAFETY: a zeroed set, then cores below CPU_SETSIZE added (callers
+    // pass cores from `check_cores`'d lists).
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    for &c in cores {
+        // SAFETY: as above.
+        unsafe { libc::CPU_SET(c, &mut set) };
+    }
+    // SAFETY: between fork and exec the closure only calls
+    // sched_setaffinity, which is async-signal-safe, on a set copied in.
+    unsafe {
+        std::os::unix::process::CommandExt::pre_exec(cmd, move || {
+            if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) == 0 {
+                Ok(())
+            } else {
+                Err(std::io::Error::last_os_error())
+            }
+        });
+    }
+}
+
+/// CPU seconds (user + system) used by this process's children that have
+/// ended and been waited for (`getrusage(RUSAGE_CHILDREN)`); the
+/// difference across one child's run is that child's, when no other child
+/// ends meanwhile. Errors: the call failed.
+pub fn children_cpu_seconds() -> Result<f64> {
+    // SAFETY: getrusage fills the struct it is given.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: valid pointer.
+    let r = unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage) };
+    ensure!(r == 0, "getrusage: {}", std::io::Error::last_os_error());
+    let s = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    Ok(s(usage.ru_utime) + s(usage.ru_stime))
+}
+
 /// Pins the calling thread to `core`. Errors: the kernel refused.
 fn pin(core: usize) -> std::io::Result<()> {
     // SAFETY: a zeroed set, then one core added.
@@ -60,14 +129,7 @@ fn thread_cpu_us() -> u64 {
 /// cannot start.
 pub fn start(threads: usize, name: &str, cores: &[usize]) -> Result<Threads> {
     ensure!(threads >= 1, "at least 1 thread");
-    if !cores.is_empty() {
-        let allowed = allowed_cores()?;
-        for c in cores {
-            if !allowed.contains(c) {
-                bail!("core {c} is not one this process may use: {allowed:?}");
-            }
-        }
-    }
+    check_cores(cores)?;
     let cpu_us = Arc::new(AtomicU64::new(0));
     let pin_failed = Arc::new(AtomicBool::new(false));
     let next = Arc::new(AtomicUsize::new(0));
