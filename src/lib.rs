@@ -52,7 +52,8 @@
 //!   [`latency::Percentiles`] are saved with [`results::small_writes`]).
 //! - [`host`]: the machine a measurement ran on.
 //! - [`variants`]: the build variants, the one definition every tool and
-//!   script reads.
+//!   script reads; [`workers`]: a variant's binary built and installed for
+//!   the tools that run variants side by side.
 //!
 //! The library depends on no crate only a tool uses: the binaries'
 //! dependencies (clap, csv, chrono, plotters, ...) are behind the `tools`
@@ -86,5 +87,6 @@ pub mod transport;
 pub mod udp;
 pub mod variants;
 pub mod wire;
+pub mod workers;
 pub mod workload;
 pub mod writes;

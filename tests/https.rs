@@ -3,8 +3,9 @@
 //! loads itself siege-style, on new connections (with and without
 //! resumption) and kept alive, every body and handshake checked on both
 //! sides; HTTP/2 or HTTP/1.1 as ALPN chose; another host's name refused; a
-//! request written by hand; and
-//! every kind of misbehaving client
+//! request written by hand; another build's server run as a child process
+//! (this build's `https-serve` stands in); and every kind of misbehaving
+//! client
 //! (`sockets::attack`) rejected and counted by kind while good clients are
 //! served, and the server serving afterwards. Each bounded in time.
 
@@ -23,6 +24,7 @@ use tls_bench::{
     sockets::{
         ErrorKind, Extensions, Library,
         attack::{Attack, AttackClients, AttackOptions, another_ca, run_attackers},
+        child::{Build, ChildOptions, ChildServer, probe},
         https::{self, Http},
         libraries,
         serve::{self, Running, ServeOptions},
@@ -552,4 +554,45 @@ fn the_soak_samples_every_server_in_its_own_process_and_draws_them() {
         let samples = s["rss"]["samples_kib"].as_array().unwrap();
         assert!(samples.len() >= 3 && samples.iter().all(|k| k.as_u64().unwrap() > 0), "{s}");
     }
+}
+
+#[test]
+fn another_builds_server_runs_as_a_child_says_what_it_supports_and_reports_its_summary() {
+    let exe = std::path::Path::new(env!("CARGO_BIN_EXE_https-serve"));
+    let build = Build::read("default", exe).unwrap();
+    let tls: Vec<Box<dyn Library>> = libraries().into_iter().filter(|l| !l.plaintext()).collect();
+    assert_eq!(build.libraries, tls.iter().map(|l| l.name()).collect::<Vec<_>>());
+    // The probe says what the library says in this process.
+    let mlkem = Params { group: KxGroup::X25519Mlkem768, ..params(HandshakeKind::ServerAuth) };
+    let tls12 = Params {
+        suite: CipherSuite::TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,
+        ..params(HandshakeKind::MutualAuth)
+    };
+    for lib in &tls {
+        for p in [params(HandshakeKind::ServerAuth), mlkem, tls12] {
+            let here = lib.server(&p, &https::SERVER).map(|_| ());
+            let there = probe(exe, &lib.name(), &p);
+            match (here, there) {
+                (Ok(()), Ok(())) => {}
+                (Err(ConfigureError::Unsupported(a)), Err(ConfigureError::Unsupported(b))) => {
+                    assert_eq!(a, b)
+                }
+                (a, b) => panic!("{} {p}: here {a:?}, the probe {b:?}", lib.name()),
+            }
+        }
+    }
+    let p = params(HandshakeKind::ServerAuth);
+    let lib = tls.into_iter().find(|l| runs(&**l, &p)).expect("a library running the common parameters");
+    let json = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("child-https-serve.json");
+    let options = ChildOptions { threads: 1, cores: Vec::new(), body: BODY, max_connections: 64, json };
+    let child = ChildServer::start(exe, &lib.name(), &p, &options).unwrap();
+    let report = run(&*lib, &siege(p, child.addr(), true)).unwrap();
+    assert_clean(&report, "a child server, kept alive", 8);
+    let summary = child.stop().unwrap();
+    assert_eq!((summary.requests, summary.handshakes_full), (8, 2), "{summary:?}");
+    assert!(summary.errors.is_empty(), "{summary:?}");
+    // A library it does not hold: an error, not a hang.
+    let e =
+        ChildServer::start(exe, "no-such-library", &p, &options).err().expect("no such library").to_string();
+    assert!(e.contains("no-such-library"), "{e}");
 }

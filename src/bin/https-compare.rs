@@ -3,7 +3,11 @@
 //! independent tools (wrk, siege, h2load) beside `https-load` on the same
 //! server and settings. See docs/https.md.
 
-use std::{path::PathBuf, process::ExitCode, time::Duration};
+use std::{
+    path::{Path, PathBuf},
+    process::ExitCode,
+    time::Duration,
+};
 
 use anyhow::{Result, bail};
 use clap::Parser;
@@ -12,10 +16,13 @@ use tls_bench::{
     outdir::RunDir,
     sockets::{
         self,
+        child::Build,
         cli::{ParamsArgs, client_library, cores, duration_arg},
         https_compare::{CompareOptions, owns, run, write},
         threads::{check_cores, split_cores},
     },
+    variants::Variant,
+    workers,
 };
 
 /// Siege-style HTTPS load on every library's server, nginx and plaintext
@@ -69,6 +76,13 @@ struct Cli {
     /// checked after the results are written.
     #[arg(long)]
     check_agreement: bool,
+    /// Other build variants whose libraries join the rows, comma-separated,
+    /// or `all` (`variants list`: system-openssl, boringssl,
+    /// openssl-aws-lc; `default` is this build): each variant's
+    /// `https-serve` is built (cargo) into target/https-compare-workers/
+    /// and serves its libraries as a child process.
+    #[arg(long, value_delimiter = ',')]
+    variants: Vec<String>,
     /// Leave nginx out.
     #[arg(long)]
     no_nginx: bool,
@@ -122,9 +136,30 @@ fn run_cli(cli: Cli) -> Result<()> {
     };
     check_cores(&server_cores)?;
     check_cores(&client_cores)?;
+    let chosen: Vec<&Variant> =
+        tls_bench::variants::select(&cli.variants)?.into_iter().filter(|v| v.name != "default").collect();
     let libraries = sockets::libraries();
     let client = client_library(cli.client.as_deref())?;
     let out = RunDir::prepare(&cli.out, owns)?;
+    // Every other build's server first: nothing is timed while a compiler
+    // runs.
+    let mut others = Vec::new();
+    if !chosen.is_empty() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/https-compare-workers");
+        let _lock = workers::lock_workers(&dir)?;
+        for v in &chosen {
+            let exe = dir.join(v.name).join("https-serve");
+            workers::build_binary(v, "https-serve", &exe)?;
+            others.push(Build::read(v.name, &exe)?);
+        }
+        // A variant built in the shared target/ replaced this build's
+        // target/release/https-serve, which https-soak runs: built back.
+        if chosen.iter().any(|v| v.target_dir.is_none())
+            && let Some(default) = tls_bench::variants::find("default")
+        {
+            workers::build_binary(default, "https-serve", &dir.join("default").join("https-serve"))?;
+        }
+    }
     let options = CompareOptions {
         params,
         keep_alive,
@@ -138,6 +173,7 @@ fn run_cli(cli: Cli) -> Result<()> {
             .map_or_else(|| if client_cores.is_empty() { cores() } else { client_cores.len() }, usize::from),
         server_cores,
         client_cores,
+        others,
         nginx: !cli.no_nginx,
         external: !cli.no_tools,
         work: cli.out.with_file_name("work"),

@@ -8,6 +8,7 @@ use anyhow::{Context, Result, anyhow, bail};
 
 use super::serve::{Protocol, ServeOptions, start_with};
 use crate::{
+    error::ConfigureError,
     outdir::ensure_dir,
     params::{CertChain, CipherSuite, HandshakeKind, KxGroup, Params},
 };
@@ -179,6 +180,11 @@ pub struct ServerArgs {
     /// List the libraries of this build and exit.
     #[arg(long)]
     pub list: bool,
+    /// Configure the server for the parameters, print `supported` or
+    /// `unsupported: <why>`, and exit (0 both; 1 if configuring failed).
+    /// `https-compare` asks another build's server this before starting it.
+    #[arg(long)]
+    pub probe: bool,
 }
 
 impl ServerArgs {
@@ -195,6 +201,16 @@ impl ServerArgs {
         }
         let library = super::find(self.library.as_deref().unwrap_or_default())?;
         let params = self.params.params()?;
+        if self.probe {
+            match library.server(&params, &protocol.extensions()) {
+                Ok(_) => println!("supported"),
+                Err(ConfigureError::Unsupported(why)) => println!("unsupported: {why}"),
+                Err(ConfigureError::Failed(e)) => {
+                    return Err(e.context(format!("{} {params}", library.name())));
+                }
+            }
+            return Ok(());
+        }
         check_json(self.json.as_ref())?;
         let threads = self.threads.map_or_else(cores, usize::from);
         let options = ServeOptions {

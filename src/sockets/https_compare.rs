@@ -10,6 +10,10 @@
 //! the same rounds, so each tool's rate is set beside `https-load`'s on the
 //! same server and settings as a ratio paired by round.
 //!
+//! Libraries of other builds (`--variants`: BoringSSL, the system's
+//! OpenSSL, ...) are served by that build's own `https-serve` as a child
+//! process ([`super::child`]), loaded in the same rounds by the same client.
+//!
 //! The servers (nginx's workers too) run on one half of the cores and
 //! every client (ours and the tools) on the other, so a client never takes
 //! a server's core; each client's CPU share is reported, and a client near
@@ -27,10 +31,11 @@ use serde::{Deserialize, Serialize};
 
 use super::{
     Library,
+    child::{Build, ChildOptions, ChildServer},
     external::{Tool, ToolLoad, ToolRun},
     https::Http,
     nginx::Nginx,
-    serve::{self, Running, ServeOptions},
+    serve::{self, Running, ServeOptions, Summary},
     siege::{self, SiegeOptions, SiegeReport},
 };
 use crate::{
@@ -67,6 +72,8 @@ pub struct CompareOptions {
     /// The cores the clients (ours and the tools) run on (empty: not
     /// pinned).
     pub client_cores: Vec<usize>,
+    /// Other builds, each library served by its own `https-serve`.
+    pub others: Vec<Build>,
     /// Include nginx.
     pub nginx: bool,
     /// Run the independent tools.
@@ -96,6 +103,21 @@ pub struct ServerResult {
     pub errors: std::collections::BTreeMap<super::ErrorKind, u64>,
     /// The first failure's message, if any.
     pub first_error: Option<String>,
+    /// The build variant serving it (`default` for this process's).
+    #[serde(default)]
+    pub variant: String,
+    /// The server's own failures by kind over the row, from its summary
+    /// (empty for nginx, which gives none): a failed check of what a
+    /// connection negotiated, or of the bytes, ends the run instead.
+    #[serde(default)]
+    pub server_errors: std::collections::BTreeMap<super::ErrorKind, u64>,
+    /// The server's CPU time per request it answered over the row (every
+    /// client's, the tools' too), µs: its threads' CPU seconds over its
+    /// requests, from its summary. A figure no client's cost enters, where
+    /// the rate may be a client's limit. `None` for nginx (no summary) and
+    /// a server that answered nothing.
+    #[serde(default)]
+    pub server_cpu_us_per_request: Option<f64>,
 }
 
 /// One row: a parameter set and mode, every server.
@@ -156,9 +178,10 @@ pub struct CompareRun {
     pub rows: Vec<Row>,
 }
 
-/// A server of a row: one of ours, or nginx.
+/// A server of a row: one of ours, another build's, or nginx.
 enum Server {
     Ours(Box<Running>),
+    Child(ChildServer),
     Nginx(Nginx),
 }
 
@@ -166,7 +189,21 @@ impl Server {
     fn addr(&self) -> std::net::SocketAddr {
         match self {
             Server::Ours(r) => r.addr(),
+            Server::Child(c) => c.addr(),
             Server::Nginx(n) => n.addr(),
+        }
+    }
+
+    /// Stops it; its summary (`None` for nginx, which gives none).
+    /// Errors: it did not stop well.
+    fn stop(self) -> Result<Option<Summary>> {
+        match self {
+            Server::Ours(r) => r.stop().map(Some),
+            Server::Child(c) => c.stop().map(Some),
+            Server::Nginx(n) => {
+                drop(n);
+                Ok(None)
+            }
         }
     }
 }
@@ -243,6 +280,7 @@ fn row(
     };
     // Every server of the row, started once; each idles while another runs.
     let mut servers: Vec<(String, Server)> = Vec::new();
+    let mut variants: Vec<String> = Vec::new();
     let mut skipped = Vec::new();
     for lib in libraries {
         match lib.server(params, &super::https::SERVER) {
@@ -255,6 +293,36 @@ fn row(
         }
         let running = serve::start_with(&**lib, &serve_options, Arc::new(Http::new(options.body)))?;
         servers.push((lib.name(), Server::Ours(Box::new(running))));
+        variants.push("default".to_string());
+    }
+    for build in &options.others {
+        for library in &build.libraries {
+            if servers.iter().any(|(n, _)| n == library) {
+                bail!("library {library} is in this build and in variant {}: leave one out", build.variant);
+            }
+            match super::child::probe(&build.exe, library, params) {
+                Err(ConfigureError::Unsupported(why)) => {
+                    skipped.push((library.clone(), why));
+                    continue;
+                }
+                Err(ConfigureError::Failed(e)) => return Err(e.context(format!("{library} {params}"))),
+                Ok(()) => {}
+            }
+            let child = ChildServer::start(
+                &build.exe,
+                library,
+                params,
+                &ChildOptions {
+                    threads: options.threads,
+                    cores: options.server_cores.clone(),
+                    body: options.body,
+                    max_connections: serve_options.max_connections,
+                    json: options.work.join(format!("{library}.summary.json")),
+                },
+            )?;
+            servers.push((library.clone(), Server::Child(child)));
+            variants.push(build.variant.clone());
+        }
     }
     if options.nginx {
         let dir = options.work.join("nginx");
@@ -262,6 +330,7 @@ fn row(
             NGINX.to_string(),
             Server::Nginx(Nginx::start(&dir, params, options.body, options.threads, &options.server_cores)?),
         ));
+        variants.push("system".to_string());
     }
     let plaintext = super::find(super::PLAINTEXT)?;
     let siege_options = |addr| SiegeOptions {
@@ -331,14 +400,37 @@ fn row(
             }
         }
     }
+    // Every server stopped, its own failures read: a failed check ends
+    // the run.
+    let mut names = Vec::new();
+    let mut server_errors = Vec::new();
+    let mut server_cpu = Vec::new();
+    for (name, server) in servers {
+        let summary = server.stop().with_context(|| format!("stopping {name}"))?;
+        server_cpu.push(
+            summary.as_ref().filter(|s| s.requests > 0).map(|s| s.cpu_seconds * 1e6 / s.requests as f64),
+        );
+        let errors = summary.map(|s| (s.errors, s.error_examples)).unwrap_or_default();
+        for kind in [super::ErrorKind::Negotiated, super::ErrorKind::Corrupt] {
+            if let Some(n) = errors.0.get(&kind) {
+                bail!(
+                    "{name} {params} {mode}: {n} connections failed the {} check on the server (first: {})",
+                    kind.name(),
+                    errors.1.first().map_or("-", String::as_str)
+                );
+            }
+        }
+        server_errors.push(errors.0);
+        names.push(name);
+    }
     let rates: Vec<Vec<f64>> =
         reports.iter().map(|r| r.iter().map(|r| r.transaction_rate).collect()).collect();
     // The row's best: its fastest TLS server (plaintext HTTP is not one).
-    let best = (0..servers.len())
-        .filter(|&i| servers[i].0 != super::PLAINTEXT)
+    let best = (0..names.len())
+        .filter(|&i| names[i] != super::PLAINTEXT)
         .max_by(|&a, &b| median(&rates[a]).unwrap_or(0.0).total_cmp(&median(&rates[b]).unwrap_or(0.0)));
     let mut results = Vec::new();
-    for (i, (name, _)) in servers.iter().enumerate() {
+    for (i, name) in names.iter().enumerate() {
         let (rate, k) = at_median(&rates[i]);
         results.push(ServerResult {
             server: name.clone(),
@@ -355,6 +447,9 @@ fn row(
             ),
             first_error: reports[i].iter().find_map(|r| r.error_examples.first().cloned()),
             rates: rates[i].clone(),
+            variant: variants[i].clone(),
+            server_errors: server_errors[i].clone(),
+            server_cpu_us_per_request: server_cpu[i],
         });
     }
     results.sort_by(|a, b| b.rate.total_cmp(&a.rate));
@@ -364,17 +459,12 @@ fn row(
             let tool_rates: Vec<f64> = tool_runs[k].iter().map(|t| t.transaction_rate).collect();
             let (rate, m) = at_median(&tool_rates);
             external.push(ToolResult {
-                server: servers[i].0.clone(),
+                server: names[i].clone(),
                 over_https_load: paired_ratio(&tool_rates, &rates[i]),
                 rates: tool_rates,
                 rate,
                 run: tool_runs[k][m].clone(),
             });
-        }
-    }
-    for (_, server) in servers {
-        if let Server::Ours(running) = server {
-            running.stop()?;
         }
     }
     Ok(Row { parameters: params.to_string(), mode: mode.to_string(), servers: results, skipped, external })

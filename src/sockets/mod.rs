@@ -67,6 +67,7 @@ macro_rules! forward_io {
 }
 
 pub mod attack;
+pub mod child;
 pub mod cli;
 pub mod errors;
 pub mod external;

@@ -22,7 +22,7 @@ use std::{
 };
 
 use anyhow::{Context, Result, bail};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use tokio::{
     io::{AsyncReadExt, AsyncWriteExt},
     net::{TcpListener, TcpStream},
@@ -65,7 +65,7 @@ pub const RSS_INTERVAL: Duration = Duration::from_secs(1);
 const READ_SIZE: usize = 64 * 1024;
 
 /// What a server did, from start to stop.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Summary {
     /// The server library.
     pub library: String,

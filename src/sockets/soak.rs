@@ -8,10 +8,8 @@
 
 use std::{
     fs,
-    io::{BufRead, BufReader},
     net::SocketAddr,
     path::{Path, PathBuf},
-    process::{Child, Command, Stdio},
     time::{Duration, Instant},
 };
 
@@ -20,6 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{
     Library,
+    child::{ChildOptions, ChildServer},
     nginx::Nginx,
     rss::{RssTrace, rss_kib_of},
     siege::{SiegeOptions, SiegeReport},
@@ -86,37 +85,27 @@ pub const MIN_SAMPLES: usize = 20;
 
 /// A server process being soaked.
 enum Proc {
-    Ours { child: Child, log: PathBuf },
+    Ours(ChildServer),
     Nginx(Nginx),
 }
 
 impl Proc {
     fn rss_kib(&self) -> Result<u64> {
         match self {
-            Proc::Ours { child, .. } => rss_kib_of(&format!("/proc/{}/statm", child.id())),
+            Proc::Ours(child) => rss_kib_of(&format!("/proc/{}/statm", child.pid())),
             Proc::Nginx(n) => n.rss_kib(),
         }
     }
 
-    /// Stops it: SIGINT for ours (its summary in its log), nginx dropped.
+    /// Stops it: SIGINT for ours ([`ChildServer::stop`]), nginx dropped.
     /// Errors: ours did not stop in 15 s, or exited with a failure.
     fn stop(self) -> Result<()> {
-        let Proc::Ours { mut child, log } = self else { return Ok(()) };
-        // SAFETY: a signal to our own child.
-        unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-        let started = Instant::now();
-        loop {
-            if let Some(status) = child.try_wait()? {
-                if !status.success() {
-                    bail!("https-serve exited {status}: {}", fs::read_to_string(&log).unwrap_or_default());
-                }
-                return Ok(());
+        match self {
+            Proc::Ours(child) => child.stop().map(|_summary| ()),
+            Proc::Nginx(n) => {
+                drop(n);
+                Ok(())
             }
-            if started.elapsed() > Duration::from_secs(15) {
-                let _ = child.kill();
-                bail!("https-serve did not stop in 15 s after SIGINT");
-            }
-            std::thread::sleep(Duration::from_millis(20));
         }
     }
 }
@@ -124,44 +113,26 @@ impl Proc {
 /// Starts `https-serve` (beside this executable) for `library`; returns it
 /// and its address once it listens. Errors: the binary is missing (build it
 /// with `cargo build --release --bin https-serve`), it exits or says
-/// nothing in 10 s.
+/// nothing in time ([`ChildServer::start`]).
 fn start_ours(library: &str, options: &SoakOptions) -> Result<(Proc, SocketAddr)> {
     let exe = std::env::current_exe().context("finding this executable")?.with_file_name("https-serve");
     if !exe.is_file() {
         bail!("{} not found: build it with `cargo build --release --bin https-serve`", exe.display());
     }
-    let p = &options.params;
-    let log = options.work.join(format!("{library}.log"));
-    let child = Command::new(&exe)
-        .args(["--library", library, "--kind", &p.kind.to_string(), "--suite", &p.suite.to_string()])
-        .args(["--group", &p.group.to_string(), "--cert", &p.cert.to_string(), "--listen", "127.0.0.1:0"])
-        .args(["--threads", &options.threads.to_string(), "--body", &options.body.to_string()])
-        .stdout(fs::File::create(&log).with_context(|| format!("creating {}", log.display()))?)
-        .stderr(Stdio::inherit())
-        .spawn()
-        .with_context(|| format!("starting {}", exe.display()))?;
-    let mut proc = Proc::Ours { child, log: log.clone() };
-    let started = Instant::now();
-    loop {
-        let first = fs::File::open(&log)
-            .ok()
-            .and_then(|f| BufReader::new(f).lines().next().and_then(|l| l.ok()))
-            .unwrap_or_default();
-        if let Some(addr) = first.split(" on ").nth(1).and_then(|a| a.split_whitespace().next()) {
-            let addr = addr.parse().with_context(|| format!("https-serve's address {addr:?}"))?;
-            return Ok((proc, addr));
-        }
-        if let Proc::Ours { child, .. } = &mut proc
-            && let Some(status) = child.try_wait()?
-        {
-            bail!("https-serve for {library} exited {status} at start");
-        }
-        if started.elapsed() > Duration::from_secs(10) {
-            proc.stop().ok();
-            bail!("https-serve for {library} did not start in 10 s");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let child = ChildServer::start(
+        &exe,
+        library,
+        &options.params,
+        &ChildOptions {
+            threads: options.threads,
+            cores: Vec::new(),
+            body: options.body,
+            max_connections: 10_000,
+            json: options.work.join(format!("{library}.summary.json")),
+        },
+    )?;
+    let addr = child.addr();
+    Ok((Proc::Ours(child), addr))
 }
 
 /// Runs the soak: every server of `libraries` that serves the parameters

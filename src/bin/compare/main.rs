@@ -21,7 +21,6 @@ mod chart;
 mod env;
 mod model;
 mod report;
-mod variants;
 mod worker;
 
 use std::{
@@ -259,11 +258,11 @@ fn compare(args: RunArgs) -> Result<()> {
     let mut exes = Vec::new();
     // Variants share target directories (`target/release/compare` is each
     // one's build in turn): one run at a time builds and installs.
-    let building = if args.no_build { None } else { Some(variants::lock_workers(&workers_dir)?) };
+    let building = if args.no_build { None } else { Some(tls_bench::workers::lock_workers(&workers_dir)?) };
     for v in &chosen {
         let exe = workers_dir.join(v.name).join("compare");
         if !args.no_build {
-            variants::build_worker(v, &exe)?;
+            tls_bench::workers::build_binary(v, "compare", &exe)?;
         }
         ensure!(
             exe.exists(),

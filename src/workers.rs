@@ -1,5 +1,7 @@
-//! Building one build variant's worker binary with cargo (the variants
-//! themselves are [`tls_bench::variants`]).
+//! Building a binary of another build variant with cargo, for the tools
+//! that run variants side by side: `compare --variants` (its `compare`
+//! worker) and `https-compare --variants` (its `https-serve`). The
+//! variants themselves are [`crate::variants`].
 
 use std::{
     fs,
@@ -7,30 +9,30 @@ use std::{
     sync::atomic::{AtomicU64, Ordering},
 };
 
+use crate::variants::Variant;
 use anyhow::{Context, Result, ensure};
-use tls_bench::variants::Variant;
 
-/// Builds the `compare` binary of `v` (release) and copies it to `exe`.
-/// A variant whose arguments name a `--target-dir` builds there. Errors:
-/// cargo failed (its output, inherited, says why).
-pub fn build_worker(v: &Variant, exe: &Path) -> Result<()> {
+/// Builds binary `bin` of `v` (release) and copies it to `exe`. A variant
+/// whose arguments name a `--target-dir` builds there. Errors: cargo
+/// failed (its output, inherited, says why).
+pub fn build_binary(v: &Variant, bin: &str, exe: &Path) -> Result<()> {
     eprintln!(
-        "compare: building the {} worker: cargo build --release --bin compare {}",
+        "building the {} variant's {bin}: cargo build --release --bin {bin} {}",
         v.name,
         v.cargo_args().join(" ")
     );
-    let mut cmd = v.cargo(&["build", "--release", "--bin", "compare"]);
+    let mut cmd = v.cargo(&["build", "--release", "--bin", bin]);
     // RUSTFLAGS would override the aws-lc-config files' build.rustflags.
     cmd.env_remove("RUSTFLAGS");
     let status = cmd.status().context("running cargo")?;
-    ensure!(status.success(), "building the {} worker failed ({status})", v.name);
-    install(&v.target_dir().join("release").join("compare"), exe)
+    ensure!(status.success(), "building the {} variant's {bin} failed ({status})", v.name);
+    install(&v.target_dir().join("release").join(bin), exe)
 }
 
 /// Takes the lock of the workers under `dir` (the file `dir/.lock`),
 /// waiting, with a message, while another run holds it: a variant's build
-/// rewrites `target/release/compare`, so a concurrent run could otherwise
-/// copy another variant's binary as its worker. Released when the file is
+/// rewrites `target/release/<bin>`, so a concurrent run could otherwise
+/// copy another variant's binary as its own. Released when the file is
 /// dropped (or the process ends). Errors: the lock file cannot be made.
 pub fn lock_workers(dir: &Path) -> Result<fs::File> {
     fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
@@ -44,7 +46,10 @@ pub fn lock_workers(dir: &Path) -> Result<fs::File> {
     match file.try_lock() {
         Ok(()) => {}
         Err(fs::TryLockError::WouldBlock) => {
-            eprintln!("compare: another compare run is building its workers; waiting for it");
+            eprintln!(
+                "another run is building its variants' binaries under {}; waiting for it",
+                dir.display()
+            );
             file.lock().with_context(|| format!("locking {}", path.display()))?;
         }
         Err(fs::TryLockError::Error(e)) => {
