@@ -342,9 +342,13 @@ fn every_kind_of_misbehaving_client_is_rejected_while_good_clients_are_served() 
             continue;
         }
         let what = lib.name();
+        // A limit the flood (150 at once) goes well over, with room for the
+        // other attackers (s2n-tls holds those it blinds) and the good
+        // clients.
         let options = ServeOptions {
             handshake_timeout: Duration::from_millis(300),
             idle_timeout: Duration::from_millis(500),
+            max_connections: 64,
             ..serve_options(p)
         };
         let running = https(&*lib, &options);
@@ -355,7 +359,7 @@ fn every_kind_of_misbehaving_client_is_rejected_while_good_clients_are_served() 
             duration: Duration::from_millis(1500),
             interval: Duration::from_millis(100),
             hold: Duration::from_secs(3),
-            flood: 20,
+            flood: 150,
             max_attempts: 50,
         };
         let clients = AttackClients::of(&*lib, &p).unwrap();
@@ -375,9 +379,10 @@ fn every_kind_of_misbehaving_client_is_rejected_while_good_clients_are_served() 
         let summary = running.stop().unwrap();
         assert!(
             good.errors.is_empty() && good.transactions > 0,
-            "{what}: {:?} {:?}",
+            "{what}: {:?} {:?}; the server: {}",
             good.errors,
-            good.error_examples
+            good.error_examples,
+            summary.to_text()
         );
         assert_eq!(good.availability, 100.0, "{what}");
         assert_clean(&after, &what, 8);
@@ -386,25 +391,31 @@ fn every_kind_of_misbehaving_client_is_rejected_while_good_clients_are_served() 
             assert!(c.attempts >= 1, "{what} {}: {c:?}", attack.name());
             assert_eq!((c.still_open, c.connect_failed), (0, 0), "{what} {}: {c:?}", attack.name());
             match attack {
-                Attack::ResetMidHandshake | Attack::ResetMidRequest => {
-                    assert_eq!(c.dropped, c.attempts, "{what} {}: {c:?}", attack.name())
-                }
+                // The attacker resets first, unless the server closed its
+                // connection before its first byte (evicted for the flood).
+                Attack::ResetMidHandshake | Attack::ResetMidRequest => assert!(
+                    c.dropped + c.rejected == c.attempts && c.dropped > 0,
+                    "{what} {}: {c:?}",
+                    attack.name()
+                ),
                 _ => assert_eq!(c.rejected, c.attempts, "{what} {}: {c:?}", attack.name()),
             }
         }
         // Counted by kind on the server: failed handshakes, handshake
-        // timeouts (silence, the flood), slowloris closed idle.
+        // timeouts (silence, the flood), slowloris closed idle, the flood's
+        // silent connections evicted for new ones at the limit.
         assert!(
             summary.errors.get(&ErrorKind::Handshake).is_some_and(|&n| n > 0),
             "{what}: {:?}",
             summary.errors
         );
         assert!(
-            summary.errors.get(&ErrorKind::Timeout).is_some_and(|&n| n >= 20),
+            summary.errors.get(&ErrorKind::Timeout).is_some_and(|&n| n >= 1),
             "{what}: {:?}",
             summary.errors
         );
         assert!(summary.idle_closed >= 1, "{what}: {summary:?}");
+        assert!(summary.evicted >= 1, "{what}: a flood of 150 over a limit of 64: {summary:?}");
         ran += 1;
     }
     assert!(ran >= 1, "no TLS library ran mTLS");

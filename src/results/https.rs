@@ -462,6 +462,9 @@ pub struct AttackServer {
     pub idle_closed: u64,
     /// Closed at once over the connection limit.
     pub over_limit: u64,
+    /// Closed before their first byte to make room at the limit.
+    #[serde(default)]
+    pub evicted: u64,
 }
 
 /// An `https-attack` run (its `--json`).
@@ -516,10 +519,11 @@ impl AttackRun {
     pub fn server_line(&self) -> String {
         let kinds: Vec<String> = self.server.errors.iter().map(|(k, n)| format!("{k} {n}")).collect();
         format!(
-            "the server counted: {}; closed idle {}; over the limit {}",
+            "the server counted: {}; closed idle {}; over the limit {}; evicted silent {}",
             if kinds.is_empty() { "no failures".to_string() } else { kinds.join(", ") },
             self.server.idle_closed,
-            self.server.over_limit
+            self.server.over_limit,
+            self.server.evicted
         )
     }
 }

@@ -171,7 +171,9 @@ pub struct ServerArgs {
     /// longest it may take to send a whole request header).
     #[arg(long, default_value = "60s", value_parser = duration_arg)]
     pub idle_timeout: Duration,
-    /// Connections served at once; more are closed as they arrive.
+    /// Connections served at once, counted from their first bytes (more
+    /// are closed at once); as many more may wait silent, the oldest closed
+    /// beyond.
     #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     pub max_connections: u32,
     /// Also write the summary as JSON to this file (checked first).

@@ -13,6 +13,7 @@ use std::{
     collections::BTreeMap,
     future::Future,
     net::{SocketAddr, TcpListener as StdListener},
+    os::fd::{AsRawFd, RawFd},
     pin::Pin,
     sync::{
         Arc, Mutex,
@@ -26,7 +27,7 @@ use serde::{Deserialize, Serialize};
 use tokio::{
     io::{AsyncReadExt, AsyncWriteExt},
     net::{TcpListener, TcpStream},
-    sync::{Semaphore, watch},
+    sync::{Notify, Semaphore, watch},
     time::timeout,
 };
 
@@ -51,7 +52,12 @@ pub struct ServeOptions {
     /// Longest a connection may wait for its next bytes before it is closed
     /// (counted as `idle-closed`, not an error).
     pub idle_timeout: Duration,
-    /// Connections served at once; more are closed as they arrive.
+    /// Connections served at once, counted from their first bytes: one that
+    /// comes when all are taken is closed at once (`over_limit`). Until its
+    /// first bytes a connection waits outside the limit, among at most as
+    /// many silent ones; beyond, the oldest silent one is closed (counted
+    /// `evicted`). A client starts its handshake as soon as it connects, so
+    /// a flood of connections held silent cannot lock good clients out.
     pub max_connections: usize,
     /// Cores to pin the worker threads to, one each in turn; empty: not
     /// pinned.
@@ -60,6 +66,12 @@ pub struct ServeOptions {
 
 /// How often the server's RSS is sampled ([`super::rss`]).
 pub const RSS_INTERVAL: Duration = Duration::from_secs(1);
+
+/// How long after its accept a silent connection may still send its first
+/// bytes when it is picked for eviction (a client's ClientHello follows its
+/// connect at once, but may reach the server just after the accept): one
+/// that does keeps its slot.
+const GRACE: Duration = Duration::from_millis(10);
 
 /// Largest read (and echoed write) at once, in bytes.
 const READ_SIZE: usize = 64 * 1024;
@@ -77,8 +89,13 @@ pub struct Summary {
     pub seconds: f64,
     /// TCP connections accepted.
     pub connections: u64,
-    /// Connections closed at once, over `max_connections`.
+    /// Connections closed at their first bytes, all `max_connections`
+    /// slots taken.
     pub over_limit: u64,
+    /// Connections closed before their first byte, the oldest of more than
+    /// `max_connections` silent ones.
+    #[serde(default)]
+    pub evicted: u64,
     /// Full handshakes completed and checked.
     pub handshakes_full: u64,
     /// Resumed handshakes completed and checked.
@@ -118,13 +135,14 @@ impl Summary {
             self.errors.iter().map(|(k, n)| format!("{k} {n}")).collect::<Vec<_>>().join(", ")
         };
         let mut out = format!(
-            "served {} on {} for {:.1} s: {} connections ({} over the limit, {} closed idle), \
+            "served {} on {} for {:.1} s: {} connections ({} over the limit, {} evicted silent, {} closed idle), \
              handshakes {} full + {} resumed, {}{} B received, {} B sent, server CPU {:.2} s{}{}; errors: {errors}\n",
             self.library,
             self.listen,
             self.seconds,
             self.connections,
             self.over_limit,
+            self.evicted,
             self.idle_closed,
             self.handshakes_full,
             self.handshakes_resumed,
@@ -168,6 +186,69 @@ struct Counters {
     bytes_received: AtomicU64,
     bytes_sent: AtomicU64,
     errors: Mutex<(BTreeMap<ErrorKind, u64>, Vec<String>)>,
+    evicted: AtomicU64,
+    silent: Silent,
+}
+
+/// The connections that have not sent a byte yet, oldest first, each with
+/// its socket and the signal that closes it. A connection enters when
+/// accepted (before its task runs: a burst of connections is accepted
+/// faster than their tasks start) and leaves when its first bytes came.
+#[derive(Default)]
+struct Silent {
+    next: AtomicU64,
+    waiting: Mutex<BTreeMap<u64, (RawFd, Arc<Notify>)>>,
+}
+
+impl Silent {
+    /// A connection is accepted: its number and its signal.
+    fn enter(&self, fd: RawFd) -> (u64, Arc<Notify>) {
+        let id = self.next.fetch_add(1, Relaxed);
+        let signal = Arc::new(Notify::new());
+        if let Ok(mut w) = self.waiting.lock() {
+            w.insert(id, (fd, signal.clone()));
+        }
+        (id, signal)
+    }
+
+    /// How many are silent now.
+    fn len(&self) -> usize {
+        self.waiting.lock().map_or(0, |w| w.len())
+    }
+
+    /// Its first bytes came (or its wait ended another way).
+    fn leave(&self, id: u64) {
+        if let Ok(mut w) = self.waiting.lock() {
+            w.remove(&id);
+        }
+    }
+
+    /// Signals the oldest connection with nothing to read (or closed by its
+    /// peer) to close, and forgets it; false when there is none. One whose
+    /// bytes have come but whose task has not seen them yet is passed over.
+    fn evict_oldest(&self) -> bool {
+        let Ok(mut w) = self.waiting.lock() else { return false };
+        let mut evict = None;
+        for (&id, (fd, _)) in w.iter() {
+            let mut byte = 0u8;
+            // SAFETY: the socket is open: its task holds it until it has
+            // left this map, which it cannot do while the lock is held.
+            let n = unsafe {
+                libc::recv(*fd, (&mut byte as *mut u8).cast(), 1, libc::MSG_PEEK | libc::MSG_DONTWAIT)
+            };
+            if n <= 0 {
+                evict = Some(id);
+                break;
+            }
+        }
+        match evict.and_then(|id| w.remove(&id)) {
+            Some((_, signal)) => {
+                signal.notify_one();
+                true
+            }
+            None => false,
+        }
+    }
 }
 
 /// Failure messages kept for the summary.
@@ -367,6 +448,7 @@ impl Running {
             seconds: self.started.elapsed().as_secs_f64(),
             connections: c.connections.load(Relaxed),
             over_limit: c.over_limit.load(Relaxed),
+            evicted: c.evicted.load(Relaxed),
             handshakes_full: c.full.load(Relaxed),
             handshakes_resumed: c.resumed.load(Relaxed),
             idle_closed: c.idle_closed.load(Relaxed),
@@ -408,38 +490,97 @@ async fn accept_loop(
             }
         };
         counters.connections.fetch_add(1, Relaxed);
-        let Ok(permit) = slots.clone().try_acquire_owned() else {
-            counters.over_limit.fetch_add(1, Relaxed);
-            continue;
-        };
-        let (server, protocol, options, counters, stopped) =
-            (server.clone(), protocol.clone(), options.clone(), counters.clone(), stopped.clone());
+        // It waits for its first bytes outside the limit, among the silent
+        // connections, as many at most as the limit: beyond, the oldest
+        // silent one is closed.
+        if counters.silent.len() >= options.max_connections {
+            counters.silent.evict_oldest();
+        }
+        let silent = (counters.silent.enter(tcp.as_raw_fd()), Instant::now());
+        let (server, protocol, options, counters, stopped, slots) = (
+            server.clone(),
+            protocol.clone(),
+            options.clone(),
+            counters.clone(),
+            stopped.clone(),
+            slots.clone(),
+        );
         tokio::spawn(async move {
-            if let Err(f) = connection(&*server, &*protocol, tcp, &options, &counters, stopped).await {
+            let work =
+                Work { server: &*server, protocol: &*protocol, options: &options, counters: &counters };
+            if let Err(f) = connection(work, tcp, silent, &slots, stopped).await {
                 counters.fail(f);
             }
-            drop(permit);
         });
     }
 }
 
-/// One connection: handshake (in its timeout), check, then `protocol`.
+/// What every connection of a server shares.
+struct Work<'a> {
+    server: &'a dyn Server,
+    protocol: &'a dyn Protocol,
+    options: &'a ServeOptions,
+    counters: &'a Counters,
+}
+
+/// One connection: its first bytes (closed before them when the silent
+/// ones are too many), then a slot (closed at once when none is free:
+/// over the limit), the handshake (in the handshake timeout, from the
+/// accept), check, then `protocol`.
 async fn connection(
-    server: &dyn Server,
-    protocol: &dyn Protocol,
+    work: Work<'_>,
     tcp: TcpStream,
-    options: &ServeOptions,
-    counters: &Counters,
+    ((id, evict), accepted): ((u64, Arc<Notify>), Instant),
+    slots: &Arc<Semaphore>,
     stopped: watch::Receiver<bool>,
 ) -> Result<(), Failure> {
+    let Work { server, protocol, options, counters } = work;
     tcp.set_nodelay(true).map_err(|e| Failure::new(e.into(), ErrorKind::Io))?;
-    let stream = match timeout(options.handshake_timeout, server.accept(tcp)).await {
-        Err(_) => {
+    let no_handshake = || {
+        Failure::exactly(
+            ErrorKind::Timeout,
+            anyhow::anyhow!("handshake not done in {:?}", options.handshake_timeout),
+        )
+    };
+    // Its first bytes (a ClientHello), or its eviction as the oldest of
+    // too many silent connections.
+    // `peek` waits for a byte (tokio's `readable` may be ready at once).
+    let mut byte = [0u8; 1];
+    let first = tokio::select! {
+        r = timeout(options.handshake_timeout, tcp.peek(&mut byte)) => Some(r),
+        _ = evict.notified() => None,
+    };
+    counters.silent.leave(id);
+    let first = match first {
+        Some(r) => r,
+        // Picked for eviction: gone, unless its first bytes come within
+        // its grace.
+        None => match timeout(GRACE.saturating_sub(accepted.elapsed()), tcp.peek(&mut byte)).await {
+            Ok(Ok(n)) if n > 0 => Ok(Ok(n)),
+            _ => {
+                counters.evicted.fetch_add(1, Relaxed);
+                return Ok(());
+            }
+        },
+    };
+    match first {
+        Err(_) => return Err(no_handshake()),
+        Ok(Err(e)) => return Err(Failure::new(e.into(), ErrorKind::Io)),
+        Ok(Ok(0)) => {
             return Err(Failure::exactly(
-                ErrorKind::Timeout,
-                anyhow::anyhow!("handshake not done in {:?}", options.handshake_timeout),
+                ErrorKind::Closed,
+                anyhow::anyhow!("closed by the client before its first byte"),
             ));
         }
+        Ok(Ok(_)) => {}
+    }
+    let Ok(_permit) = slots.clone().try_acquire_owned() else {
+        counters.over_limit.fetch_add(1, Relaxed);
+        return Ok(());
+    };
+    let left = options.handshake_timeout.saturating_sub(accepted.elapsed());
+    let stream = match timeout(left, server.accept(tcp)).await {
+        Err(_) => return Err(no_handshake()),
         Ok(r) => r.map_err(|e| Failure::new(e, ErrorKind::Handshake))?,
     };
     if let Some(negotiated) = stream.negotiated().map_err(|e| Failure::exactly(ErrorKind::Negotiated, e))? {
