@@ -2,7 +2,8 @@
 # Records the HTTPS results the README's "HTTPS" lines and results/README.md
 # tables (`report results` renders them): into results/https/DATE/ (DATE:
 # today, UTC):
-#   compare/   `https-compare --variants all` with its defaults: every
+#   compare/   `https-compare --variants all -t 5s` (5-s slices, 3 rounds,
+#              to keep the recording near 30 minutes), else its defaults: every
 #              library's server (the other builds' as child processes),
 #              plaintext HTTP and nginx in interleaved rounds (RSA-4096 and
 #              ECDSA-P256; new connection per request and keep-alive), wrk,
@@ -28,7 +29,7 @@ mkdir -p "$out/attack"
 } > "$out/env.txt"
 cargo build --release --quiet --bin https-compare --bin https-soak --bin https-attack --bin https-serve --bin serve
 variants=$(echo "${HTTPS_VARIANTS:-all}" | tr ' ' ',')
-target/release/https-compare --variants "$variants" --out "$out/compare" > "$out/compare.md"
+target/release/https-compare --variants "$variants" -t 5s --out "$out/compare" > "$out/compare.md"
 target/release/https-soak --out "$out/soak" > "$out/soak.md"
 for lib in $(target/release/serve --list | grep -v '^plaintext'); do
   target/release/https-attack --library "$lib" --kind mTLS -t 10s --json "$out/attack/$lib.json" > /dev/null

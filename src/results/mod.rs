@@ -73,7 +73,7 @@ mod tests {
             );
         }
         // https-compare's and https-soak's stdout, as the run saved it.
-        let dir = "results/https/2026-11-24";
+        let dir = "results/https/2026-11-25";
         let run: https::CompareRun =
             serde_json::from_str(&committed(&format!("{dir}/compare/results.json"))).unwrap();
         assert_eq!(run.markdown(), committed(&format!("{dir}/compare.md")));
