@@ -433,6 +433,9 @@ impl Tally {
     }
 }
 
+/// `d` in µs, within the histograms' bounds (1 µs to [`MAX_LATENCY_US`],
+/// past every timeout): `saturating_record` then records it exactly, and
+/// no record can fail.
 pub(super) fn micros(d: Duration) -> u64 {
     (d.as_micros() as u64).clamp(1, MAX_LATENCY_US)
 }
@@ -712,7 +715,7 @@ async fn one_client(
                 return Ok(());
             }
             let (began, ended) = exchange(&mut conn.stream, data, &mut buf, &mut watchdog).await?;
-            let _ = tally.request.record(micros(ended - origin.unwrap_or(began)));
+            tally.request.saturating_record(micros(ended - origin.unwrap_or(began)));
             tally.requests += 1;
             tally.bytes += data.len() as u64;
             if conn.ticket_due {
@@ -826,8 +829,8 @@ pub(super) async fn connect(
     if let Some(n) = negotiated {
         n.check(&wanted).map_err(|e| Failure::exactly(ErrorKind::Negotiated, e))?;
         let h = if n.resumed { &mut tally.resumed } else { &mut tally.full };
-        let _ = h.record(micros(end - handshake_start));
-        let _ = tally.connect_handshake.record(micros(end - start));
+        h.saturating_record(micros(end - handshake_start));
+        tally.connect_handshake.saturating_record(micros(end - start));
     }
     Ok(Open { stream, ticket_due: resumes && negotiated.is_some() })
 }
