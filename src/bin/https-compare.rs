@@ -187,7 +187,7 @@ fn run_cli(cli: Cli) -> Result<()> {
         let wrong = result.disagreements()?;
         if !wrong.is_empty() {
             let lines: Vec<String> = wrong.iter().map(|a| format!("{}: {}", a.row, a.line())).collect();
-            bail!("wrk and https-load disagree:\n{}", lines.join("\n"));
+            bail!("the tools and https-load disagree:\n{}", lines.join("\n"));
         }
     }
     Ok(())

@@ -16,6 +16,8 @@ use std::{
 use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
 
+use crate::params::CertChain;
+
 /// An independent load tool.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -73,13 +75,20 @@ impl Tool {
         }
     }
 
-    /// Whether it runs the new-connection rows: wrk only. siege can (its
-    /// `connection = close`), but there its figure is a 40 ms delayed-ACK
-    /// stall per connection, not the server's (docs/https.md), and against
-    /// nginx without tickets it ran past its bound (a whole 10-s run plus
-    /// 30 s).
-    pub fn new_connections(self) -> bool {
-        self == Tool::Wrk
+    /// Whether it runs the new-connection rows of `cert`'s chain: wrk all
+    /// of them; siege (its `connection = close`) those of RSA-3072 and
+    /// RSA-4096 only, where the server's private-key operation holds a
+    /// core to about 1,000 handshakes/s or fewer. Faster handshakes leave
+    /// siege's figure to a 40 ms delayed-ACK stall per connection, not to
+    /// the server (at most 100 users / 40 ms = 2,500/s; docs/https.md),
+    /// and a 5-s slice at that rate fills loopback's ports with TIME_WAIT
+    /// (against nginx siege once ran 30 s past its bound so).
+    pub fn new_connections(self, cert: CertChain) -> bool {
+        match self {
+            Tool::Wrk => true,
+            Tool::Siege => matches!(cert, CertChain::Rsa3072 | CertChain::Rsa4096),
+            Tool::H2load | Tool::H2loadH2 => false,
+        }
     }
 }
 
@@ -104,6 +113,10 @@ pub struct ToolRun {
     /// 1 the tool, not the server, limited the rate.
     #[serde(default)]
     pub cpu_share: f64,
+    /// How busy the servers' cores were over its run (0-1; `None`: not
+    /// pinned), set by `https-compare`.
+    #[serde(default)]
+    pub server_cpu_share: Option<f64>,
 }
 
 /// What to run.
@@ -117,8 +130,13 @@ pub struct ToolLoad {
     pub threads: usize,
     /// How long.
     pub duration: Duration,
+    /// Requests per user instead, for siege (`-r`; its `-t` can run past
+    /// its time, JoeDog/siege#178): `None` runs it for `duration`.
+    pub reps: Option<u32>,
     /// One connection kept alive per user, else a new one per request.
     pub keep_alive: bool,
+    /// The server's chain (which tools run new-connection rows depends on it).
+    pub cert: CertChain,
     /// Where rc files and outputs go.
     pub dir: PathBuf,
     /// The cores the tool runs on (empty: any).
@@ -133,11 +151,11 @@ fn binary(tool: Tool) -> Result<PathBuf> {
 
 /// Runs `tool` with `load`. Errors: not installed, a mode it lacks (wrk and
 /// h2load keep connections alive), a core it may not use, it failed, ran past the duration plus
-/// 30 s, printed nothing we can read (its output quoted), or h2load spoke
+/// 30 s (three times the duration plus 30 s by repetitions), printed nothing we can read (its output quoted), or h2load spoke
 /// another protocol than its row's.
 pub fn run(tool: Tool, load: &ToolLoad) -> Result<ToolRun> {
-    if !load.keep_alive && !tool.new_connections() {
-        bail!("{} runs kept connections only; wrk runs the new-connection rows", tool.name());
+    if !load.keep_alive && !tool.new_connections(load.cert) {
+        bail!("{} does not run new-connection rows of {} (Tool::new_connections)", tool.name(), load.cert);
     }
     let bin = binary(tool)?;
     super::threads::check_cores(&load.cores)?;
@@ -153,15 +171,12 @@ pub fn run(tool: Tool, load: &ToolLoad) -> Result<ToolRun> {
         }
         Tool::Siege => {
             let rc = siege_rc(&load.dir, load.keep_alive, load.concurrent)?;
-            cmd.arg(format!("--rc={}", rc.display())).args([
-                "-b",
-                "-j",
-                "-c",
-                &load.concurrent.to_string(),
-                "-t",
-                &format!("{secs}S"),
-                &load.url,
-            ]);
+            cmd.arg(format!("--rc={}", rc.display())).args(["-b", "-j", "-c", &load.concurrent.to_string()]);
+            match load.reps {
+                Some(reps) => cmd.args(["-r", &reps.to_string()]),
+                None => cmd.args(["-t", &format!("{secs}S")]),
+            };
+            cmd.arg(&load.url);
         }
         Tool::H2load | Tool::H2loadH2 => {
             if tool == Tool::H2load {
@@ -182,8 +197,10 @@ pub fn run(tool: Tool, load: &ToolLoad) -> Result<ToolRun> {
     super::threads::pin_command(&mut cmd, &load.cores);
     let cpu_before = super::threads::children_cpu_seconds()?;
     let started = Instant::now();
-    let out =
-        output(cmd, load.duration + Duration::from_secs(30)).with_context(|| format!("running {command}"))?;
+    // By repetitions a tool may read a third of the rate they were sized
+    // from and still end.
+    let limit = if load.reps.is_some() { load.duration * 3 } else { load.duration } + Duration::from_secs(30);
+    let out = output(cmd, limit).with_context(|| format!("running {command}"))?;
     let elapsed = started.elapsed().as_secs_f64();
     let cpu_seconds = super::threads::children_cpu_seconds()? - cpu_before;
     let cores = if load.cores.is_empty() { super::threads::allowed_cores()?.len() } else { load.cores.len() };
@@ -208,7 +225,16 @@ pub fn run(tool: Tool, load: &ToolLoad) -> Result<ToolRun> {
     })?;
     // Over the process's whole life: its start and connects too.
     let cpu_share = cpu_seconds / (elapsed * cores.max(1) as f64);
-    Ok(ToolRun { tool, command, transaction_rate, transactions, failed, cpu_seconds, cpu_share })
+    Ok(ToolRun {
+        tool,
+        command,
+        transaction_rate,
+        transactions,
+        failed,
+        cpu_seconds,
+        cpu_share,
+        server_cpu_share: None,
+    })
 }
 
 /// A command's output, killed past `limit`.

@@ -37,6 +37,7 @@ use super::{
     nginx::Nginx,
     serve::{self, Running, ServeOptions, Summary},
     siege::{self, SiegeOptions, SiegeReport},
+    threads::CoreTimes,
 };
 use crate::{
     error::ConfigureError,
@@ -113,11 +114,17 @@ pub struct ServerResult {
     pub server_errors: std::collections::BTreeMap<super::ErrorKind, u64>,
     /// The server's CPU time per request it answered over the row (every
     /// client's, the tools' too), µs: its threads' CPU seconds over its
-    /// requests, from its summary. A figure no client's cost enters, where
-    /// the rate may be a client's limit. `None` for nginx (no summary) and
-    /// a server that answered nothing.
+    /// requests, from its summary (nginx: its processes' CPU from
+    /// `/proc`, over every client's transactions). A figure no client's
+    /// cost enters, where the rate may be a client's limit. `None` for a
+    /// server that answered nothing.
     #[serde(default)]
     pub server_cpu_us_per_request: Option<f64>,
+    /// How busy the servers' cores were (0-1) while `https-load` loaded it,
+    /// in the median round ([`super::threads::CoreTimes`]): near 1 the
+    /// server set the rate. `None` when nothing is pinned.
+    #[serde(default)]
+    pub server_cpu_share: Option<f64>,
 }
 
 /// One row: a parameter set and mode, every server.
@@ -191,6 +198,15 @@ impl Server {
             Server::Ours(r) => r.addr(),
             Server::Child(c) => c.addr(),
             Server::Nginx(n) => n.addr(),
+        }
+    }
+
+    /// nginx's CPU seconds so far (`None` for the others, whose summary
+    /// holds theirs). Errors: `/proc` not read.
+    fn nginx_cpu_seconds(&self) -> Result<Option<f64>> {
+        match self {
+            Server::Nginx(n) => n.cpu_seconds().map(Some),
+            _ => Ok(None),
         }
     }
 
@@ -355,19 +371,29 @@ fn row(
                 continue;
             }
             for tool in Tool::ALL {
-                if keep_alive || tool.new_connections() {
+                if keep_alive || tool.new_connections(params.cert) {
                     slots.push(Slot::Tool(i, tool));
                 }
             }
         }
     }
     let mut reports: Vec<Vec<SiegeReport>> = vec![Vec::new(); servers.len()];
+    // How busy the servers' cores were in each of a server's https-load slices.
+    let mut busy: Vec<Vec<Option<f64>>> = vec![Vec::new(); servers.len()];
+    let slice_busy = |before: &CoreTimes| -> Result<Option<f64>> {
+        Ok(CoreTimes::read()?.busy_since(before, &options.server_cores))
+    };
     let mut tool_runs: Vec<Vec<ToolRun>> = vec![Vec::new(); slots.len()];
     let mut rng = oorandom::Rand64::new(0x5e1e_9e00 ^ options.rounds as u128);
     for round in 0..options.rounds {
         let mut order: Vec<usize> = (0..slots.len()).collect();
         for i in (1..order.len()).rev() {
             order.swap(i, rng.rand_range(0..(i as u64 + 1)) as usize);
+        }
+        if round == 0 {
+            // Every server's https-load slice first, so a tool run by
+            // repetitions (siege) has a rate to size them from.
+            order.sort_by_key(|&k| matches!(slots[k], Slot::Tool(..)));
         }
         for k in order {
             let what =
@@ -379,23 +405,39 @@ fn row(
                     // Plaintext HTTP is loaded by a plaintext client, the
                     // rest by the client library.
                     let loader: &dyn Library = if name == super::PLAINTEXT { &*plaintext } else { client };
+                    let before = CoreTimes::read()?;
                     let report = siege::run(loader, &siege_options(server.addr()))
                         .with_context(|| format!("loading {name}"))?;
+                    busy[i].push(slice_busy(&before)?);
                     reports[i].push(report);
                 }
                 Slot::Tool(i, tool) => {
                     let (name, server) = &servers[i];
                     progress(&what(&format!("{} against {name}", tool.name())));
+                    // siege on new connections by repetitions (there its
+                    // -t ran past its time, as in JoeDog/siege#178): as
+                    // many as https-load's median rate on this server
+                    // answers in a slice.
+                    let rates: Vec<f64> = reports[i].iter().map(|r| r.transaction_rate).collect();
+                    let reps = median(&rates).filter(|_| tool == Tool::Siege && !keep_alive).map(|rate| {
+                        (rate * options.duration.as_secs_f64() / options.concurrent as f64).ceil().max(1.0)
+                            as u32
+                    });
                     let load = ToolLoad {
+                        reps,
                         url: format!("https://{}/", server.addr()),
                         concurrent: options.concurrent as u32,
                         threads: options.threads,
                         duration: options.duration,
                         keep_alive,
+                        cert: params.cert,
                         dir: options.work.join("tools"),
                         cores: options.client_cores.clone(),
                     };
-                    tool_runs[k].push(super::external::run(tool, &load)?);
+                    let before = CoreTimes::read()?;
+                    let mut run = super::external::run(tool, &load)?;
+                    run.server_cpu_share = slice_busy(&before)?;
+                    tool_runs[k].push(run);
                 }
             }
         }
@@ -405,11 +447,25 @@ fn row(
     let mut names = Vec::new();
     let mut server_errors = Vec::new();
     let mut server_cpu = Vec::new();
-    for (name, server) in servers {
+    for (i, (name, server)) in servers.into_iter().enumerate() {
+        let nginx_cpu = server.nginx_cpu_seconds()?;
         let summary = server.stop().with_context(|| format!("stopping {name}"))?;
-        server_cpu.push(
-            summary.as_ref().filter(|s| s.requests > 0).map(|s| s.cpu_seconds * 1e6 / s.requests as f64),
-        );
+        server_cpu.push(match nginx_cpu {
+            // nginx: over every client's transactions, https-load's and the tools'.
+            Some(cpu) => {
+                let tools: u64 = slots
+                    .iter()
+                    .zip(&tool_runs)
+                    .filter(|(slot, _)| matches!(slot, Slot::Tool(j, _) if *j == i))
+                    .flat_map(|(_, runs)| runs.iter().map(|r| r.transactions))
+                    .sum();
+                let requests = reports[i].iter().map(|r| r.successful_transactions).sum::<u64>() + tools;
+                (requests > 0).then(|| cpu * 1e6 / requests as f64)
+            }
+            None => {
+                summary.as_ref().filter(|s| s.requests > 0).map(|s| s.cpu_seconds * 1e6 / s.requests as f64)
+            }
+        });
         let errors = summary.map(|s| (s.errors, s.error_examples)).unwrap_or_default();
         for kind in [super::ErrorKind::Negotiated, super::ErrorKind::Corrupt] {
             if let Some(n) = errors.0.get(&kind) {
@@ -450,6 +506,7 @@ fn row(
             variant: variants[i].clone(),
             server_errors: server_errors[i].clone(),
             server_cpu_us_per_request: server_cpu[i],
+            server_cpu_share: busy[i].get(k).copied().flatten(),
         });
     }
     results.sort_by(|a, b| b.rate.total_cmp(&a.rate));

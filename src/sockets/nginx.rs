@@ -25,7 +25,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result, bail, ensure};
 
 use crate::{
     certs::{self, CA_CERT, SERVER_CHAIN, SERVER_KEY},
@@ -122,6 +122,16 @@ pub fn config(
     Ok(c)
 }
 
+/// utime + stime of a `/proc/PID/stat` line, in clock ticks: the 14th and
+/// 15th fields, counted after the command name's closing parenthesis (the
+/// name may hold spaces).
+fn stat_cpu_ticks(stat: &str) -> Option<u64> {
+    let after = &stat[stat.rfind(')')? + 1..];
+    // Field 3 (state) is the first word after the name.
+    let fields: Vec<&str> = after.split_whitespace().collect();
+    Some(fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?)
+}
+
 /// A running nginx; stopped (SIGQUIT, then SIGKILL after 5 s) when
 /// dropped.
 pub struct Nginx {
@@ -195,15 +205,37 @@ impl Nginx {
         lines[lines.len().saturating_sub(5)..].join(" | ")
     }
 
-    /// The resident set size of nginx's processes (master and workers),
-    /// KiB, from `/proc/PID/statm`. Errors: one cannot be read.
-    pub fn rss_kib(&self) -> Result<u64> {
+    /// nginx's processes: the master, then its workers.
+    fn pids(&self) -> Vec<u32> {
         let mut pids = vec![self.child.id()];
         let children = format!("/proc/{0}/task/{0}/children", self.child.id());
         if let Ok(text) = fs::read_to_string(&children) {
             pids.extend(text.split_whitespace().filter_map(|p| p.parse::<u32>().ok()));
         }
-        pids.iter().map(|pid| super::rss::rss_kib_of(&format!("/proc/{pid}/statm"))).sum()
+        pids
+    }
+
+    /// The resident set size of nginx's processes (master and workers),
+    /// KiB, from `/proc/PID/statm`. Errors: one cannot be read.
+    pub fn rss_kib(&self) -> Result<u64> {
+        self.pids().iter().map(|pid| super::rss::rss_kib_of(&format!("/proc/{pid}/statm"))).sum()
+    }
+
+    /// CPU seconds (user + system) nginx's running processes (master and
+    /// workers) have used so far, from `/proc/PID/stat` (utime and stime,
+    /// proc(5)): what `https-serve` reports as its threads' CPU. Errors: one
+    /// cannot be read or is not understood.
+    pub fn cpu_seconds(&self) -> Result<f64> {
+        // SAFETY: sysconf only reads.
+        let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+        ensure!(ticks > 0, "sysconf(_SC_CLK_TCK): {ticks}");
+        let mut sum = 0u64;
+        for pid in self.pids() {
+            let path = format!("/proc/{pid}/stat");
+            let text = fs::read_to_string(&path).with_context(|| format!("reading {path}"))?;
+            sum += stat_cpu_ticks(&text).with_context(|| format!("{path} not understood: {text:?}"))?;
+        }
+        Ok(sum as f64 / ticks as f64)
     }
 }
 
@@ -227,6 +259,13 @@ impl Drop for Nginx {
 mod tests {
     use super::*;
     use crate::params::{CertChain, CipherSuite, KxGroup};
+
+    #[test]
+    fn stat_gives_utime_plus_stime() {
+        let stat = "4242 (nginx: a (b)) S 1 4242 4242 0 -1 4194624 10 0 0 0 37 5 0 0 20 0 1 0 99 1000 100";
+        assert_eq!(stat_cpu_ticks(stat), Some(42));
+        assert_eq!(stat_cpu_ticks("4242 (nginx) S 1"), None);
+    }
 
     #[test]
     fn config_says_what_the_parameters_say() {

@@ -169,3 +169,77 @@ impl Threads {
         self.cpu_us.load(Relaxed) as f64 / 1e6
     }
 }
+
+/// Every core's busy and total time so far, in clock ticks, from the
+/// `cpuN` lines of `/proc/stat` (busy: user, nice, system, irq, softirq,
+/// steal; total adds idle and iowait; proc(5)). Two readings give how busy
+/// a set of cores was between them, whoever ran there: the servers' cores
+/// of `https-compare`, where only the server under load runs.
+#[derive(Clone, Debug, Default)]
+pub struct CoreTimes(std::collections::BTreeMap<usize, (u64, u64)>);
+
+impl CoreTimes {
+    /// Reads `/proc/stat`. Errors: it cannot be read or a `cpuN` line is
+    /// not understood.
+    pub fn read() -> Result<CoreTimes> {
+        let text = std::fs::read_to_string("/proc/stat").context("reading /proc/stat")?;
+        Self::parse(&text)
+    }
+
+    /// Reads `/proc/stat`'s text. Errors: a `cpuN` line with fewer than 8
+    /// numbers.
+    pub fn parse(text: &str) -> Result<CoreTimes> {
+        let mut cores = std::collections::BTreeMap::new();
+        for line in text.lines() {
+            let mut words = line.split_whitespace();
+            let Some(core) = words.next().and_then(|w| w.strip_prefix("cpu")).and_then(|n| n.parse().ok())
+            else {
+                continue;
+            };
+            let n: Vec<u64> = words
+                .take(8)
+                .map(str::parse)
+                .collect::<Result<_, _>>()
+                .with_context(|| format!("/proc/stat: {line:?}"))?;
+            ensure!(n.len() == 8, "/proc/stat: {line:?} has fewer than 8 times");
+            // user nice system idle iowait irq softirq steal
+            let busy = n[0] + n[1] + n[2] + n[5] + n[6] + n[7];
+            cores.insert(core, (busy, busy + n[3] + n[4]));
+        }
+        Ok(CoreTimes(cores))
+    }
+
+    /// The share (0-1) of `cores`' time spent busy since `earlier`;
+    /// `None` when `cores` is empty, a core is missing from either reading
+    /// or no tick passed.
+    pub fn busy_since(&self, earlier: &CoreTimes, cores: &[usize]) -> Option<f64> {
+        let (mut busy, mut total) = (0u64, 0u64);
+        for core in cores {
+            let (b1, t1) = self.0.get(core)?;
+            let (b0, t0) = earlier.0.get(core)?;
+            busy += b1.saturating_sub(*b0);
+            total += t1.saturating_sub(*t0);
+        }
+        (total > 0).then(|| busy as f64 / total as f64)
+    }
+}
+
+#[cfg(test)]
+mod core_times_tests {
+    use super::CoreTimes;
+
+    #[test]
+    fn busy_share_between_two_readings() {
+        let before = "cpu  10 0 10 100 0 0 0 0 0 0\ncpu0 5 0 5 50 0 0 0 0 0 0\ncpu1 5 0 5 50 0 0 0 0 0 0\n";
+        let after =
+            "cpu  10 0 10 100 0 0 0 0 0 0\ncpu0 65 0 25 55 5 0 10 0 0 0\ncpu1 6 0 5 149 0 0 0 0 0 0\n";
+        let (b, a) = (CoreTimes::parse(before).unwrap(), CoreTimes::parse(after).unwrap());
+        // cpu0: busy 60+20+10 = 90 of 90+5+5 = 100 ticks.
+        assert_eq!(a.busy_since(&b, &[0]), Some(0.9));
+        assert_eq!(a.busy_since(&b, &[1]), Some(0.01));
+        assert_eq!(a.busy_since(&b, &[0, 1]), Some(91.0 / 200.0));
+        assert_eq!(a.busy_since(&b, &[]), None);
+        assert_eq!(a.busy_since(&b, &[2]), None);
+        assert!(CoreTimes::parse("cpu0 1 2 3\n").is_err());
+    }
+}
