@@ -61,6 +61,8 @@ fn main() {
         ("rustls", "TLS_BENCH_RUSTLS_VERSION"),
         ("s2n-tls", "TLS_BENCH_S2N_TLS_VERSION"),
         ("boring", "TLS_BENCH_BORING_VERSION"),
+        ("aws-lc-rs", "TLS_BENCH_AWS_LC_RS_VERSION"),
+        ("ring", "TLS_BENCH_RING_VERSION"),
         ("gungraun", "TLS_BENCH_GUNGRAUN_VERSION"),
     ] {
         println!("cargo::rustc-env={var}={}", locked_version(&lock, krate));

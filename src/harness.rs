@@ -180,6 +180,14 @@ pub trait TlsLibrary {
     fn settings(&self, _params: &Params) -> Option<String> {
         None
     }
+
+    /// The name of the crypto floor of the implementation this library's
+    /// crypto runs on in this build ([`crate::stacks::crypto_floors`]),
+    /// e.g. `crypto-floor-aws-lc-rs-1.19.0`; `None` where the build has
+    /// none for it.
+    fn crypto_floor(&self) -> Option<String> {
+        None
+    }
 }
 
 /// Time spent inside each side's library calls.

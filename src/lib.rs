@@ -23,8 +23,11 @@
 //!   and the client/server [`harness::Pair`] driver.
 //! - [`config`]: per-library configuration objects from parameters,
 //!   independent of the transport (shared by every runner).
-//! - [`stacks`]: each library over the in-memory transport, and the list of
-//!   built libraries.
+//! - `floor` (feature `crypto-floor`, part of `tools`): the primitive
+//!   operations of a handshake by parameters, and each crypto
+//!   implementation as the floor calls it.
+//! - [`stacks`]: each library over the in-memory transport, the crypto
+//!   floors as libraries, and the list of built libraries.
 //! - [`bench`]: benchmarks as data: the [`bench::Case`] whose `Display` is
 //!   its id, the matrices, the data sent.
 //! - [`filter`]: which benchmark ids a Criterion command line selects.
@@ -67,6 +70,8 @@ pub mod config;
 pub mod criterion_json;
 pub mod error;
 pub mod filter;
+#[cfg(feature = "crypto-floor")]
+pub mod floor;
 pub mod gungraun_json;
 pub mod harness;
 pub mod host;

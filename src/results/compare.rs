@@ -33,6 +33,13 @@ impl Interval {
 /// never the row's best.
 pub const FLOOR: &str = "plaintext";
 
+/// Whether `library` is a crypto floor (`crypto-floor-<implementation>`,
+/// [`crate::stacks::crypto_floors`]): reported beside the library whose
+/// floor it is, never a column of its own or the row's best.
+pub fn is_crypto_floor(library: &str) -> bool {
+    library.starts_with("crypto-floor-")
+}
+
 /// One case as a worker offers it.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct CaseInfo {
@@ -55,6 +62,9 @@ pub struct CaseInfo {
     pub settings: Option<String>,
     /// Why the library skips this case; `None` when it runs.
     pub skip: Option<String>,
+    /// The library's crypto floor (a library name), when the build has one.
+    #[serde(default)]
+    pub crypto_floor: Option<String>,
 }
 
 /// One slice: a case's iterations in one round, per iteration in ns.
@@ -107,6 +117,32 @@ pub struct LibrarySummary {
     pub ratio: Option<Interval>,
     /// Whether this is the row's best TLS library (lowest median time).
     pub best: bool,
+    /// The library's crypto floor in the same rounds, and the time beyond
+    /// it; `None` without a floor (or for a floor).
+    #[serde(default)]
+    pub protocol: Option<ProtocolCost>,
+}
+
+/// A library's time split into its crypto floor and the rest (protocol
+/// cost: parsing, state machine, buffers, allocation, locking), from the
+/// same interleaved rounds. Times per iteration, ns; the differences are
+/// medians of the per-round differences, so a slow round cancels.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ProtocolCost {
+    /// The floor's library name (`crypto-floor-aws-lc-rs-1.19.0`).
+    pub floor: String,
+    /// The floor's median time, ns: [`LibrarySummary::median_ns`]'s figure.
+    pub floor_ns: f64,
+    /// The floor's median client (sender) time, ns.
+    pub floor_first_ns: f64,
+    /// The floor's median server (receiver) time, ns.
+    pub floor_second_ns: f64,
+    /// The median over rounds of the library's time less the floor's, ns.
+    pub protocol_ns: f64,
+    /// The same, client (sender) side, ns.
+    pub protocol_first_ns: f64,
+    /// The same, server (receiver) side, ns.
+    pub protocol_second_ns: f64,
 }
 
 impl LibrarySummary {
@@ -130,6 +166,9 @@ pub struct RowSummary {
     pub libraries: Vec<LibrarySummary>,
     /// The plaintext floor, when built.
     pub floor: Option<LibrarySummary>,
+    /// The crypto floors that ran the row, in name order.
+    #[serde(default)]
+    pub crypto_floors: Vec<LibrarySummary>,
     /// `(library, reason)` of the libraries that skip this row.
     pub skipped: Vec<(String, String)>,
 }
@@ -304,7 +343,7 @@ fn tls_libraries(rows: &[&RowSummary]) -> Vec<String> {
         .flat_map(|r| {
             r.libraries.iter().map(|l| l.library.as_str()).chain(r.skipped.iter().map(|s| s.0.as_str()))
         })
-        .filter(|l| *l != FLOOR)
+        .filter(|l| *l != FLOOR && !is_crypto_floor(l))
         .collect();
     names.into_iter().map(str::to_string).collect()
 }
@@ -434,6 +473,7 @@ pub fn group_markdown(group: &str, rows: &[&RowSummary]) -> String {
         // Both ends share the machine: no time per side.
         return out;
     }
+    out.push_str(&floor_markdown(group, rows, throughput));
     out.push('\n');
     out.push_str(&match group {
         "throughput" | "send-loop" => {
@@ -461,6 +501,85 @@ pub fn group_markdown(group: &str, rows: &[&RowSummary]) -> String {
             });
         }
         out.push_str(&table_line(&cells));
+    }
+    out
+}
+
+/// The `####` table of the libraries' crypto floors and protocol costs
+/// (handshakes: µs, each side apart; transfers: the fraction of the
+/// floor's rate the library reaches), empty when no library has a floor.
+fn floor_markdown(group: &str, rows: &[&RowSummary], throughput: bool) -> String {
+    let lines: Vec<(&RowSummary, &LibrarySummary, &ProtocolCost)> = rows
+        .iter()
+        .flat_map(|r| r.libraries.iter().filter_map(move |l| l.protocol.as_ref().map(|p| (*r, l, p))))
+        .collect();
+    if lines.is_empty() {
+        return String::new();
+    }
+    let us = |ns: f64| format!("{:.1}", ns / 1e3);
+    let mut out = String::new();
+    if throughput {
+        out.push_str(&format!(
+            "\n#### {group}: the crypto floor (the same records sealed and opened by the library's AEAD \
+             implementation over the same transport, in the same rounds)\n\n"
+        ));
+        out.push_str(&table_line(&[
+            "parameters".into(),
+            "library".into(),
+            "crypto floor".into(),
+            "MB/s".into(),
+            "floor MB/s".into(),
+            "fraction of the floor".into(),
+            "sender / receiver".into(),
+        ]));
+        out.push_str(&table_line(&vec!["---".to_string(); 7]));
+        for (r, l, p) in lines {
+            let mb = |ns: f64| l.mb_per_s.map_or("?".into(), |m| format!("{:.0}", m * l.median_ns / ns));
+            let frac =
+                |floor: f64, lib: f64| if lib > 0.0 { format!("{:.2}", floor / lib) } else { "?".into() };
+            out.push_str(&table_line(&[
+                cell_text(&r.parameters),
+                cell_text(&l.library),
+                cell_text(&p.floor),
+                mb(l.median_ns),
+                mb(p.floor_ns),
+                frac(p.floor_ns, l.median_ns),
+                format!(
+                    "{} / {}",
+                    frac(p.floor_first_ns, l.first_median_ns),
+                    frac(p.floor_second_ns, l.second_median_ns)
+                ),
+            ]));
+        }
+    } else {
+        out.push_str(&format!(
+            "\n#### {group}: crypto floor and protocol cost (median µs; the floor runs the operation \
+             table's primitives through the library's crypto implementation, in the same rounds; \
+             protocol = the median over rounds of the library's time less its floor's)\n\n"
+        ));
+        out.push_str(&table_line(&[
+            "parameters".into(),
+            "library".into(),
+            "crypto floor".into(),
+            "µs".into(),
+            "floor µs".into(),
+            "protocol µs (share)".into(),
+            "client: floor + protocol".into(),
+            "server: floor + protocol".into(),
+        ]));
+        out.push_str(&table_line(&vec!["---".to_string(); 8]));
+        for (r, l, p) in lines {
+            out.push_str(&table_line(&[
+                cell_text(&r.parameters),
+                cell_text(&l.library),
+                cell_text(&p.floor),
+                us(l.median_ns),
+                us(p.floor_ns),
+                format!("{} ({:.0}%)", us(p.protocol_ns), p.protocol_ns / l.median_ns * 100.0),
+                format!("{} + {}", us(p.floor_first_ns), us(p.protocol_first_ns)),
+                format!("{} + {}", us(p.floor_second_ns), us(p.protocol_second_ns)),
+            ]));
+        }
     }
     out
 }
@@ -641,11 +760,36 @@ mod tests {
                     mb_per_s: None,
                     ratio: Some(Interval { estimate: *r, low: *r, high: *r }),
                     best: *r == 1.0,
+                    protocol: None,
                 })
                 .collect(),
             floor: None,
+            crypto_floors: Vec::new(),
             skipped: Vec::new(),
         }
+    }
+
+    #[test]
+    fn the_floor_table_splits_each_library_and_floors_are_no_columns() {
+        let mut r = row(&Params::default().to_string(), &[("x-1", 1.0), ("y-1", 1.5)]);
+        r.libraries[0].protocol = Some(ProtocolCost {
+            floor: "crypto-floor-z-1".into(),
+            floor_ns: 600.0,
+            floor_first_ns: 360.0,
+            floor_second_ns: 240.0,
+            protocol_ns: 400.0,
+            protocol_first_ns: 160.0,
+            protocol_second_ns: 240.0,
+        });
+        r.skipped.push(("crypto-floor-q-1".into(), "no ML-KEM".into()));
+        let md = group_markdown("handshake", &[&r]);
+        assert!(!md.contains("| crypto-floor-q-1 |"), "a floor became a column:\n{md}");
+        let line = format!(
+            "| {} | x-1 | crypto-floor-z-1 | 1.0 | 0.6 | 0.4 (40%) | 0.4 + 0.2 | 0.2 + 0.2 |",
+            r.parameters
+        );
+        assert!(md.contains(&line), "{md}");
+        assert!(!md.contains("| y-1 | crypto-floor"), "{md}");
     }
 
     #[test]

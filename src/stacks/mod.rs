@@ -2,6 +2,9 @@
 //! the benchmarks and tests iterate over. A library is in the list when its
 //! cargo feature is on.
 
+/// The crypto floor of an implementation, as a library.
+#[cfg(all(feature = "crypto-floor", any(feature = "rustls", feature = "openssl")))]
+pub mod crypto_floor;
 #[cfg(any(feature = "openssl", feature = "boring"))]
 pub mod openssl;
 #[cfg(feature = "plaintext")]
@@ -61,6 +64,27 @@ pub fn s2n_policy_alternatives(
         .collect());
     #[cfg(not(feature = "s2n-tls"))]
     Ok(Vec::new())
+}
+
+/// The crypto floors of this build's crypto implementations
+/// ([`crypto_floor`], feature `crypto-floor`): aws-lc-rs (rustls's default
+/// provider; s2n-tls's AWS-LC) and *ring* (rustls's other provider), with
+/// `rustls` (not in its FIPS configuration); libcrypto through the
+/// `openssl` crate, with `openssl`. Not in [`all`]: `compare` and the tests ask for them.
+#[allow(clippy::vec_init_then_push, unused_mut)]
+pub fn crypto_floors() -> Vec<Box<dyn TlsLibrary>> {
+    let mut floors: Vec<Box<dyn TlsLibrary>> = Vec::new();
+    // Not under the FIPS configuration (aws-lc-config/rustls.toml): not
+    // checked there yet.
+    #[cfg(all(feature = "crypto-floor", feature = "rustls", not(tls_bench_rustls_fips)))]
+    {
+        use crate::floor::{aws_lc_rs::AwsLcRs, ring::Ring};
+        floors.push(Box::new(crypto_floor::CryptoFloor::<AwsLcRs>::default()));
+        floors.push(Box::new(crypto_floor::CryptoFloor::<Ring>::default()));
+    }
+    #[cfg(all(feature = "crypto-floor", feature = "openssl"))]
+    floors.push(Box::new(crypto_floor::CryptoFloor::<crate::floor::ossl::Ossl>::default()));
+    floors
 }
 
 /// The plaintext floor (feature `plaintext`), replaying the handshake of the first TLS library

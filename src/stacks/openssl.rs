@@ -33,6 +33,13 @@ impl TlsLibrary for OpenSsl {
         library_name()
     }
 
+    /// libcrypto through the `openssl` crate (OpenSSL, or AWS-LC under it).
+    #[cfg(all(feature = "crypto-floor", feature = "openssl"))]
+    fn crypto_floor(&self) -> Option<String> {
+        use crate::floor::{Backend, ossl::Ossl};
+        Some(super::crypto_floor::floor_name(&Ossl::name()))
+    }
+
     fn configure(&self, params: &Params) -> Result<Box<dyn Configured>, ConfigureError> {
         Ok(Box::new(OpenSslContexts { client: client_context(params)?, server: server_context(params)? }))
     }

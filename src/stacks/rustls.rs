@@ -34,6 +34,19 @@ impl TlsLibrary for Rustls {
         format!("rustls-{}+{}", env!("TLS_BENCH_RUSTLS_VERSION"), self.provider.name())
     }
 
+    /// aws-lc-rs or *ring*, as the provider.
+    #[cfg(all(feature = "crypto-floor", not(tls_bench_rustls_fips)))]
+    fn crypto_floor(&self) -> Option<String> {
+        use crate::{
+            config::rustls::Provider,
+            floor::{Backend, aws_lc_rs::AwsLcRs, ring::Ring},
+        };
+        Some(super::crypto_floor::floor_name(&match self.provider {
+            Provider::AwsLcRs => AwsLcRs::name(),
+            Provider::Ring => Ring::name(),
+        }))
+    }
+
     fn configure(&self, params: &Params) -> Result<Box<dyn Configured>, ConfigureError> {
         let mut client = client_config(self.provider, params)?;
         let store = (params.kind == HandshakeKind::Resumption).then(|| own_store(&mut client));

@@ -76,6 +76,19 @@ impl TlsLibrary for S2nTlsPolicy {
 }
 
 impl TlsLibrary for S2nTls {
+    /// aws-lc-rs: s2n-tls links AWS-LC through this build's aws-lc-rs.
+    #[cfg(all(
+        feature = "crypto-floor",
+        feature = "rustls",
+        not(tls_bench_rustls_fips),
+        not(tls_bench_s2n_fips),
+        not(s2n_system_libcrypto)
+    ))]
+    fn crypto_floor(&self) -> Option<String> {
+        use crate::floor::{Backend, aws_lc_rs::AwsLcRs};
+        Some(super::crypto_floor::floor_name(&AwsLcRs::name()))
+    }
+
     fn name(&self) -> String {
         // s2n-tls 0.0.x (historical-perf) links the system's OpenSSL libcrypto.
         let backend = if cfg!(s2n_system_libcrypto) {

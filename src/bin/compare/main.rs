@@ -407,8 +407,9 @@ fn shuffle<T>(v: &mut [T], rng: &mut oorandom::Rand64) {
     }
 }
 
-/// Keeps the cases of the libraries `selectors` name (all when empty).
-/// Errors: a selector that names no library, listing the valid names.
+/// Keeps the cases of the libraries `selectors` name (all when empty), and
+/// of those libraries' crypto floors. Errors: a selector that names no
+/// library, listing the valid names.
 fn select_libraries(infos: Vec<(usize, CaseInfo)>, selectors: &[String]) -> Result<Vec<(usize, CaseInfo)>> {
     if selectors.is_empty() {
         return Ok(infos);
@@ -423,7 +424,10 @@ fn select_libraries(infos: Vec<(usize, CaseInfo)>, selectors: &[String]) -> Resu
             bail!("--libraries: no library {sel:?} in the chosen variants; valid: {}", names.join(", "));
         }
     }
-    Ok(infos.into_iter().filter(|(_, c)| selectors.iter().any(|s| matches(&c.library, s))).collect())
+    let chosen = |c: &CaseInfo| selectors.iter().any(|s| matches(&c.library, s));
+    let floors: Vec<String> =
+        infos.iter().filter(|(_, c)| chosen(c)).filter_map(|(_, c)| c.crypto_floor.clone()).collect();
+    Ok(infos.into_iter().filter(|(_, c)| chosen(c) || floors.contains(&c.library)).collect())
 }
 
 /// Errors when two workers offer the same library name: their figures

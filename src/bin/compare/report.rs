@@ -41,7 +41,7 @@ pub fn write_csv(path: &Path, rows: &[RowSummary]) -> Result<()> {
     ])
     .with_context(context)?;
     for r in rows {
-        for l in r.libraries.iter().chain(&r.floor) {
+        for l in r.libraries.iter().chain(&r.floor).chain(&r.crypto_floors) {
             let opt = |x: Option<f64>| x.map(|x| x.to_string()).unwrap_or_default();
             w.write_record([
                 r.group.clone(),
@@ -101,6 +101,7 @@ pub(crate) mod tests {
             mb_per_s: mb,
             ratio: Some(Interval { estimate: ratio.0, low: ratio.1, high: ratio.2 }),
             best,
+            protocol: None,
         }
     }
 
@@ -118,6 +119,7 @@ pub(crate) mod tests {
                 lib("beta-2.0", 412_300.0, (1.02, 0.99, 1.05), false, None),
             ],
             floor: Some(floor),
+            crypto_floors: vec![],
             skipped: vec![("gamma-3.0".into(), "no x25519".into())],
         };
         // 65536 B in 6225 ns: 10528 MB/s; alpha 65536 B in 81 µs: 809.1 MB/s.
@@ -131,6 +133,7 @@ pub(crate) mod tests {
             parameters: "server-auth,TLSv1.3,x25519,16384B".into(),
             libraries: vec![lib("alpha-1.0", 81_000.0, (1.0, 1.0, 1.0), true, Some(65536.0 / 81.0)), gamma],
             floor: Some(floor),
+            crypto_floors: vec![],
             skipped: vec![],
         };
         vec![throughput, handshake]

@@ -107,6 +107,11 @@ impl WorkerOptions {
 pub fn serve(variant: &str, opts: &WorkerOptions) -> Result<()> {
     let filter = opts.filter.as_deref().map(Regex::new).transpose().context("--filter")?;
     let mut libs = stacks::all();
+    // The crypto floors of the in-memory TLS cases (none over sockets or
+    // for DTLS, which they do not run).
+    if !opts.sockets && !opts.dtls {
+        libs.extend(stacks::crypto_floors());
+    }
     if opts.s2n_policies {
         let params: Vec<_> = opts.workloads().into_iter().map(|(_, p)| p).collect();
         libs.extend(stacks::s2n_policy_alternatives(&params).map_err(|e| anyhow::anyhow!("{e}"))?);
@@ -136,6 +141,7 @@ pub fn serve(variant: &str, opts: &WorkerOptions) -> Result<()> {
             bytes_per_iteration: case.workload.bytes_per_iteration(),
             settings,
             skip,
+            crypto_floor: libs.iter().find(|l| l.name() == case.library).and_then(|l| l.crypto_floor()),
         });
     }
     let workloads: HashMap<String, _> = cases.iter().map(|c| (c.to_string(), c.workload)).collect();

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# An independent tool agrees with the crypto floor: `openssl speed` of the
+# system's OpenSSL (ecdsap256 sign and verify, ecdhx25519, aes-128-gcm on
+# 16 KiB) beside the floor of the system-openssl build, which calls the same
+# libcrypto through the openssl crate, in interleaved rounds; exits 1 when a
+# primitive's median ratio lies more than 10% from 1.
+#   floor/speed-check.sh [ROUNDS]   (default 3; about 10 s a round)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+case "${1:-}" in -h | --help) sed -n '2,7p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;; esac
+rounds=${1:-3}
+command -v openssl >/dev/null || { echo "error: openssl is not installed (apt-get install openssl)" >&2; exit 1; }
+args=$(cargo run --release --quiet --bin variants -- list | awk -F'\t' '$1 == "system-openssl" { print $2 }')
+# shellcheck disable=SC2086  # the variant's cargo arguments, split
+cargo build --release --quiet --bin crypto-floor $args
+target/release/crypto-floor speed --against-openssl-speed --rounds "$rounds"

@@ -1,0 +1,196 @@
+//! The crypto floor: the primitive operations a handshake or a transfer
+//! performs ([`ops`]), run through the crypto implementation a TLS library
+//! uses, through that implementation's own API ([`Backend`]): aws-lc-rs
+//! (rustls's default provider, and the AWS-LC that s2n-tls links), *ring*,
+//! and libcrypto through the `openssl` crate (OpenSSL, AWS-LC) or the
+//! `boring` crate (BoringSSL). The floor's connections
+//! ([`crate::stacks::crypto_floor`]) run over the same transport and
+//! drivers as every library, so a floor is timed, checked and compared as
+//! a library is; a library's time less its floor's is its protocol cost
+//! (parsing, state machine, buffers, allocation, locking).
+//!
+//! Backends: aws-lc-rs and *ring* with the `rustls` feature (aws-lc-rs
+//! serves s2n-tls too), libcrypto through the `openssl` crate with
+//! `openssl` (OpenSSL, or AWS-LC under the crate). BoringSSL (the `boring`
+//! crate, whose API differs) has no floor yet.
+
+use anyhow::{Context, Result, anyhow, ensure};
+use rustls_pki_types::{CertificateDer, PrivateKeyDer, pem::PemObject};
+
+use crate::{
+    certs::CertFiles,
+    params::{Aead, CertChain},
+};
+
+pub mod ops;
+pub mod speed;
+
+#[cfg(feature = "rustls")]
+pub mod aws_lc_rs;
+#[cfg(feature = "openssl")]
+pub mod ossl;
+#[cfg(feature = "rustls")]
+pub mod ring;
+#[cfg(feature = "rustls")]
+mod ring_like;
+
+use ops::{Hash, Kx, Op, Sig};
+
+/// A crypto implementation as the floor calls it. Every call is one
+/// primitive of [`Op`] (or a record's AEAD seal or open); nothing is cached
+/// between handshakes but what a TLS library also keeps in its
+/// configuration (the parsed private signing key, the ticket key).
+pub trait Backend: 'static {
+    /// An ephemeral private key: a key-agreement key or an ML-KEM
+    /// decapsulation key.
+    type Private: 'static;
+    /// A private signing key, parsed once (as a library's configuration
+    /// holds it).
+    type SigningKey: 'static;
+    /// A keyed AEAD.
+    type AeadKey: 'static;
+
+    /// The implementation and its version, e.g. `aws-lc-rs-1.19.0`.
+    fn name() -> String;
+
+    /// Why this implementation cannot run `op` through the API the floor
+    /// uses, `None` when it can.
+    fn unsupported(op: Op) -> Option<String>;
+
+    /// A fresh key pair for `kx`: its private half and its public key's
+    /// encoding as TLS sends it (RFC 8446 section 4.2.8.2; an ML-KEM
+    /// encapsulation key).
+    fn key_gen(kx: Kx) -> Result<(Self::Private, Vec<u8>)>;
+
+    /// The shared secret of `private` and the peer's public key `peer`.
+    /// Errors: an invalid peer key.
+    fn agree(kx: Kx, private: Self::Private, peer: &[u8]) -> Result<Vec<u8>>;
+
+    /// An encapsulation to the encapsulation key `peer`: (ciphertext,
+    /// shared secret).
+    fn encapsulate(kx: Kx, peer: &[u8]) -> Result<(Vec<u8>, Vec<u8>)>;
+
+    /// The shared secret in `ciphertext` for `private`.
+    fn decapsulate(kx: Kx, private: Self::Private, ciphertext: &[u8]) -> Result<Vec<u8>>;
+
+    /// A signing key from a PKCS#8 document (DER). Errors: a key of
+    /// another type than `sig` names.
+    fn signing_key(pkcs8: &[u8], sig: Sig) -> Result<Self::SigningKey>;
+
+    /// A signature of `msg` with `sig`'s scheme.
+    fn sign(key: &Self::SigningKey, sig: Sig, msg: &[u8]) -> Result<Vec<u8>>;
+
+    /// Verifies `signature` of `msg` with the public key `public` under
+    /// `sig`'s scheme. Errors: a bad signature or key.
+    fn verify(sig: Sig, public: &PublicKey, msg: &[u8], signature: &[u8]) -> Result<()>;
+
+    /// HMAC of `data` under `key` (RFC 2104).
+    fn hmac(hash: Hash, key: &[u8], data: &[u8]) -> Result<Vec<u8>>;
+
+    /// An AEAD key of `aead` (16 or 32 bytes).
+    fn aead_key(aead: Aead, key: &[u8]) -> Result<Self::AeadKey>;
+
+    /// Encrypts `in_out` in place and appends the 16-byte tag.
+    fn seal(key: &Self::AeadKey, nonce: [u8; 12], aad: &[u8], in_out: &mut Vec<u8>) -> Result<()>;
+
+    /// Decrypts `in_out` (ciphertext and tag) in place; returns the
+    /// plaintext's length. Errors: the tag does not verify.
+    fn open(key: &Self::AeadKey, nonce: [u8; 12], aad: &[u8], in_out: &mut [u8]) -> Result<usize>;
+}
+
+/// A public key as a certificate carries it.
+#[derive(Clone, Debug)]
+pub struct PublicKey {
+    /// The whole SubjectPublicKeyInfo (DER), as libcrypto's decoders take it.
+    pub spki: Vec<u8>,
+    /// Its BIT STRING's contents (an EC point, or an RSAPublicKey), as
+    /// aws-lc-rs and *ring* take it.
+    pub key: Vec<u8>,
+}
+
+/// One certificate's signature, to verify with its issuer's key.
+#[derive(Clone, Debug)]
+pub struct SignedCert {
+    /// The signed part (tbsCertificate, DER).
+    pub tbs: Vec<u8>,
+    /// The signature value.
+    pub signature: Vec<u8>,
+    /// The issuer's public key.
+    pub issuer: PublicKey,
+}
+
+/// What a peer's chain gives its verifier: the leaf's key (for the
+/// CertificateVerify or ServerKeyExchange) and the two certificate
+/// signatures to verify (leaf by intermediate, intermediate by CA).
+#[derive(Clone, Debug)]
+pub struct Chain {
+    /// The leaf's public key.
+    pub leaf: PublicKey,
+    /// The leaf's and the intermediate's signatures.
+    pub signed: [SignedCert; 2],
+    /// The leaf's private key (PKCS#8, DER), for the side that signs.
+    pub private: Vec<u8>,
+}
+
+/// The server's (`server`) or the client's chain of `files`. Errors: not
+/// a chain of leaf and intermediate under the CA, or a key that does not
+/// parse.
+pub fn chain(files: &CertFiles, server: bool) -> Result<Chain> {
+    let (chain_pem, key_pem) = files.identity(server);
+    let certs: Vec<CertificateDer<'static>> =
+        CertificateDer::pem_slice_iter(chain_pem).collect::<Result<_, _>>().context("reading the chain")?;
+    ensure!(certs.len() == 2, "expected a leaf and an intermediate, found {} certificates", certs.len());
+    let ca = CertificateDer::from_pem_slice(&files.ca_cert).context("reading the CA certificate")?;
+    let (leaf, leaf_key) = parse(&certs[0])?;
+    let (intermediate, intermediate_key) = parse(&certs[1])?;
+    let (_, ca_key) = parse(&ca)?;
+    let private = match PrivateKeyDer::from_pem_slice(key_pem).context("reading the private key")? {
+        PrivateKeyDer::Pkcs8(k) => k.secret_pkcs8_der().to_vec(),
+        _ => return Err(anyhow!("the private key is not PKCS#8")),
+    };
+    Ok(Chain {
+        leaf: leaf_key,
+        signed: [
+            SignedCert { issuer: intermediate_key.clone(), ..leaf },
+            SignedCert { issuer: ca_key, ..intermediate },
+        ],
+        private,
+    })
+}
+
+/// A certificate's signed part and signature (with a placeholder issuer),
+/// and its own public key.
+fn parse(der: &[u8]) -> Result<(SignedCert, PublicKey)> {
+    use x509_parser::prelude::{FromDer, X509Certificate};
+    let (_, cert) = X509Certificate::from_der(der).map_err(|e| anyhow!("parsing a certificate: {e}"))?;
+    let key = PublicKey {
+        spki: cert.tbs_certificate.subject_pki.raw.to_vec(),
+        key: cert.tbs_certificate.subject_pki.subject_public_key.data.to_vec(),
+    };
+    let signed = SignedCert {
+        tbs: cert.tbs_certificate.as_ref().to_vec(),
+        signature: cert.signature_value.data.to_vec(),
+        issuer: key.clone(),
+    };
+    Ok((signed, key))
+}
+
+/// Whether `chain`'s certificates are signed with [`ops::cert_sig`]'s
+/// scheme: the table's assumption, checked where the chains are read.
+pub fn check_chain_scheme(cert: CertChain, chain: &Chain) -> Result<()> {
+    let sig = ops::cert_sig(cert);
+    let bits = |k: &PublicKey| k.key.len();
+    for s in &chain.signed {
+        let ok = match sig {
+            Sig::EcdsaP256Sha256 => s.issuer.key.len() == 65,
+            Sig::EcdsaP384Sha384 => s.issuer.key.len() == 97,
+            Sig::RsaPkcs1Sha256(n) | Sig::RsaPssSha256(n) => s.signature.len() * 8 == usize::from(n),
+        };
+        ensure!(
+            ok,
+            "{cert}: a certificate is not signed with {sig} (issuer key of {} bytes)",
+            bits(&s.issuer)
+        );
+    }
+    Ok(())
+}

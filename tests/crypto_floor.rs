@@ -1,0 +1,103 @@
+//! The crypto floors: every floor of this build runs every handshake of the
+//! full matrix its implementation can do (checked as a library's are: what
+//! was negotiated, and each side's Finished keyed with the shared secrets),
+//! resumes, and moves data intact through its records.
+
+#![cfg(feature = "crypto-floor")]
+
+use std::rc::Rc;
+
+use tls_bench::{
+    floor::ops,
+    harness::{ConfigureError, Configured, Handshaker},
+    params::{CertChain, HandshakeKind, KxGroup, Params},
+    stacks,
+    transport::Side,
+};
+
+#[test]
+fn every_floor_runs_every_handshake_it_supports() {
+    for floor in &stacks::crypto_floors() {
+        let mut ran = 0;
+        for p in Params::full_matrix() {
+            let mut h = match Handshaker::new(floor.as_ref(), floor.as_ref(), p) {
+                Ok(h) => h,
+                Err(ConfigureError::Unsupported(why)) => {
+                    // Only ML-KEM may be missing (ring has none).
+                    assert_eq!(p.group, KxGroup::X25519Mlkem768, "{} {p}: {why}", floor.name());
+                    continue;
+                }
+                Err(e) => panic!("{} {p}: {e}", floor.name()),
+            };
+            // Resumption resumes twice in a row from fresh tickets.
+            let times = if p.kind == HandshakeKind::Resumption { 2 } else { 1 };
+            for _ in 0..times {
+                h.handshake_checked().unwrap_or_else(|e| panic!("{} {p}: {e:#}", floor.name()));
+            }
+            ran += 1;
+        }
+        assert!(ran >= Params::full_matrix().len() * 3 / 4, "{}: ran {ran}", floor.name());
+    }
+}
+
+#[cfg(all(feature = "rustls", not(tls_bench_rustls_fips)))]
+#[test]
+fn a_rustls_build_has_the_aws_lc_rs_and_ring_floors_and_every_library_names_a_built_one() {
+    let names: Vec<String> = stacks::crypto_floors().iter().map(|f| f.name()).collect();
+    assert!(names.iter().any(|n| n.starts_with("crypto-floor-aws-lc-rs-1.")), "{names:?}");
+    assert!(names.iter().any(|n| n.starts_with("crypto-floor-ring-0.")), "{names:?}");
+    // Every library of the build names a floor that is built.
+    for lib in stacks::tls_libraries() {
+        if let Some(floor) = lib.crypto_floor() {
+            assert!(names.contains(&floor), "{}: {floor} is not among {names:?}", lib.name());
+        }
+    }
+}
+
+#[test]
+fn floors_move_data_intact_in_records() {
+    for floor in stacks::crypto_floors() {
+        for p in [Params::default(), Params::default().with_aead(tls_bench::params::Aead::Chacha20Poly1305)] {
+            let mut h = Handshaker::new(floor.as_ref(), floor.as_ref(), p).unwrap();
+            let (mut pair, _) = h.handshake_checked().unwrap();
+            pair.duplex.reset_stats();
+            let data: Vec<u8> = (0..65536u32).map(|i| (i * 7 + i / 251) as u8).collect();
+            let mut scratch = Vec::new();
+            pair.transfer(Side::Client, &data, 16384, &mut scratch).unwrap();
+            let s = pair.duplex.stats(Side::Client);
+            // 4 records of 16384 bytes, one content type byte, a 16-byte tag
+            // and a 5-byte header each, as TLS 1.3 frames them.
+            assert_eq!(s.records, 4, "{} {p}", floor.name());
+            assert_eq!(s.bytes, 4 * (16384 + 1 + 16 + 5), "{} {p}", floor.name());
+        }
+    }
+}
+
+#[test]
+fn a_signature_by_another_key_fails_the_handshake() {
+    // The client expects the ECDSA-P256 chain; the server signs with the
+    // ECDSA-P384 chain's key: the client's verification must fail.
+    for floor in stacks::crypto_floors() {
+        let p = Params::default();
+        let client: Rc<dyn Configured> = floor.configure(&p).unwrap().into();
+        let server: Rc<dyn Configured> = floor.configure(&p.with_cert(CertChain::EcdsaP384)).unwrap().into();
+        let mut h = Handshaker::from_configured(client, server, p).unwrap();
+        let err = h
+            .handshake_checked()
+            .err()
+            .unwrap_or_else(|| panic!("{}: a foreign signature passed", floor.name()));
+        assert!(format!("{err:#}").contains("does not verify"), "{}: {err:#}", floor.name());
+    }
+}
+
+#[test]
+fn the_floor_settings_list_the_operation_table() {
+    for floor in stacks::crypto_floors() {
+        let settings = floor.settings(&Params::default()).unwrap();
+        assert!(settings.contains("client: 1x key pair x25519, 1x agreement x25519"), "{settings}");
+        assert!(settings.contains("3x verify ecdsa_secp256r1_sha256"), "{settings}");
+        assert!(settings.contains("server: 1x key pair x25519"), "{settings}");
+        let f = ops::handshake(&Params::default());
+        assert_eq!(f.counts(Side::Server).iter().map(|(_, n)| n).sum::<usize>(), f.of(Side::Server).count());
+    }
+}
