@@ -11,8 +11,8 @@
 //! `openssl speed` command in interleaved rounds (both must be the same
 //! OpenSSL: the system's, in the system-openssl build that
 //! `floor/speed-check.sh` makes), prints each primitive's rates and the
-//! median of the rounds' ratios, and exits 1 when one lies more than 10%
-//! from 1.
+//! median of the rounds' ratios, and exits 1 when one of the first four
+//! lies more than 10% from 1 (the HMAC is shown only: [`JUDGED`]).
 
 use std::{
     process::{Command, ExitCode},
@@ -61,6 +61,12 @@ enum Cmd {
 
 /// The largest accepted distance of a ratio from 1.
 const AGREEMENT: f64 = 0.10;
+
+/// How many of [`NAMES`] are judged: the HMAC is shown only, since `openssl
+/// speed -hmac` keys its context once and the floor keys each HMAC anew
+/// (a key schedule's every step has a new key), which costs two more
+/// compressions and the context's setup.
+const JUDGED: usize = 4;
 
 fn main() -> ExitCode {
     exit_code(run(Cli::parse()))
@@ -201,11 +207,14 @@ fn against_openssl(each: Duration, rounds: u32) -> Result<()> {
         let m = |v: &[f64]| median(v).unwrap_or(f64::NAN);
         let ratio = m(&ratios[i]);
         println!("| {name} | {:.1} | {:.1} | {ratio:.3} |", m(&rates[i].0), m(&rates[i].1));
-        if !((1.0 - AGREEMENT)..=(1.0 + AGREEMENT)).contains(&ratio) {
+        if i < JUDGED && !((1.0 - AGREEMENT)..=(1.0 + AGREEMENT)).contains(&ratio) {
             off.push(format!("{name} ({ratio:.3})"));
         }
     }
-    println!("\n(operations per second; aes-128-gcm 16384: 1000s of bytes per second)");
+    println!(
+        "\n(operations per second; aes-128-gcm 16384 and hmac: 1000s of bytes per second; the hmac is shown, \
+         not judged: openssl speed keys it once, the floor anew each call)"
+    );
     ensure!(off.is_empty(), "more than {:.0}% from openssl speed: {}", AGREEMENT * 100.0, off.join(", "));
     println!("every primitive within {:.0}% of openssl speed", AGREEMENT * 100.0);
     Ok(())

@@ -49,6 +49,12 @@ pub trait Backend: 'static {
     type SigningKey: 'static;
     /// A keyed AEAD.
     type AeadKey: 'static;
+    /// A public key ready to verify with: decoded once where the
+    /// implementation's API decodes keys apart from verifying (libcrypto's
+    /// EVP_PKEY), the key's bytes where it decodes them in each
+    /// verification (aws-lc-rs's and *ring*'s `UnparsedPublicKey`, as
+    /// rustls calls them).
+    type VerifyKey: 'static;
 
     /// The implementation and its version, e.g. `aws-lc-rs-1.19.0`.
     fn name() -> String;
@@ -80,9 +86,14 @@ pub trait Backend: 'static {
     /// A signature of `msg` with `sig`'s scheme.
     fn sign(key: &Self::SigningKey, sig: Sig, msg: &[u8]) -> Result<Vec<u8>>;
 
-    /// Verifies `signature` of `msg` with the public key `public` under
-    /// `sig`'s scheme. Errors: a bad signature or key.
-    fn verify(sig: Sig, public: &PublicKey, msg: &[u8], signature: &[u8]) -> Result<()>;
+    /// `public` ready to verify `sig`'s scheme with (at configuration:
+    /// decoding a certificate's key is the library's parsing, not a
+    /// primitive). Errors: a key that does not decode.
+    fn verify_key(sig: Sig, public: &PublicKey) -> Result<Self::VerifyKey>;
+
+    /// Verifies `signature` of `msg` with `key` under `sig`'s scheme.
+    /// Errors: a bad signature.
+    fn verify(sig: Sig, key: &Self::VerifyKey, msg: &[u8], signature: &[u8]) -> Result<()>;
 
     /// HMAC of `data` under `key` (RFC 2104).
     fn hmac(hash: Hash, key: &[u8], data: &[u8]) -> Result<Vec<u8>>;

@@ -25,11 +25,14 @@ use ossl::{
     cipher_ctx::CipherCtx,
     derive::Deriver,
     ec::{EcGroup, EcKey, EcPoint, PointConversionForm},
-    hash::MessageDigest,
+    error::ErrorStack,
+    hash::{MessageDigest, hash},
+    md::Md,
     nid::Nid,
-    pkey::{Id, PKey, Private},
+    pkey::{Id, PKey, PKeyRef, Private, Public},
+    pkey_ctx::{PkeyCtx, PkeyCtxRef},
     rsa::Padding,
-    sign::{RsaPssSaltlen, Signer, Verifier},
+    sign::RsaPssSaltlen,
 };
 
 /// libcrypto through the `openssl` crate, as a floor backend.
@@ -65,10 +68,50 @@ fn cipher(aead: Aead) -> &'static CipherRef {
     }
 }
 
+/// A key with its signing or verifying context, initialised once (as
+/// `openssl speed` prepares its keys): each signature hashes the message
+/// and signs the digest (`EVP_PKEY_sign`), each verification the same
+/// (`EVP_PKEY_verify`).
+pub struct PreparedKey<T> {
+    ctx: RefCell<PkeyCtx<T>>,
+    md: MessageDigest,
+}
+
+/// A context of `key` for `sig`'s scheme, initialised by `init`
+/// (`sign_init` or `verify_init`).
+fn prepare<T>(
+    key: &PKeyRef<T>,
+    sig: Sig,
+    init: fn(&mut PkeyCtxRef<T>) -> Result<(), ErrorStack>,
+) -> Result<PreparedKey<T>> {
+    let want = match sig {
+        Sig::EcdsaP256Sha256 | Sig::EcdsaP384Sha384 => Id::EC,
+        Sig::RsaPssSha256(_) | Sig::RsaPkcs1Sha256(_) => Id::RSA,
+    };
+    ensure!(key.id() == want, "{sig}: a key of another type");
+    let md = digest(sig);
+    let mut ctx = PkeyCtx::new(key)?;
+    init(&mut ctx)?;
+    match sig {
+        Sig::RsaPssSha256(_) => {
+            ctx.set_rsa_padding(Padding::PKCS1_PSS)?;
+            ctx.set_signature_md(Md::sha256())?;
+            ctx.set_rsa_pss_saltlen(RsaPssSaltlen::DIGEST_LENGTH)?;
+        }
+        Sig::RsaPkcs1Sha256(_) => {
+            ctx.set_rsa_padding(Padding::PKCS1)?;
+            ctx.set_signature_md(Md::sha256())?;
+        }
+        Sig::EcdsaP256Sha256 | Sig::EcdsaP384Sha384 => {}
+    }
+    Ok(PreparedKey { ctx: RefCell::new(ctx), md })
+}
+
 impl Backend for Ossl {
     type Private = PKey<Private>;
-    type SigningKey = PKey<Private>;
+    type SigningKey = PreparedKey<Private>;
     type AeadKey = AeadKey;
+    type VerifyKey = PreparedKey<Public>;
 
     fn name() -> String {
         library_name()
@@ -122,34 +165,27 @@ impl Backend for Ossl {
         bail!("the openssl crate has no ML-KEM interface")
     }
 
-    fn signing_key(pkcs8: &[u8], sig: Sig) -> Result<PKey<Private>> {
+    fn signing_key(pkcs8: &[u8], sig: Sig) -> Result<PreparedKey<Private>> {
         let key = PKey::private_key_from_pkcs8(pkcs8)?;
-        let want = match sig {
-            Sig::EcdsaP256Sha256 | Sig::EcdsaP384Sha384 => Id::EC,
-            Sig::RsaPssSha256(_) | Sig::RsaPkcs1Sha256(_) => Id::RSA,
-        };
-        ensure!(key.id() == want, "{sig}: a key of another type");
-        Ok(key)
+        prepare(&key, sig, PkeyCtxRef::sign_init)
     }
 
-    fn sign(key: &PKey<Private>, sig: Sig, msg: &[u8]) -> Result<Vec<u8>> {
-        let mut signer = Signer::new(digest(sig), key)?;
-        if let Sig::RsaPssSha256(_) = sig {
-            signer.set_rsa_padding(Padding::PKCS1_PSS)?;
-            signer.set_rsa_pss_saltlen(RsaPssSaltlen::DIGEST_LENGTH)?;
-        }
-        Ok(signer.sign_oneshot_to_vec(msg)?)
+    fn sign(key: &PreparedKey<Private>, _sig: Sig, msg: &[u8]) -> Result<Vec<u8>> {
+        let digest = hash(key.md, msg)?;
+        let mut out = Vec::new();
+        key.ctx.borrow_mut().sign_to_vec(&digest, &mut out)?;
+        Ok(out)
     }
 
-    fn verify(sig: Sig, public: &PublicKey, msg: &[u8], signature: &[u8]) -> Result<()> {
+    fn verify_key(sig: Sig, public: &PublicKey) -> Result<PreparedKey<Public>> {
         let key = PKey::public_key_from_der(&public.spki)?;
-        let mut verifier = Verifier::new(digest(sig), &key)?;
-        if let Sig::RsaPssSha256(_) = sig {
-            verifier.set_rsa_padding(Padding::PKCS1_PSS)?;
-            verifier.set_rsa_pss_saltlen(RsaPssSaltlen::DIGEST_LENGTH)?;
-        }
+        prepare(&key, sig, PkeyCtxRef::verify_init)
+    }
+
+    fn verify(sig: Sig, key: &PreparedKey<Public>, msg: &[u8], signature: &[u8]) -> Result<()> {
+        let digest = hash(key.md, msg)?;
         // A wrong signature is false; a malformed one an error of libcrypto.
-        match verifier.verify_oneshot(signature, msg) {
+        match key.ctx.borrow_mut().verify(&digest, signature) {
             Ok(true) => Ok(()),
             Ok(false) => bail!("{sig}: the signature does not verify"),
             Err(e) => bail!("{sig}: the signature does not verify ({e})"),
@@ -181,7 +217,7 @@ impl Backend for Ossl {
             ffi::HMAC_CTX_free(ctx);
             ok
         };
-        ensure!(ok, "HMAC failed: {}", ossl::error::ErrorStack::get());
+        ensure!(ok, "HMAC failed: {}", ErrorStack::get());
         out.truncate(usize::try_from(len)?);
         Ok(out)
     }

@@ -52,6 +52,7 @@ macro_rules! ring_like_backend {
             type Private = Private;
             type SigningKey = SigningKey;
             type AeadKey = aead::LessSafeKey;
+            type VerifyKey = Vec<u8>;
 
             fn name() -> String {
                 format!("{}-{}", stringify!($c).replace('_', "-"), version())
@@ -122,8 +123,12 @@ macro_rules! ring_like_backend {
                 }
             }
 
-            fn verify(sig: Sig, public: &PublicKey, msg: &[u8], signature: &[u8]) -> Result<()> {
-                signature::UnparsedPublicKey::new(verify_alg(sig), &public.key)
+            fn verify_key(_sig: Sig, public: &PublicKey) -> Result<Vec<u8>> {
+                Ok(public.key.clone())
+            }
+
+            fn verify(sig: Sig, key: &Vec<u8>, msg: &[u8], signature: &[u8]) -> Result<()> {
+                signature::UnparsedPublicKey::new(verify_alg(sig), key)
                     .verify(msg, signature)
                     .map_err(|_| anyhow!("{sig}: the signature does not verify"))
             }

@@ -90,6 +90,8 @@ impl<B: Backend> TlsLibrary for CryptoFloor<B> {
             first,
             server_key: B::signing_key(&server_chain.private, sig)?,
             client_key: B::signing_key(&client_chain.private, sig)?,
+            server_verify: Verifying::of(&server_chain, params)?,
+            client_verify: Verifying::of(&client_chain, params)?,
             server_chain,
             client_chain,
             ticket_key: B::aead_key(Aead::Aes256Gcm, &[0x5a; 32])?,
@@ -106,9 +108,31 @@ struct FloorConfig<B: Backend> {
     first: Flights,
     server_chain: Chain,
     client_chain: Chain,
+    server_verify: Verifying<B>,
+    client_verify: Verifying<B>,
     server_key: B::SigningKey,
     client_key: B::SigningKey,
     ticket_key: B::AeadKey,
+}
+
+/// A peer chain's keys ready to verify with ([`Backend::verify_key`]):
+/// the intermediate's (for the leaf's signature), the CA's (for the
+/// intermediate's), the leaf's (for the handshake signature).
+struct Verifying<B: Backend> {
+    keys: [B::VerifyKey; 3],
+}
+
+impl<B: Backend> Verifying<B> {
+    fn of(chain: &Chain, params: &Params) -> Result<Verifying<B>> {
+        let cert = ops::cert_sig(params.cert);
+        Ok(Verifying {
+            keys: [
+                B::verify_key(cert, &chain.signed[0].issuer)?,
+                B::verify_key(cert, &chain.signed[1].issuer)?,
+                B::verify_key(ops::handshake_sig(params.cert), &chain.leaf)?,
+            ],
+        })
+    }
 }
 
 /// A session to resume: the ticket and its PSK.
@@ -371,18 +395,16 @@ impl<B: Backend> FloorConn<B> {
     /// signature.
     fn verify(&mut self, sig: Sig) -> Result<()> {
         let config = self.config.clone();
-        let (chain, signer) = match self.side() {
-            Side::Client => (&config.server_chain, Side::Server),
-            Side::Server => (&config.client_chain, Side::Client),
+        let (chain, keys, signer) = match self.side() {
+            Side::Client => (&config.server_chain, &config.server_verify.keys, Side::Server),
+            Side::Server => (&config.client_chain, &config.client_verify.keys, Side::Client),
         };
         match self.verified {
             i @ (0 | 1) => {
                 let cert = &chain.signed[i];
-                B::verify(sig, &cert.issuer, &cert.tbs, &cert.signature)?;
+                B::verify(sig, &keys[i], &cert.tbs, &cert.signature)?;
             }
-            _ => {
-                B::verify(sig, &chain.leaf, &self.signed_content(signer), self.peer_field(Field::Signature)?)?
-            }
+            _ => B::verify(sig, &keys[2], &self.signed_content(signer), self.peer_field(Field::Signature)?)?,
         }
         self.verified += 1;
         Ok(())
