@@ -35,6 +35,13 @@ use ossl::{
     sign::RsaPssSaltlen,
 };
 
+/// The type of `HMAC_Init_ex`'s key length: `int` in OpenSSL, `size_t` in
+/// AWS-LC.
+#[cfg(not(openssl_awslc))]
+type HmacKeyLen = std::ffi::c_int;
+#[cfg(openssl_awslc)]
+type HmacKeyLen = usize;
+
 /// libcrypto through the `openssl` crate, as a floor backend.
 pub struct Ossl;
 
@@ -203,7 +210,7 @@ impl Backend for Ossl {
         };
         let mut out = vec![0u8; md.size()];
         let mut len: std::ffi::c_uint = 0;
-        let key_len = std::ffi::c_int::try_from(key.len())?;
+        let key_len = HmacKeyLen::try_from(key.len())?;
         // SAFETY: the context is made, used and freed here; every pointer
         // is to a live buffer of the length passed with it (`out` holds
         // the digest's size, which HMAC_Final writes at most).
