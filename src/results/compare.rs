@@ -517,6 +517,13 @@ fn floor_markdown(group: &str, rows: &[&RowSummary], throughput: bool) -> String
         return String::new();
     }
     let us = |ns: f64| format!("{:.1}", ns / 1e3);
+    // A floor slower than its library means the floor does more (or other)
+    // work than the library: a defect of the floor, named under the table.
+    let above: Vec<String> = lines
+        .iter()
+        .filter(|(_, l, p)| p.floor_ns > l.median_ns)
+        .map(|(r, l, p)| format!("{} with {} ({})", l.library, p.floor, r.parameters))
+        .collect();
     let mut out = String::new();
     if throughput {
         out.push_str(&format!(
@@ -580,6 +587,13 @@ fn floor_markdown(group: &str, rows: &[&RowSummary], throughput: bool) -> String
                 format!("{} + {}", us(p.floor_second_ns), us(p.protocol_second_ns)),
             ]));
         }
+    }
+    if !above.is_empty() {
+        out.push_str(&format!(
+            "\n- a floor slower than its library (the floor does other work than the library there: a defect of \
+             the floor, not a figure): {}\n",
+            above.join("; ")
+        ));
     }
     out
 }

@@ -291,6 +291,37 @@ fn compare_headline(what: &str, row: &RowSummary, date: &str) -> Result<String> 
     Ok(text)
 }
 
+/// A headline of a compare handshake row's crypto floors: each library
+/// with a floor, its floor and protocol cost (µs, the share), least
+/// protocol cost first; `None` when no library of the row has a floor (a
+/// run before the floors).
+fn floor_headline(row: &RowSummary, date: &str) -> Option<String> {
+    let mut split: Vec<_> =
+        row.libraries.iter().filter_map(|l| l.protocol.as_ref().map(|p| (l, p))).collect();
+    if split.is_empty() {
+        return None;
+    }
+    split.sort_by(|a, b| a.1.protocol_ns.total_cmp(&b.1.protocol_ns));
+    let cells: Vec<String> = split
+        .iter()
+        .map(|(l, p)| {
+            format!(
+                "{} {:.0} + {:.0} µs ({:.0}%)",
+                l.library,
+                p.floor_ns / 1e3,
+                p.protocol_ns / 1e3,
+                p.protocol_ns / l.median_ns * 100.0
+            )
+        })
+        .collect();
+    Some(format!(
+        "**Crypto floor + protocol cost** (`{}`, compare run of {date}): the primitives through the library's own \
+         crypto implementation, then the rest, least first: {}",
+        row.parameters,
+        cells.join("; ")
+    ))
+}
+
 /// Libraries compared: the newest `results/compare/<date>/`, its last run
 /// (`run-*`, or the directory itself), every group's tables.
 fn compare_section(root: &Path) -> Result<Section> {
@@ -344,14 +375,16 @@ fn compare_section(root: &Path) -> Result<Section> {
     let date = env.date.get(..10).unwrap_or(&env.date);
     let centre = Params::default().to_string();
     let source = relative(root, &results);
-    let headline = vec![
-        compare_headline("Handshake", row(&run.rows, "handshake", &centre, &source)?, date)?,
+    let handshake = row(&run.rows, "handshake", &centre, &source)?;
+    let mut headline = vec![
+        compare_headline("Handshake", handshake, date)?,
         compare_headline(
             "Throughput",
             row(&run.rows, "throughput", &format!("{centre},{HEADLINE_WRITE}"), &source)?,
             date,
         )?,
     ];
+    headline.extend(floor_headline(handshake, date));
     Ok(Section {
         title: "Libraries compared",
         summary: "handshakes and throughput of every library of every build in one interleaved `compare` run",
