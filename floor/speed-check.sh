@@ -9,6 +9,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 case "${1:-}" in -h | --help) sed -n '2,7p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;; esac
 rounds=${1:-3}
+# Checked before the build (the binary checks it too, but only after it).
+if ! [[ $rounds =~ ^[0-9]+$ ]] || ((rounds < 1 || rounds > 20)); then
+  echo "error: ROUNDS \"$rounds\": valid from 1 to 20" >&2
+  exit 1
+fi
 command -v openssl >/dev/null || { echo "error: openssl is not installed (apt-get install openssl)" >&2; exit 1; }
 args=$(cargo run --release --quiet --bin variants -- list | awk -F'\t' '$1 == "system-openssl" { print $2 }')
 # shellcheck disable=SC2086  # the variant's cargo arguments, split

@@ -114,3 +114,82 @@ impl Region {
         }
     }
 }
+
+/// What one Callgrind dump holds that the crypto floor's count check reads
+/// (`crate::floor::count`): the instructions of the dump's `summary:` line
+/// and the calls into each function, summed over every caller.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Dump {
+    /// What made Callgrind write the dump: the `desc: Trigger:` line, e.g.
+    /// `--dump-after=tls_bench::callgrind::client_calls` or `Program
+    /// termination`.
+    pub trigger: String,
+    /// Instructions executed in the dump's interval (its `summary:` line).
+    pub instructions: u64,
+    /// Calls made in the interval to each function, by (demangled) name.
+    pub calls: std::collections::HashMap<String, u64>,
+}
+
+/// Parses one Callgrind output file ("Callgrind Format Specification" in
+/// the valgrind manual): `cfn=` names the callee of the `calls=` line that
+/// follows it, and a name is given once as `(id) name`, then as `(id)`.
+/// Errors: a `calls=` line without a callee or count, a name compressed to
+/// an id never defined, no `summary:` line.
+pub fn parse_dump<'a>(text: &'a str) -> anyhow::Result<Dump> {
+    use anyhow::{Context, bail};
+    let mut names: std::collections::HashMap<&str, &str> = std::collections::HashMap::new();
+    let mut resolve = |spec: &'a str| -> anyhow::Result<String> {
+        let Some(rest) = spec.strip_prefix('(') else { return Ok(spec.to_string()) };
+        let (id, name) = rest.split_once(')').with_context(|| format!("a bad name {spec:?}"))?;
+        let name = name.trim_start();
+        if name.is_empty() {
+            Ok(names.get(id).with_context(|| format!("the function id ({id}) is not defined"))?.to_string())
+        } else {
+            names.insert(id, name);
+            Ok(name.to_string())
+        }
+    };
+    let mut dump = Dump::default();
+    let mut summary = None;
+    let mut callee: Option<String> = None;
+    for line in text.lines() {
+        if let Some(t) = line.strip_prefix("desc: Trigger: ") {
+            dump.trigger = t.trim().to_string();
+        } else if let Some(s) = line.strip_prefix("summary:") {
+            summary = Some(s.trim().parse::<u64>().with_context(|| format!("a bad line {line:?}"))?);
+        } else if let Some(f) = line.strip_prefix("fn=") {
+            resolve(f)?;
+        } else if let Some(f) = line.strip_prefix("cfn=") {
+            callee = Some(resolve(f)?);
+        } else if let Some(c) = line.strip_prefix("calls=") {
+            let Some(name) = callee.take() else { bail!("a `calls=` line with no `cfn=` before it") };
+            let n: u64 = c
+                .split_whitespace()
+                .next()
+                .and_then(|n| n.parse().ok())
+                .with_context(|| format!("a bad line {line:?}"))?;
+            *dump.calls.entry(name).or_insert(0) += n;
+        }
+    }
+    dump.instructions = summary.context("no `summary:` line: not a Callgrind output file")?;
+    Ok(dump)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_dump_sums_calls_over_callers_and_resolves_compressed_names() {
+        let text = "# callgrind format\nversion: 1\ndesc: Trigger: --dump-after=x\nevents: Ir\nsummary: 120\n\n\
+                    fn=(1) caller_a\ncfn=(2) HMAC_Final\ncalls=3 0\n0 30\ncfn=(3) X25519\ncalls=1 0\n0 50\n\
+                    fn=(4) caller_b\ncfn=(2)\ncalls=2 0\n0 20\n";
+        let d = parse_dump(text).unwrap();
+        assert_eq!(d.trigger, "--dump-after=x");
+        assert_eq!(d.instructions, 120);
+        assert_eq!(d.calls["HMAC_Final"], 5);
+        assert_eq!(d.calls["X25519"], 1);
+        assert!(parse_dump("fn=(1) a\ncfn=(9)\ncalls=1 0\nsummary: 1\n").is_err());
+        assert!(parse_dump("fn=(1) a\n").is_err());
+    }
+}

@@ -140,6 +140,19 @@ impl Runner {
         self.count = true;
     }
 
+    /// What Callgrind counts: one warm-up iteration (one-time and lazy
+    /// initialisation happen there, outside the count), then `iterations`
+    /// checked iterations inside the counted regions
+    /// ([`Runner::count_instructions`]). Errors: `iterations` is 0, or as
+    /// [`Runner::run`].
+    pub fn run_counted(&mut self, iterations: u64) -> Result<()> {
+        anyhow::ensure!(iterations > 0, "--iterations must be at least 1");
+        self.run(1)?;
+        self.count_instructions();
+        self.run(iterations)?;
+        Ok(())
+    }
+
     /// Runs `iters` checked iterations (see the kind's module for what is
     /// timed). Errors: a library error, a negotiated value that differs from
     /// the case, data that arrived corrupted or incomplete.

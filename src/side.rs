@@ -19,3 +19,13 @@ impl Side {
         }
     }
 }
+
+impl std::fmt::Display for Side {
+    /// `client` or `server`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Side::Client => "client",
+            Side::Server => "server",
+        })
+    }
+}

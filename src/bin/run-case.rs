@@ -28,12 +28,11 @@
 
 use std::process::ExitCode;
 
-use anyhow::{Result, ensure};
 use clap::Parser;
 use tls_bench::{
     bench::find_case,
     error::exit_code,
-    runner::{Prepared, Runner, prepare},
+    runner::{Prepared, prepare},
     stacks,
 };
 
@@ -67,25 +66,19 @@ fn main() -> ExitCode {
         #[cfg(all(feature = "rustls", not(rustls_0_21)))]
         tls_bench::config::rustls::fix_random();
     }
-    let libs = stacks::all();
+    // The crypto floors too (`crypto-floor count` counts them beside their
+    // libraries).
+    let mut libs = stacks::all();
+    libs.extend(stacks::crypto_floors());
     let prepared = find_case(&id, &libs).and_then(|(case, _)| prepare(&case, &libs));
     match prepared {
         Ok(Prepared::Skipped(why)) => {
             eprintln!("error: {id} is not supported: {why}");
             ExitCode::from(2)
         }
-        Ok(Prepared::Ready { runner, .. }) => exit_code(run(*runner, args.iterations)),
+        Ok(Prepared::Ready { mut runner, .. }) => exit_code(runner.run_counted(args.iterations)),
         Err(e) => exit_code(Err(e)),
     }
-}
-
-/// One warm-up iteration, then `iterations` counted ones.
-fn run(mut runner: Runner, iterations: u64) -> Result<()> {
-    ensure!(iterations > 0, "--iterations must be at least 1");
-    runner.run(1)?;
-    runner.count_instructions();
-    runner.run(iterations)?;
-    Ok(())
 }
 
 /// The x86-64 features the TLS libraries' dispatch looks at, each `+name`

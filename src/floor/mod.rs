@@ -11,8 +11,9 @@
 //!
 //! Backends: aws-lc-rs and *ring* with the `rustls` feature (aws-lc-rs
 //! serves s2n-tls too), libcrypto through the `openssl` crate with
-//! `openssl` (OpenSSL, or AWS-LC under the crate). BoringSSL (the `boring`
-//! crate, whose API differs) has no floor yet.
+//! `openssl` (OpenSSL, or AWS-LC under the crate), BoringSSL's libcrypto
+//! through the `boring` crate (and `boring-sys` where the crate has no
+//! interface) with `boring` ([`boringssl`]).
 
 use anyhow::{Context, Result, anyhow, ensure};
 use rustls_pki_types::{CertificateDer, PrivateKeyDer, pem::PemObject};
@@ -22,13 +23,19 @@ use crate::{
     params::{Aead, CertChain},
 };
 
+pub mod count;
 pub mod ops;
 pub mod speed;
 
 #[cfg(feature = "rustls")]
 pub mod aws_lc_rs;
+/// Named apart from the `boring` crate it calls.
+#[cfg(feature = "boring")]
+pub mod boringssl;
 #[cfg(feature = "openssl")]
 pub mod ossl;
+#[cfg(all(feature = "openssl", not(openssl_awslc)))]
+pub mod ossl3;
 #[cfg(feature = "rustls")]
 pub mod ring;
 #[cfg(feature = "rustls")]
@@ -97,6 +104,30 @@ pub trait Backend: 'static {
 
     /// HMAC of `data` under `key` (RFC 2104).
     fn hmac(hash: Hash, key: &[u8], data: &[u8]) -> Result<Vec<u8>>;
+
+    /// The HMACs of each of `data` under one `key`, keyed once: RFC 2104's
+    /// inner and outer states computed once and reused, as TLS 1.2's
+    /// P_hash keys its HMAC once per PRF call (AWS-LC's and OpenSSL's
+    /// TLS1-PRF, *ring*'s `hmac::Key`). Default: [`Backend::hmac`] for
+    /// each (keyed anew: an upper bound, for a backend yet to override it).
+    fn hmac_same_key(hash: Hash, key: &[u8], data: &[&[u8]]) -> Result<Vec<Vec<u8>>> {
+        data.iter().map(|d| Self::hmac(hash, key, d)).collect()
+    }
+
+    /// [`Backend::agree`] in two steps, for `crypto-floor speed`: what
+    /// comes before the derivation (decoding the peer's key, a derivation
+    /// context), and the derivation it returns, which `speed` times alone,
+    /// as `openssl speed ecdhx25519` does. Default: the whole agreement in
+    /// the returned step (an implementation that cannot split it).
+    #[allow(clippy::type_complexity)]
+    fn agree_prepared(
+        kx: Kx,
+        private: Self::Private,
+        peer: &[u8],
+    ) -> Result<Box<dyn FnOnce() -> Result<Vec<u8>>>> {
+        let peer = peer.to_vec();
+        Ok(Box::new(move || Self::agree(kx, private, &peer)))
+    }
 
     /// An AEAD key of `aead` (16 or 32 bytes).
     fn aead_key(aead: Aead, key: &[u8]) -> Result<Self::AeadKey>;

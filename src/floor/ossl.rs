@@ -4,8 +4,9 @@
 //! the same EVP interfaces (EVP_PKEY key generation and derivation,
 //! EVP_DigestSign/Verify, EVP_CIPHER_CTX for records), so the floor pays
 //! the same per-call costs (an OpenSSL 3 provider fetch, an EVP_PKEY_CTX)
-//! as the library's own calls. The crate has no ML-KEM interface, so
-//! X25519MLKEM768 has no floor here yet.
+//! as the library's own calls. Key exchange beyond X25519 goes through
+//! [`super::ossl3`] on OpenSSL 3 (libssl's calls, ML-KEM-768 from 3.5);
+//! AWS-LC under the crate has no ML-KEM floor.
 
 use std::cell::RefCell;
 
@@ -20,15 +21,12 @@ use crate::{
     params::Aead,
 };
 use ossl::{
-    bn::BigNumContext,
     cipher::{Cipher, CipherRef},
     cipher_ctx::CipherCtx,
     derive::Deriver,
-    ec::{EcGroup, EcKey, EcPoint, PointConversionForm},
     error::ErrorStack,
     hash::{MessageDigest, hash},
     md::Md,
-    nid::Nid,
     pkey::{Id, PKey, PKeyRef, Private, Public},
     pkey_ctx::{PkeyCtx, PkeyCtxRef},
     rsa::Padding,
@@ -51,13 +49,69 @@ pub struct AeadKey {
     open: RefCell<CipherCtx>,
 }
 
-fn curve(kx: Kx) -> Result<EcGroup> {
-    let nid = match kx {
-        Kx::P256 => Nid::X9_62_PRIME256V1,
-        Kx::P384 => Nid::SECP384R1,
-        _ => bail!("{kx} is not a NIST curve"),
+/// Key exchange beyond X25519: OpenSSL 3's as libssl calls it
+/// ([`super::ossl3`]), or AWS-LC's legacy EC_KEY calls ([`aws_lc_kx`]).
+#[cfg(not(openssl_awslc))]
+use super::ossl3 as kx;
+#[cfg(openssl_awslc)]
+use aws_lc_kx as kx;
+
+/// AWS-LC under the `openssl` crate: NIST-curve shares through the crate's
+/// `EcKey` (AWS-LC's EVP has no providers: its TLS layer calls the same
+/// EC_KEY functions), no ML-KEM through the crate.
+#[cfg(openssl_awslc)]
+mod aws_lc_kx {
+    use anyhow::{Result, bail};
+
+    use super::ossl::{
+        bn::BigNumContext,
+        ec::{EcGroup, EcKey, EcPoint, PointConversionForm},
+        nid::Nid,
+        pkey::{PKey, Private, Public},
     };
-    Ok(EcGroup::from_curve_name(nid)?)
+    use crate::floor::ops::Kx;
+
+    const NO_MLKEM: &str = "the openssl crate has no ML-KEM interface on AWS-LC";
+
+    fn curve(kx: Kx) -> Result<EcGroup> {
+        let nid = match kx {
+            Kx::P256 => Nid::X9_62_PRIME256V1,
+            Kx::P384 => Nid::SECP384R1,
+            _ => bail!("{kx} is not a NIST curve"),
+        };
+        Ok(EcGroup::from_curve_name(nid)?)
+    }
+
+    pub fn ec_key_gen(kx: Kx) -> Result<(PKey<Private>, Vec<u8>)> {
+        let group = curve(kx)?;
+        let key = EcKey::generate(&group)?;
+        let mut ctx = BigNumContext::new()?;
+        let public = key.public_key().to_bytes(&group, PointConversionForm::UNCOMPRESSED, &mut ctx)?;
+        Ok((PKey::from_ec_key(key)?, public))
+    }
+
+    pub fn ec_peer(private: &PKey<Private>, point: &[u8]) -> Result<PKey<Public>> {
+        let group = private.ec_key()?.group().to_owned()?;
+        let mut ctx = BigNumContext::new()?;
+        let point = EcPoint::from_bytes(&group, point, &mut ctx)?;
+        Ok(PKey::from_ec_key(EcKey::from_public_key(&group, &point)?)?)
+    }
+
+    pub fn mlkem_unsupported() -> Option<String> {
+        Some(NO_MLKEM.to_string())
+    }
+
+    pub fn mlkem_key_gen() -> Result<(PKey<Private>, Vec<u8>)> {
+        bail!(NO_MLKEM)
+    }
+
+    pub fn mlkem_encapsulate(_peer: &[u8]) -> Result<(Vec<u8>, Vec<u8>)> {
+        bail!(NO_MLKEM)
+    }
+
+    pub fn mlkem_decapsulate(_private: &PKey<Private>, _ciphertext: &[u8]) -> Result<Vec<u8>> {
+        bail!(NO_MLKEM)
+    }
 }
 
 fn digest(sig: Sig) -> MessageDigest {
@@ -114,6 +168,42 @@ fn prepare<T>(
     Ok(PreparedKey { ctx: RefCell::new(ctx), md })
 }
 
+/// HMACs of each of `data` under `key` through one `HMAC_CTX`, keyed by
+/// the first `HMAC_Init_ex`; each HMAC restarts from the keyed state.
+fn hmacs(hash: Hash, key: &[u8], data: &[&[u8]]) -> Result<Vec<Vec<u8>>> {
+    let md = match hash {
+        Hash::Sha256 => MessageDigest::sha256(),
+        Hash::Sha384 => MessageDigest::sha384(),
+    };
+    let key_len = HmacKeyLen::try_from(key.len())?;
+    let mut out = Vec::with_capacity(data.len());
+    // SAFETY: the context is made, used and freed here; every pointer is
+    // to a live buffer of the length passed with it (each output holds the
+    // digest's size, which HMAC_Final writes at most).
+    let ok = unsafe {
+        let ctx = ffi::HMAC_CTX_new();
+        ensure!(!ctx.is_null(), "HMAC_CTX_new failed");
+        let mut ok =
+            ffi::HMAC_Init_ex(ctx, key.as_ptr().cast(), key_len, md.as_ptr(), std::ptr::null_mut()) == 1;
+        for (i, d) in data.iter().enumerate() {
+            let mut mac = vec![0u8; md.size()];
+            let mut len: std::ffi::c_uint = 0;
+            ok = ok
+                && (i == 0
+                    || ffi::HMAC_Init_ex(ctx, std::ptr::null(), 0, std::ptr::null(), std::ptr::null_mut())
+                        == 1)
+                && ffi::HMAC_Update(ctx, d.as_ptr(), d.len()) == 1
+                && ffi::HMAC_Final(ctx, mac.as_mut_ptr(), &mut len) == 1;
+            mac.truncate(len as usize);
+            out.push(mac);
+        }
+        ffi::HMAC_CTX_free(ctx);
+        ok
+    };
+    ensure!(ok, "HMAC failed: {}", ErrorStack::get());
+    Ok(out)
+}
+
 impl Backend for Ossl {
     type Private = PKey<Private>;
     type SigningKey = PreparedKey<Private>;
@@ -125,8 +215,10 @@ impl Backend for Ossl {
     }
 
     fn unsupported(op: Op) -> Option<String> {
-        matches!(op, Op::KeyGen(Kx::MlKem768) | Op::Encapsulate(_) | Op::Decapsulate(_))
-            .then(|| "the openssl crate has no ML-KEM interface".to_string())
+        match op {
+            Op::KeyGen(Kx::MlKem768) | Op::Encapsulate(_) | Op::Decapsulate(_) => kx::mlkem_unsupported(),
+            _ => None,
+        }
     }
 
     fn key_gen(kx: Kx) -> Result<(PKey<Private>, Vec<u8>)> {
@@ -136,27 +228,15 @@ impl Backend for Ossl {
                 let public = key.raw_public_key()?;
                 Ok((key, public))
             }
-            Kx::P256 | Kx::P384 => {
-                let group = curve(kx)?;
-                let key = EcKey::generate(&group)?;
-                let mut ctx = BigNumContext::new()?;
-                let public =
-                    key.public_key().to_bytes(&group, PointConversionForm::UNCOMPRESSED, &mut ctx)?;
-                Ok((PKey::from_ec_key(key)?, public))
-            }
-            Kx::MlKem768 => bail!("the openssl crate has no ML-KEM interface"),
+            Kx::P256 | Kx::P384 => kx::ec_key_gen(kx),
+            Kx::MlKem768 => kx::mlkem_key_gen(),
         }
     }
 
     fn agree(kx: Kx, private: PKey<Private>, peer: &[u8]) -> Result<Vec<u8>> {
         let peer = match kx {
             Kx::X25519 => PKey::public_key_from_raw_bytes(peer, Id::X25519)?,
-            Kx::P256 | Kx::P384 => {
-                let group = curve(kx)?;
-                let mut ctx = BigNumContext::new()?;
-                let point = EcPoint::from_bytes(&group, peer, &mut ctx)?;
-                PKey::from_ec_key(EcKey::from_public_key(&group, &point)?)?
-            }
+            Kx::P256 | Kx::P384 => kx::ec_peer(&private, peer)?,
             Kx::MlKem768 => bail!("ML-KEM-768 is a KEM, not an agreement"),
         };
         let mut deriver = Deriver::new(&private)?;
@@ -164,12 +244,12 @@ impl Backend for Ossl {
         Ok(deriver.derive_to_vec()?)
     }
 
-    fn encapsulate(_kx: Kx, _peer: &[u8]) -> Result<(Vec<u8>, Vec<u8>)> {
-        bail!("the openssl crate has no ML-KEM interface")
+    fn encapsulate(_kx: Kx, peer: &[u8]) -> Result<(Vec<u8>, Vec<u8>)> {
+        kx::mlkem_encapsulate(peer)
     }
 
-    fn decapsulate(_kx: Kx, _private: PKey<Private>, _ciphertext: &[u8]) -> Result<Vec<u8>> {
-        bail!("the openssl crate has no ML-KEM interface")
+    fn decapsulate(_kx: Kx, private: PKey<Private>, ciphertext: &[u8]) -> Result<Vec<u8>> {
+        kx::mlkem_decapsulate(&private, ciphertext)
     }
 
     fn signing_key(pkcs8: &[u8], sig: Sig) -> Result<PreparedKey<Private>> {
@@ -204,29 +284,35 @@ impl Backend for Ossl {
     /// crate's `PKey::hmac` and `Signer` go through an EVP_PKEY and a
     /// DigestSign context, about ten times the cost here on OpenSSL 3.)
     fn hmac(hash: Hash, key: &[u8], data: &[u8]) -> Result<Vec<u8>> {
-        let md = match hash {
-            Hash::Sha256 => MessageDigest::sha256(),
-            Hash::Sha384 => MessageDigest::sha384(),
+        Ok(hmacs(hash, key, &[data])?.remove(0))
+    }
+
+    /// One `HMAC_CTX` keyed once; each HMAC restarts it from the keyed
+    /// state (`HMAC_Init_ex` with no key), as TLS1-PRF's P_hash does.
+    fn hmac_same_key(hash: Hash, key: &[u8], data: &[&[u8]]) -> Result<Vec<Vec<u8>>> {
+        hmacs(hash, key, data)
+    }
+
+    /// The peer's key decoded and a derivation context made (with the
+    /// peer set) before the clock; the derivation alone after.
+    fn agree_prepared(
+        kx: Kx,
+        private: PKey<Private>,
+        peer: &[u8],
+    ) -> Result<Box<dyn FnOnce() -> Result<Vec<u8>>>> {
+        let peer = match kx {
+            Kx::X25519 => PKey::public_key_from_raw_bytes(peer, Id::X25519)?,
+            Kx::P256 | Kx::P384 => kx::ec_peer(&private, peer)?,
+            Kx::MlKem768 => bail!("ML-KEM-768 is a KEM, not an agreement"),
         };
-        let mut out = vec![0u8; md.size()];
-        let mut len: std::ffi::c_uint = 0;
-        let key_len = HmacKeyLen::try_from(key.len())?;
-        // SAFETY: the context is made, used and freed here; every pointer
-        // is to a live buffer of the length passed with it (`out` holds
-        // the digest's size, which HMAC_Final writes at most).
-        let ok = unsafe {
-            let ctx = ffi::HMAC_CTX_new();
-            ensure!(!ctx.is_null(), "HMAC_CTX_new failed");
-            let ok = ffi::HMAC_Init_ex(ctx, key.as_ptr().cast(), key_len, md.as_ptr(), std::ptr::null_mut())
-                == 1
-                && ffi::HMAC_Update(ctx, data.as_ptr(), data.len()) == 1
-                && ffi::HMAC_Final(ctx, out.as_mut_ptr(), &mut len) == 1;
-            ffi::HMAC_CTX_free(ctx);
-            ok
-        };
-        ensure!(ok, "HMAC failed: {}", ErrorStack::get());
-        out.truncate(usize::try_from(len)?);
-        Ok(out)
+        let mut ctx = PkeyCtx::new(&private)?;
+        ctx.derive_init()?;
+        ctx.derive_set_peer(&peer)?;
+        Ok(Box::new(move || {
+            let mut out = Vec::new();
+            ctx.derive_to_vec(&mut out)?;
+            Ok(out)
+        }))
     }
 
     fn aead_key(aead: Aead, key: &[u8]) -> Result<AeadKey> {

@@ -141,6 +141,15 @@ macro_rules! ring_like_backend {
                 Ok(hmac::sign(&hmac::Key::new(alg, key), data).as_ref().to_vec())
             }
 
+            fn hmac_same_key(hash: Hash, key: &[u8], data: &[&[u8]]) -> Result<Vec<Vec<u8>>> {
+                let alg = match hash {
+                    Hash::Sha256 => hmac::HMAC_SHA256,
+                    Hash::Sha384 => hmac::HMAC_SHA384,
+                };
+                let key = hmac::Key::new(alg, key);
+                Ok(data.iter().map(|d| hmac::sign(&key, d).as_ref().to_vec()).collect())
+            }
+
             fn aead_key(aead: Aead, key: &[u8]) -> Result<aead::LessSafeKey> {
                 let alg = match aead {
                     Aead::Aes128Gcm => &aead::AES_128_GCM,

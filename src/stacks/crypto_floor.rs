@@ -241,6 +241,8 @@ struct FloorConn<B: Backend> {
     peer: BTreeMap<Field, Vec<u8>>,
     out: Vec<(Field, Vec<u8>)>,
     hmacs: u32,
+    /// [`FloorConn::hmac_key`]'s key; empty until made.
+    hmac_key: Vec<u8>,
     last_hmac: Vec<u8>,
     verified: usize,
     /// The client's first key share (of the first group in [`Kx`] order),
@@ -271,6 +273,7 @@ impl<B: Backend> FloorConn<B> {
             peer: BTreeMap::new(),
             out: Vec::new(),
             hmacs: 0,
+            hmac_key: Vec::new(),
             last_hmac: Vec::new(),
             verified: 0,
             client_share: Vec::new(),
@@ -297,9 +300,48 @@ impl<B: Backend> FloorConn<B> {
             Side::Client => &table.client[n],
             Side::Server => &table.server[n],
         };
-        for &op in ops {
-            self.run(op).with_context(|| format!("crypto floor, {:?}: {op}", self.side()))?;
+        let tls12 = config.params.protocol().stream_version() == Protocol::Tls12;
+        let mut i = 0;
+        while i < ops.len() {
+            let op = ops[i];
+            // TLS 1.2's PRF keys its HMAC once per call (RFC 5246 section
+            // 5's P_hash): a run of HMACs under one key.
+            let run = if tls12 && matches!(op, Op::Hmac(_)) {
+                ops[i..].iter().take_while(|o| **o == op).count()
+            } else {
+                1
+            };
+            let ran = if run > 1 { self.hmacs_same_key(op, run) } else { self.run(op) };
+            ran.with_context(|| format!("crypto floor, {:?}: {op}", self.side()))?;
+            i += run;
         }
+        Ok(())
+    }
+
+    /// The key of this connection's HMACs: the PSK and every shared secret
+    /// (so each side's last HMAC, its Finished, proves they agree), made
+    /// once after each new secret.
+    fn hmac_key(&mut self) -> &[u8] {
+        if self.hmac_key.is_empty() {
+            self.hmac_key.extend_from_slice(&self.psk);
+            self.hmac_key.extend(self.secrets.values().flatten());
+            if self.hmac_key.is_empty() {
+                self.hmac_key.resize(48, 0);
+            }
+        }
+        &self.hmac_key
+    }
+
+    /// `n` HMACs `op` under one key, keyed once ([`Backend::hmac_same_key`]).
+    fn hmacs_same_key(&mut self, op: Op, n: usize) -> Result<()> {
+        let Op::Hmac(hash) = op else { bail!("{op} is not an HMAC") };
+        let counters: Vec<[u8; 4]> = (0..n as u32).map(|i| (self.hmacs + i).to_be_bytes()).collect();
+        let data: Vec<&[u8]> = counters.iter().map(|c| c.as_slice()).collect();
+        self.hmac_key();
+        let mut macs = B::hmac_same_key(hash, &self.hmac_key, &data)?;
+        ensure!(macs.len() == n, "{} HMACs for {n}", macs.len());
+        self.last_hmac = macs.pop().unwrap_or_default();
+        self.hmacs += n as u32;
         Ok(())
     }
 
@@ -341,16 +383,19 @@ impl<B: Backend> FloorConn<B> {
                 let private = self.take_private(kx)?;
                 let secret = B::agree(kx, private, self.peer_field(Field::Share(kx))?)?;
                 self.secrets.insert(kx, secret);
+                self.hmac_key.clear();
             }
             Op::Encapsulate(kx) => {
                 let (ciphertext, secret) = B::encapsulate(kx, self.peer_field(Field::Share(kx))?)?;
                 self.out.push((Field::Share(kx), ciphertext));
                 self.secrets.insert(kx, secret);
+                self.hmac_key.clear();
             }
             Op::Decapsulate(kx) => {
                 let private = self.take_private(kx)?;
                 let secret = B::decapsulate(kx, private, self.peer_field(Field::Share(kx))?)?;
                 self.secrets.insert(kx, secret);
+                self.hmac_key.clear();
             }
             Op::Sign(sig) => {
                 let key = match self.side() {
@@ -362,12 +407,9 @@ impl<B: Backend> FloorConn<B> {
             }
             Op::Verify(sig) => self.verify(sig)?,
             Op::Hmac(hash) => {
-                let mut key = self.psk.clone();
-                key.extend(self.secrets.values().flatten());
-                if key.is_empty() {
-                    key = vec![0; 48];
-                }
-                self.last_hmac = B::hmac(hash, &key, &self.hmacs.to_be_bytes())?;
+                let counter = self.hmacs.to_be_bytes();
+                self.hmac_key();
+                self.last_hmac = B::hmac(hash, &self.hmac_key, &counter)?;
                 self.hmacs += 1;
             }
             Op::TicketOpen => {
@@ -377,6 +419,7 @@ impl<B: Backend> FloorConn<B> {
                 let mut body = ticket[12..].to_vec();
                 let n = B::open(&config.ticket_key, nonce, &[], &mut body).context("the ticket")?;
                 self.psk = body[..n].to_vec();
+                self.hmac_key.clear();
             }
             Op::TicketSeal => {
                 let mut nonce = [0u8; 12];

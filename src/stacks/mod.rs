@@ -3,7 +3,7 @@
 //! cargo feature is on.
 
 /// The crypto floor of an implementation, as a library.
-#[cfg(all(feature = "crypto-floor", any(feature = "rustls", feature = "openssl")))]
+#[cfg(all(feature = "crypto-floor", any(feature = "rustls", feature = "openssl", feature = "boring")))]
 pub mod crypto_floor;
 #[cfg(any(feature = "openssl", feature = "boring"))]
 pub mod openssl;
@@ -70,7 +70,8 @@ pub fn s2n_policy_alternatives(
 /// ([`crypto_floor`], feature `crypto-floor`): aws-lc-rs (rustls's default
 /// provider; s2n-tls's AWS-LC) and *ring* (rustls's other provider), with
 /// `rustls` (not in its FIPS configuration); libcrypto through the
-/// `openssl` crate, with `openssl`. Not in [`all`]: `compare` and the tests ask for them.
+/// `openssl` crate, with `openssl`; BoringSSL through the `boring` crate,
+/// with `boring`. Not in [`all`]: `compare` and the tests ask for them.
 #[allow(clippy::vec_init_then_push, unused_mut)]
 pub fn crypto_floors() -> Vec<Box<dyn TlsLibrary>> {
     let mut floors: Vec<Box<dyn TlsLibrary>> = Vec::new();
@@ -84,6 +85,8 @@ pub fn crypto_floors() -> Vec<Box<dyn TlsLibrary>> {
     }
     #[cfg(all(feature = "crypto-floor", feature = "openssl"))]
     floors.push(Box::new(crypto_floor::CryptoFloor::<crate::floor::ossl::Ossl>::default()));
+    #[cfg(all(feature = "crypto-floor", feature = "boring"))]
+    floors.push(Box::new(crypto_floor::CryptoFloor::<crate::floor::boringssl::BoringSsl>::default()));
     floors
 }
 

@@ -40,6 +40,13 @@ impl TlsLibrary for OpenSsl {
         Some(super::crypto_floor::floor_name(&Ossl::name()))
     }
 
+    /// BoringSSL's libcrypto through the `boring` crate.
+    #[cfg(all(feature = "crypto-floor", feature = "boring"))]
+    fn crypto_floor(&self) -> Option<String> {
+        use crate::floor::{Backend, boringssl::BoringSsl};
+        Some(super::crypto_floor::floor_name(&BoringSsl::name()))
+    }
+
     fn configure(&self, params: &Params) -> Result<Box<dyn Configured>, ConfigureError> {
         Ok(Box::new(OpenSslContexts { client: client_context(params)?, server: server_context(params)? }))
     }

@@ -5,7 +5,15 @@
 //! crypto-floor ops                          # the table of every handshake of the sweep
 //! crypto-floor speed [--seconds S]          # each backend's primitives, openssl speed's units
 //! crypto-floor speed --against-openssl-speed [--rounds N] [--seconds S]
+//! crypto-floor count [--parameters P|all]... [--library NAME]...
 //! ```
+//!
+//! `count` runs one handshake of each library and of its crypto floor
+//! under Callgrind (valgrind), counts each side's calls to the functions
+//! that perform each primitive ([`tls_bench::floor::count`]) beside the
+//! operation table, and each side's instructions beside its floor's; it
+//! exits 1 naming every operation whose count disagrees with the table and
+//! every floor that executes as many instructions as its library.
 //!
 //! `--against-openssl-speed` times this build's libcrypto floor and the
 //! `openssl speed` command in interleaved rounds (both must be the same
@@ -21,6 +29,8 @@ use std::{
 
 use anyhow::{Context, Result, bail, ensure};
 use clap::{Parser, Subcommand};
+mod count;
+
 use tls_bench::{
     error::exit_code,
     floor::{
@@ -57,6 +67,28 @@ enum Cmd {
         #[arg(long, default_value_t = 3)]
         rounds: u32,
     },
+    /// Checks the operation table against each library's calls, counted
+    /// under Callgrind, and each floor's instructions against its
+    /// library's (one handshake each, per side).
+    Count {
+        /// A handshake's parameters as `crypto-floor ops` lists them (the
+        /// handshake sweep); repeat for more; `all` for the whole sweep.
+        /// Default: the sweep's centre.
+        #[arg(long = "parameters", value_name = "P")]
+        parameters: Vec<String>,
+        /// A library of this build, by its benchmark-id name (e.g.
+        /// `openssl-3.6.3`); repeat for more. Default: every library with a
+        /// crypto floor in this build.
+        #[arg(long = "library", value_name = "NAME")]
+        libraries: Vec<String>,
+    },
+    /// Runs one handshake case as `count` has Callgrind count it (a
+    /// warm-up, then one in the side regions).
+    #[command(hide = true)]
+    RunCounted {
+        /// The benchmark id.
+        id: String,
+    },
 }
 
 /// The largest accepted distance of a ratio from 1.
@@ -78,6 +110,8 @@ fn run(cli: Cli) -> Result<()> {
             print!("{}", ops_table());
             Ok(())
         }
+        Cmd::Count { parameters, libraries } => count::run(&parameters, &libraries),
+        Cmd::RunCounted { id } => count::run_one(&id),
         Cmd::Speed { seconds, against_openssl_speed, rounds } => {
             ensure!((0.1..=60.0).contains(&seconds), "--seconds {seconds}: valid from 0.1 to 60");
             ensure!((1..=20).contains(&rounds), "--rounds {rounds}: valid from 1 to 20");

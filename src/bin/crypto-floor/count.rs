@@ -1,0 +1,259 @@
+//! `crypto-floor count`: the operation table checked against each
+//! library's calls, and each floor's instructions against its library's,
+//! under Callgrind ([`tls_bench::floor::count`]).
+
+use std::{
+    collections::HashMap,
+    path::{Path, PathBuf},
+};
+
+use anyhow::{Context, Result, bail, ensure};
+use tls_bench::{
+    bench::{Case, find_case},
+    floor::{
+        count::{self, Check, Profile, Sides},
+        ops,
+    },
+    harness::TlsLibrary,
+    params::Params,
+    runner::{Prepared, prepare},
+    stacks,
+    transport::Side,
+    workload::{Figure, Workload},
+};
+
+/// The floor's name prefix ([`tls_bench::stacks::crypto_floor::floor_name`]).
+const FLOOR_PREFIX: &str = "crypto-floor-";
+
+/// This build's libraries and crypto floors.
+fn libraries() -> Vec<Box<dyn TlsLibrary>> {
+    let mut libs = stacks::all();
+    libs.extend(stacks::crypto_floors());
+    libs
+}
+
+/// `crypto-floor run-counted ID`: one warm-up handshake, then one in the
+/// side regions. Errors: no such id, the library cannot do it, a failed
+/// handshake.
+pub fn run_one(id: &str) -> Result<()> {
+    let libs = libraries();
+    let (case, _) = find_case(id, &libs)?;
+    match prepare(&case, &libs)? {
+        Prepared::Ready { mut runner, .. } => runner.run_counted(1),
+        Prepared::Skipped(why) => bail!("{id} is not supported: {why}"),
+    }
+}
+
+/// The parameter sets `--parameters` selects. Errors: one that is not in
+/// the handshake sweep (the error lists how to see them).
+fn select_parameters(asked: &[String]) -> Result<Vec<Params>> {
+    let sweep = Params::handshake_sweep();
+    if asked.is_empty() {
+        return Ok(vec![Params::default()]);
+    }
+    if asked.iter().any(|a| a == "all") {
+        return Ok(sweep);
+    }
+    asked
+        .iter()
+        .map(|a| {
+            sweep.iter().find(|p| p.to_string() == *a).copied().with_context(|| {
+                format!(
+                    "--parameters {a:?}: not a handshake of the sweep; valid: `all` or one of the \
+                     parameters `crypto-floor ops` lists, e.g. {}",
+                    Params::default()
+                )
+            })
+        })
+        .collect()
+}
+
+/// A library to count, with its floor's name and the functions that count
+/// its primitives.
+struct Counted<'a> {
+    library: &'a dyn TlsLibrary,
+    floor: String,
+    profile: &'static Profile,
+}
+
+/// The libraries `--library` selects (default: every one with a floor and
+/// a profile), each with its floor. Errors: a name this build lacks, or
+/// one with no floor or no profile.
+fn select_libraries<'a>(libs: &'a [Box<dyn TlsLibrary>], asked: &[String]) -> Result<Vec<Counted<'a>>> {
+    let mut out = Vec::new();
+    let mut left_out = Vec::new();
+    let candidates: Vec<&dyn TlsLibrary> =
+        libs.iter().map(|l| l.as_ref()).filter(|l| !l.name().starts_with(FLOOR_PREFIX)).collect();
+    for name in asked {
+        ensure!(
+            candidates.iter().any(|l| l.name() == *name),
+            "--library {name:?}: not a library of this build; valid: {}",
+            candidates.iter().map(|l| l.name()).collect::<Vec<_>>().join(", ")
+        );
+    }
+    for lib in candidates {
+        if !asked.is_empty() && !asked.contains(&lib.name()) {
+            continue;
+        }
+        let floor = lib.crypto_floor().filter(|f| libs.iter().any(|l| l.name() == *f));
+        let profile = floor.as_deref().and_then(|f| count::profile(&f[FLOOR_PREFIX.len()..]));
+        match (floor, profile) {
+            (Some(floor), Some(profile)) => out.push(Counted { library: lib, floor, profile }),
+            (floor, _) => left_out.push(match floor {
+                None => format!("{} (no crypto floor in this build)", lib.name()),
+                Some(f) => format!("{} ({f}: no functions known to count)", lib.name()),
+            }),
+        }
+    }
+    for l in &left_out {
+        if asked.is_empty() {
+            eprintln!("not counted: {l}");
+        } else {
+            bail!("--library {l}");
+        }
+    }
+    ensure!(!out.is_empty(), "no library of this build can be counted");
+    Ok(out)
+}
+
+/// One side's counts as a table cell: `class counted` each, with the
+/// table's number where it differs.
+fn cell(checks: &[Check]) -> String {
+    checks
+        .iter()
+        .filter(|c| c.counted > 0 || c.expected > 0)
+        .map(|c| {
+            if c.counted == c.expected {
+                format!("{} {}", c.class, c.counted)
+            } else {
+                format!("{} {} (table {})", c.class, c.counted, c.expected)
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Counts `library` on `params` under Callgrind; `None` (with the reason)
+/// when it cannot do them.
+fn count_one(
+    exe: &Path,
+    work: &Path,
+    libs: &[Box<dyn TlsLibrary>],
+    params: Params,
+    library: &str,
+) -> Result<std::result::Result<Sides, String>> {
+    let case = Case { workload: Workload::HANDSHAKE, params, library: library.to_string() };
+    let id = case.id(Figure::Both);
+    match prepare(&case, libs)? {
+        Prepared::Skipped(why) => Ok(Err(why)),
+        Prepared::Ready { .. } => {
+            eprintln!("counting {id}");
+            Ok(Ok(count::count_sides(exe, &["run-counted".to_string(), id], work)?))
+        }
+    }
+}
+
+/// `crypto-floor count`.
+pub fn run(parameters: &[String], asked: &[String]) -> Result<()> {
+    let params = select_parameters(parameters)?;
+    let libs = libraries();
+    let selected = select_libraries(&libs, asked)?;
+    let exe = std::env::current_exe().context("finding this program's path")?;
+    let work: PathBuf = std::env::temp_dir();
+    let mut failures = Vec::new();
+    println!(
+        "Calls to each primitive's functions per handshake, counted by Callgrind on each side \
+         (table: the operation table's number, shown where it differs; HMACs may exceed it), \
+         and instructions per side beside the crypto floor's.\n"
+    );
+    for p in params {
+        let flights = ops::handshake(&p);
+        println!("### {p}\n");
+        println!("| library | side | calls counted | instructions | crypto floor | floor / library |");
+        println!("|---|---|---|---:|---:|---:|");
+        let mut floors: HashMap<String, std::result::Result<Sides, String>> = HashMap::new();
+        for c in &selected {
+            let name = c.library.name();
+            let sides = match count_one(&exe, &work, &libs, p, &name)? {
+                Ok(s) => s,
+                Err(why) => {
+                    println!("| {name} | skip: {why} | | | | |");
+                    continue;
+                }
+            };
+            if !floors.contains_key(&c.floor) {
+                let floor = count_one(&exe, &work, &libs, p, &c.floor)?;
+                floors.insert(c.floor.clone(), floor);
+            }
+            let floor = &floors[&c.floor];
+            for (i, side) in [Side::Client, Side::Server].into_iter().enumerate() {
+                let checks = count::compare(c.profile, &flights, side, &sides[i].calls)
+                    .with_context(|| format!("{name}, {side}"))?;
+                for bad in checks.iter().filter(|k| !k.ok()) {
+                    failures.push(format!(
+                        "{p}/{name}, {side}: {} called {} times, the table says {}{} ({} of {})",
+                        bad.class,
+                        bad.counted,
+                        if bad.class.exact(side) { "" } else { "at least " },
+                        bad.expected,
+                        c.profile.of(bad.class).join(", "),
+                        c.profile.name
+                    ));
+                }
+                let ir = sides[i].instructions;
+                let (floor_ir, ratio) = match floor {
+                    Ok(f) => {
+                        let f_ir = f[i].instructions;
+                        if f_ir >= ir {
+                            failures.push(format!(
+                                "{p}/{name}, {side}: its floor {} executes {f_ir} instructions, the library {ir}",
+                                c.floor
+                            ));
+                        }
+                        (f_ir.to_string(), format!("{:.3}", f_ir as f64 / ir as f64))
+                    }
+                    Err(why) => (format!("skip: {why}"), String::new()),
+                };
+                println!("| {name} | {side} | {} | {ir} | {floor_ir} | {ratio} |", cell(&checks));
+            }
+        }
+        // Each floor's own calls: the table's by construction, so a check
+        // of the functions the profiles name.
+        let mut names: Vec<&String> = floors.keys().collect();
+        names.sort();
+        for floor in names {
+            let Ok(sides) = &floors[floor] else { continue };
+            let profile = selected
+                .iter()
+                .find(|c| c.floor == *floor)
+                .map(|c| c.profile)
+                .expect("a floor of a selected library");
+            for (i, side) in [Side::Client, Side::Server].into_iter().enumerate() {
+                let checks = count::compare(profile, &flights, side, &sides[i].calls)?;
+                for bad in checks.iter().filter(|k| k.counted != k.expected) {
+                    failures.push(format!(
+                        "{p}/{floor}, {side}: {} called {} times, the table says {} ({} of {}): the profile's functions miss or double-count it",
+                        bad.class,
+                        bad.counted,
+                        bad.expected,
+                        profile.of(bad.class).join(", "),
+                        profile.name
+                    ));
+                }
+                println!("| {floor} | {side} | {} | {} | | |", cell(&checks), sides[i].instructions);
+            }
+        }
+        println!();
+    }
+    if !failures.is_empty() {
+        bail!(
+            "{} disagreement(s) with the operation table or the floors:\n- {}",
+            failures.len(),
+            failures.join("\n- ")
+        );
+    }
+    println!(
+        "Every count agrees with the operation table, and every floor is below its library on each side."
+    );
+    Ok(())
+}
