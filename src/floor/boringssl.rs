@@ -289,46 +289,11 @@ impl Backend for BoringSsl {
         Ok(mac.finalize()?)
     }
 
-    /// One `HMAC_CTX` keyed once (boring-sys: the crate's `Hmac` is
-    /// consumed by `finalize`); each HMAC restarts it from the keyed state
-    /// (`HMAC_Init_ex` with no key), as BoringSSL's TLS1-PRF's P_hash does.
+    /// One `HMAC_CTX` keyed once ([`super::hmac_ctx`]: the crate's `Hmac`
+    /// is consumed by `finalize`); each HMAC restarts it from the keyed
+    /// state, as BoringSSL's TLS1-PRF's P_hash does.
     fn hmac_same_key(hash: Hash, key: &[u8], data: &[&[u8]]) -> Result<Vec<Vec<u8>>> {
-        let md = match hash {
-            Hash::Sha256 => MessageDigest::sha256(),
-            Hash::Sha384 => MessageDigest::sha384(),
-        };
-        let mut out = Vec::with_capacity(data.len());
-        // SAFETY: the context is made, used and freed here; every pointer
-        // is to a live buffer of the length passed with it (each output
-        // holds the digest's size, which HMAC_Final writes at most).
-        let ok = unsafe {
-            let ctx = ffi::HMAC_CTX_new();
-            ensure!(!ctx.is_null(), "HMAC_CTX_new failed");
-            let mut ok =
-                ffi::HMAC_Init_ex(ctx, key.as_ptr().cast(), key.len(), md.as_ptr(), std::ptr::null_mut())
-                    == 1;
-            for (i, d) in data.iter().enumerate() {
-                let mut mac = vec![0u8; md.size()];
-                let mut len: std::ffi::c_uint = 0;
-                ok = ok
-                    && (i == 0
-                        || ffi::HMAC_Init_ex(
-                            ctx,
-                            std::ptr::null(),
-                            0,
-                            std::ptr::null(),
-                            std::ptr::null_mut(),
-                        ) == 1)
-                    && ffi::HMAC_Update(ctx, d.as_ptr(), d.len()) == 1
-                    && ffi::HMAC_Final(ctx, mac.as_mut_ptr(), &mut len) == 1;
-                mac.truncate(len as usize);
-                out.push(mac);
-            }
-            ffi::HMAC_CTX_free(ctx);
-            ok
-        };
-        ensure!(ok, "HMAC failed");
-        Ok(out)
+        super::hmac_ctx::hmacs(hash, key, data)
     }
 
     fn aead_key(aead: Aead, key: &[u8]) -> Result<AeadKey> {

@@ -32,6 +32,8 @@ pub mod aws_lc_rs;
 /// Named apart from the `boring` crate it calls.
 #[cfg(feature = "boring")]
 pub mod boringssl;
+#[cfg(any(feature = "openssl", feature = "boring"))]
+pub mod hmac_ctx;
 #[cfg(feature = "openssl")]
 pub mod ossl;
 #[cfg(all(feature = "openssl", not(openssl_awslc)))]

@@ -13,7 +13,7 @@ use std::cell::RefCell;
 use anyhow::{Context, Result, anyhow, bail, ensure};
 
 use crate::{
-    config::openssl::{ffi, library_name, ossl},
+    config::openssl::{library_name, ossl},
     floor::{
         Backend, PublicKey,
         ops::{Hash, Kx, Op, Sig},
@@ -32,13 +32,6 @@ use ossl::{
     rsa::Padding,
     sign::RsaPssSaltlen,
 };
-
-/// The type of `HMAC_Init_ex`'s key length: `int` in OpenSSL, `size_t` in
-/// AWS-LC.
-#[cfg(not(openssl_awslc))]
-type HmacKeyLen = std::ffi::c_int;
-#[cfg(openssl_awslc)]
-type HmacKeyLen = usize;
 
 /// libcrypto through the `openssl` crate, as a floor backend.
 pub struct Ossl;
@@ -91,10 +84,11 @@ mod aws_lc_kx {
     }
 
     pub fn ec_peer(private: &PKey<Private>, point: &[u8]) -> Result<PKey<Public>> {
-        let group = private.ec_key()?.group().to_owned()?;
+        let ec = private.ec_key()?;
+        let group = ec.group();
         let mut ctx = BigNumContext::new()?;
-        let point = EcPoint::from_bytes(&group, point, &mut ctx)?;
-        Ok(PKey::from_ec_key(EcKey::from_public_key(&group, &point)?)?)
+        let point = EcPoint::from_bytes(group, point, &mut ctx)?;
+        Ok(PKey::from_ec_key(EcKey::from_public_key(group, &point)?)?)
     }
 
     pub fn mlkem_unsupported() -> Option<String> {
@@ -166,42 +160,6 @@ fn prepare<T>(
         Sig::EcdsaP256Sha256 | Sig::EcdsaP384Sha384 => {}
     }
     Ok(PreparedKey { ctx: RefCell::new(ctx), md })
-}
-
-/// HMACs of each of `data` under `key` through one `HMAC_CTX`, keyed by
-/// the first `HMAC_Init_ex`; each HMAC restarts from the keyed state.
-fn hmacs(hash: Hash, key: &[u8], data: &[&[u8]]) -> Result<Vec<Vec<u8>>> {
-    let md = match hash {
-        Hash::Sha256 => MessageDigest::sha256(),
-        Hash::Sha384 => MessageDigest::sha384(),
-    };
-    let key_len = HmacKeyLen::try_from(key.len())?;
-    let mut out = Vec::with_capacity(data.len());
-    // SAFETY: the context is made, used and freed here; every pointer is
-    // to a live buffer of the length passed with it (each output holds the
-    // digest's size, which HMAC_Final writes at most).
-    let ok = unsafe {
-        let ctx = ffi::HMAC_CTX_new();
-        ensure!(!ctx.is_null(), "HMAC_CTX_new failed");
-        let mut ok =
-            ffi::HMAC_Init_ex(ctx, key.as_ptr().cast(), key_len, md.as_ptr(), std::ptr::null_mut()) == 1;
-        for (i, d) in data.iter().enumerate() {
-            let mut mac = vec![0u8; md.size()];
-            let mut len: std::ffi::c_uint = 0;
-            ok = ok
-                && (i == 0
-                    || ffi::HMAC_Init_ex(ctx, std::ptr::null(), 0, std::ptr::null(), std::ptr::null_mut())
-                        == 1)
-                && ffi::HMAC_Update(ctx, d.as_ptr(), d.len()) == 1
-                && ffi::HMAC_Final(ctx, mac.as_mut_ptr(), &mut len) == 1;
-            mac.truncate(len as usize);
-            out.push(mac);
-        }
-        ffi::HMAC_CTX_free(ctx);
-        ok
-    };
-    ensure!(ok, "HMAC failed: {}", ErrorStack::get());
-    Ok(out)
 }
 
 impl Backend for Ossl {
@@ -284,13 +242,13 @@ impl Backend for Ossl {
     /// crate's `PKey::hmac` and `Signer` go through an EVP_PKEY and a
     /// DigestSign context, about ten times the cost here on OpenSSL 3.)
     fn hmac(hash: Hash, key: &[u8], data: &[u8]) -> Result<Vec<u8>> {
-        Ok(hmacs(hash, key, &[data])?.remove(0))
+        Ok(super::hmac_ctx::hmacs(hash, key, &[data])?.remove(0))
     }
 
     /// One `HMAC_CTX` keyed once; each HMAC restarts it from the keyed
     /// state (`HMAC_Init_ex` with no key), as TLS1-PRF's P_hash does.
     fn hmac_same_key(hash: Hash, key: &[u8], data: &[&[u8]]) -> Result<Vec<Vec<u8>>> {
-        hmacs(hash, key, data)
+        super::hmac_ctx::hmacs(hash, key, data)
     }
 
     /// The peer's key decoded and a derivation context made (with the
