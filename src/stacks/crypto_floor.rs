@@ -332,13 +332,18 @@ impl<B: Backend> FloorConn<B> {
         &self.hmac_key
     }
 
+    /// Keeps a shared secret of `kx`; the HMAC key is made again.
+    fn add_secret(&mut self, kx: Kx, secret: Vec<u8>) {
+        self.secrets.insert(kx, secret);
+        self.hmac_key.clear();
+    }
+
     /// `n` HMACs `op` under one key, keyed once ([`Backend::hmac_same_key`]).
     fn hmacs_same_key(&mut self, op: Op, n: usize) -> Result<()> {
         let Op::Hmac(hash) = op else { bail!("{op} is not an HMAC") };
         let counters: Vec<[u8; 4]> = (0..n as u32).map(|i| (self.hmacs + i).to_be_bytes()).collect();
         let data: Vec<&[u8]> = counters.iter().map(|c| c.as_slice()).collect();
-        self.hmac_key();
-        let mut macs = B::hmac_same_key(hash, &self.hmac_key, &data)?;
+        let mut macs = B::hmac_same_key(hash, self.hmac_key(), &data)?;
         ensure!(macs.len() == n, "{} HMACs for {n}", macs.len());
         self.last_hmac = macs.pop().unwrap_or_default();
         self.hmacs += n as u32;
@@ -382,20 +387,17 @@ impl<B: Backend> FloorConn<B> {
             Op::Agree(kx) => {
                 let private = self.take_private(kx)?;
                 let secret = B::agree(kx, private, self.peer_field(Field::Share(kx))?)?;
-                self.secrets.insert(kx, secret);
-                self.hmac_key.clear();
+                self.add_secret(kx, secret);
             }
             Op::Encapsulate(kx) => {
                 let (ciphertext, secret) = B::encapsulate(kx, self.peer_field(Field::Share(kx))?)?;
                 self.out.push((Field::Share(kx), ciphertext));
-                self.secrets.insert(kx, secret);
-                self.hmac_key.clear();
+                self.add_secret(kx, secret);
             }
             Op::Decapsulate(kx) => {
                 let private = self.take_private(kx)?;
                 let secret = B::decapsulate(kx, private, self.peer_field(Field::Share(kx))?)?;
-                self.secrets.insert(kx, secret);
-                self.hmac_key.clear();
+                self.add_secret(kx, secret);
             }
             Op::Sign(sig) => {
                 let key = match self.side() {
@@ -408,8 +410,7 @@ impl<B: Backend> FloorConn<B> {
             Op::Verify(sig) => self.verify(sig)?,
             Op::Hmac(hash) => {
                 let counter = self.hmacs.to_be_bytes();
-                self.hmac_key();
-                self.last_hmac = B::hmac(hash, &self.hmac_key, &counter)?;
+                self.last_hmac = B::hmac(hash, self.hmac_key(), &counter)?;
                 self.hmacs += 1;
             }
             Op::TicketOpen => {
