@@ -25,6 +25,14 @@ pub const MATRIX_ENV: &str = "TLS_BENCH_MATRIX";
 /// `throughput-recv`): `1` for yes, `0` or unset for no.
 pub const SIDES_ENV: &str = "TLS_BENCH_SIDES";
 
+/// Environment variable asking the Criterion benchmarks for each built
+/// crypto floor ([`crate::stacks::crypto_floors`]) beside the libraries:
+/// `1` for yes, `0` or unset for no. The floors run the handshake and
+/// throughput cases (others are skipped with their reason); `report`
+/// tables each library's floor and protocol cost
+/// ([`crate::results::criterion`]).
+pub const FLOORS_ENV: &str = "TLS_BENCH_FLOORS";
+
 /// Environment variable setting the path MTU of DTLS connections' in-memory
 /// duplexes, in bytes: 576 to 65535, [`DEFAULT_MTU`] when unset.
 pub const MTU_ENV: &str = "TLS_BENCH_MTU";
@@ -345,12 +353,24 @@ pub fn cases_of(workloads: Vec<(Workload, Params)>, libs: &[Box<dyn TlsLibrary>]
 /// Whether [`SIDES_ENV`] asks for the per-side groups. Errors: a value
 /// other than `0` or `1`.
 pub fn sides_from_env() -> Result<bool> {
-    match env::var(SIDES_ENV) {
+    flag_from_env(SIDES_ENV)
+}
+
+/// Whether [`FLOORS_ENV`] asks for the crypto floors. Errors: a value
+/// other than `0` or `1`.
+pub fn floors_from_env() -> Result<bool> {
+    flag_from_env(FLOORS_ENV)
+}
+
+/// A `1`/`0` environment flag, unset meaning `0`. Errors: any other value
+/// (named, with the valid ones), or one that is not Unicode.
+fn flag_from_env(name: &str) -> Result<bool> {
+    match env::var(name) {
         Ok(v) if v == "1" => Ok(true),
         Ok(v) if v == "0" => Ok(false),
-        Ok(v) => bail!("{SIDES_ENV}={v:?}: valid values are 1 and 0"),
+        Ok(v) => bail!("{name}={v:?}: valid values are 1 and 0"),
         Err(env::VarError::NotPresent) => Ok(false),
-        Err(e) => bail!("{SIDES_ENV}: {e}"),
+        Err(e) => bail!("{name}: {e}"),
     }
 }
 

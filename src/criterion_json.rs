@@ -2,9 +2,16 @@
 //! `new/benchmark.json` (its id, its throughput in bytes or elements) and
 //! `new/estimates.json` (median and mean with confidence intervals, in ns
 //! per iteration) that Criterion writes under its output directory
-//! (`target/criterion`, or `$CRITERION_HOME`).
+//! (`target/criterion`, or `$CRITERION_HOME`); and which crypto floor each
+//! library's results go with, which the benchmarks record beside them
+//! ([`record_crypto_floors`]) when they run the floors.
 
-use std::{fs, path::Path, time::SystemTime};
+use std::{
+    collections::BTreeMap,
+    fs,
+    path::{Path, PathBuf},
+    time::SystemTime,
+};
 
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
@@ -40,6 +47,69 @@ pub struct Measurement {
     /// When Criterion wrote the result (`new/estimates.json`'s modification
     /// time).
     pub written: SystemTime,
+    /// The library's crypto floor (a library name, `crypto-floor-...`),
+    /// when a run with the floors recorded one for it
+    /// ([`record_crypto_floors`]); `None` for a floor itself, for the
+    /// plaintext floor, and for results saved before the floors.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub crypto_floor: Option<String>,
+}
+
+/// The directory under Criterion's output directory where a run with the
+/// crypto floors records each library's floor: one file per library, named
+/// as the library, holding its floor's name.
+pub const CRYPTO_FLOORS_DIR: &str = "tls-bench-crypto-floors";
+
+/// Criterion's output directory as a benchmark executable finds it:
+/// `$CRITERION_HOME`, else `$CARGO_TARGET_DIR/criterion`, else
+/// `target/criterion` under `manifest_dir` (Criterion asks `cargo
+/// metadata` for the last; the repository's default target directory is
+/// what it answers).
+pub fn criterion_home(manifest_dir: &Path) -> PathBuf {
+    if let Some(home) = std::env::var_os("CRITERION_HOME") {
+        return home.into();
+    }
+    match std::env::var_os("CARGO_TARGET_DIR") {
+        Some(target) => manifest_dir.join(target).join("criterion"),
+        None => manifest_dir.join("target/criterion"),
+    }
+}
+
+/// Records, under `dir` (Criterion's output directory), that `library`'s
+/// results go with the crypto floor `floor`, for each pair: `report` reads
+/// them back into [`Measurement::crypto_floor`]. A pair recorded before is
+/// replaced. Errors: a directory or file that cannot be written, a library
+/// name that is not a plain file name (it has a `/`).
+pub fn record_crypto_floors(dir: &Path, pairs: &[(String, String)]) -> Result<()> {
+    let floors = dir.join(CRYPTO_FLOORS_DIR);
+    fs::create_dir_all(&floors).with_context(|| format!("creating {}", floors.display()))?;
+    for (library, floor) in pairs {
+        anyhow::ensure!(
+            !library.contains('/') && !library.starts_with('.'),
+            "library name {library:?} is not a file name"
+        );
+        let file = floors.join(library);
+        fs::write(&file, floor).with_context(|| format!("writing {}", file.display()))?;
+    }
+    Ok(())
+}
+
+/// The floors [`record_crypto_floors`] recorded under `dir`: library ->
+/// floor; empty when none was. Errors: an unreadable directory or file.
+fn read_crypto_floors(dir: &Path) -> Result<BTreeMap<String, String>> {
+    let floors = dir.join(CRYPTO_FLOORS_DIR);
+    let mut out = BTreeMap::new();
+    if !floors.is_dir() {
+        return Ok(out);
+    }
+    for entry in fs::read_dir(&floors).with_context(|| format!("reading {}", floors.display()))? {
+        let path = entry?.path();
+        let floor = fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
+        if let Some(library) = path.file_name().and_then(|n| n.to_str()) {
+            out.insert(library.to_string(), floor.trim().to_string());
+        }
+    }
+    Ok(out)
 }
 
 #[derive(Deserialize)]
@@ -85,10 +155,15 @@ struct Interval {
 }
 
 /// Every benchmark result under `dir` whose id has the
-/// `group/params/library` shape. Errors: unreadable directories or JSON.
+/// `group/params/library` shape, each with the crypto floor recorded for
+/// its library. Errors: unreadable directories, files or JSON.
 pub fn read_all(dir: &Path) -> Result<Vec<Measurement>> {
     let mut out = Vec::new();
     collect(dir, &mut out)?;
+    let floors = read_crypto_floors(dir)?;
+    for m in &mut out {
+        m.crypto_floor = floors.get(&m.library).cloned();
+    }
     Ok(out)
 }
 
@@ -134,6 +209,7 @@ fn collect(dir: &Path, out: &mut Vec<Measurement>) -> Result<()> {
             bytes,
             elements,
             written,
+            crypto_floor: None,
         });
     }
     Ok(())
@@ -194,6 +270,24 @@ mod tests {
             ]
         );
         assert_eq!((all[0].median_ns, all[0].mean_ns), (1000.0, Some([1090.0, 1100.0, 1110.0])));
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_recorded_crypto_floor_goes_with_its_librarys_results_only() {
+        let dir = std::env::temp_dir().join(format!("tls-bench-criterion-floors-{}", std::process::id()));
+        write_bench(&dir, "a", "null");
+        assert_eq!(read_all(&dir).unwrap()[0].crypto_floor, None, "nothing recorded yet");
+        let pair = |l: &str, f: &str| (l.to_string(), f.to_string());
+        record_crypto_floors(&dir, &[pair("lib-1", "crypto-floor-x-1"), pair("lib-2", "crypto-floor-y-2")])
+            .unwrap();
+        // A later run's record replaces the earlier one.
+        record_crypto_floors(&dir, &[pair("lib-1", "crypto-floor-x-2")]).unwrap();
+        let all = read_all(&dir).unwrap();
+        assert_eq!(all.len(), 1, "the record is no benchmark");
+        assert_eq!(all[0].crypto_floor.as_deref(), Some("crypto-floor-x-2"));
+        let err = record_crypto_floors(&dir, &[pair("a/b", "f")]).unwrap_err();
+        assert!(err.to_string().contains("\"a/b\" is not a file name"), "{err}");
         fs::remove_dir_all(&dir).unwrap();
     }
 }

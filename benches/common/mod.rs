@@ -9,8 +9,8 @@ use std::{env, time::Duration};
 
 use criterion::{BenchmarkId, Criterion, SamplingMode, Throughput};
 use tls_bench::{
-    bench::{Case, Figure, Matrix, SIDES_ENV, mtu_from_env, sides_from_env},
-    certs,
+    bench::{Case, FLOORS_ENV, Figure, Matrix, SIDES_ENV, floors_from_env, mtu_from_env, sides_from_env},
+    certs, criterion_json,
     filter::{self, CRITERION_TITLE_MAX, IdFilter},
     harness::TlsLibrary,
     runner::{Prepared, Runner, prepare},
@@ -42,6 +42,12 @@ pub fn config(bench: &str) -> Criterion {
     IdFilter::from_args(args()).unwrap_or_else(fail_on);
     Matrix::from_env().unwrap_or_else(fail_on);
     sides_from_env().unwrap_or_else(fail_on);
+    if floors_from_env().unwrap_or_else(fail_on) && stacks::crypto_floors().is_empty() {
+        fail(&format!(
+            "{FLOORS_ENV}=1: this build has no crypto floor (the `crypto-floor` feature, part of `tools`, \
+             with rustls, openssl or boring)"
+        ));
+    }
     mtu_from_env().unwrap_or_else(fail_on);
     certs::check_root().unwrap_or_else(fail_on);
     let plots = match env::var(PLOTS_ENV).as_deref() {
@@ -78,6 +84,9 @@ struct Selection {
     filter: IdFilter,
     sides: bool,
     runners: Vec<(Case, Box<Runner>)>,
+    /// (library, its crypto floor) for each library measured beside its
+    /// floor ([`tls_bench::bench::FLOORS_ENV`]).
+    crypto_floors: Vec<(String, String)>,
 }
 
 impl Selection {
@@ -124,7 +133,10 @@ fn select(bench: &str) -> Option<Selection> {
     let matrix = Matrix::from_env().unwrap_or_else(fail_on);
     let sides = sides_from_env().unwrap_or_else(fail_on);
     let filter = IdFilter::from_args(env::args().skip(1)).unwrap_or_else(fail_on);
-    let libs = stacks::all();
+    let mut libs = stacks::all();
+    if floors_from_env().unwrap_or_else(fail_on) {
+        libs.extend(stacks::crypto_floors());
+    }
     let selected = |case: &Case| case.workload.figures(sides).iter().any(|&f| filter.matches(&case.id(f)));
     let cases = matrix.all_cases(&libs);
     let example = cases.first().map(Case::to_string).unwrap_or_default();
@@ -154,7 +166,18 @@ fn select(bench: &str) -> Option<Selection> {
         nothing_here(bench, &filter, selected_here, per_side, &elsewhere, &libs, &example);
         return None;
     }
-    Some(Selection { filter, sides, runners })
+    let crypto_floors = crypto_floors(&libs, &runners);
+    Some(Selection { filter, sides, runners, crypto_floors })
+}
+
+/// Each library the cases measure whose crypto floor they measure too,
+/// with that floor: (library, floor).
+fn crypto_floors(libs: &[Box<dyn TlsLibrary>], runners: &[(Case, Box<Runner>)]) -> Vec<(String, String)> {
+    let measured = |name: &str| runners.iter().any(|(c, _)| c.library == name);
+    libs.iter()
+        .filter_map(|l| Some((l.name(), l.crypto_floor()?)))
+        .filter(|(library, floor)| measured(library) && measured(floor))
+        .collect()
 }
 
 /// `--list`: prints `ID: benchmark` for every benchmark of [`select`] that
@@ -185,6 +208,11 @@ fn list(bench: &str) -> ! {
 /// iteration: a benchmark must not go on with a broken library.
 pub fn bench(c: &mut Criterion, bench: &str) {
     let Some(mut selection) = select(bench) else { return };
+    // Beside Criterion's results, for `report`'s floor tables.
+    if !selection.crypto_floors.is_empty() {
+        let dir = criterion_json::criterion_home(std::path::Path::new(env!("CARGO_MANIFEST_DIR")));
+        criterion_json::record_crypto_floors(&dir, &selection.crypto_floors).unwrap_or_else(fail_on);
+    }
     for (figure, name, cases) in selection.order() {
         let mut group = c.benchmark_group(name);
         // Flat sampling (the same iteration count in every sample): a

@@ -1,7 +1,10 @@
 //! Markdown tables of Criterion results ([`crate::criterion_json`]), one
 //! per benchmark group: a row per parameter set, a column per library, each
 //! TLS figure with its ratio to the row's fastest TLS library, and the
-//! plaintext floor beside them. Handshakes in µs per handshake, throughput
+//! plaintext floor beside them; under a group's table, each library
+//! measured beside its crypto floor (`TLS_BENCH_FLOORS=1`) with that floor
+//! and its protocol cost, or the fraction of the floor's rate it reaches.
+//! Handshakes in µs per handshake, throughput
 //! in MB/s (10^6 bytes per second of application data), send loops in
 //! kpps (thousands of writes per second: one datagram each in DTLS) with
 //! their payload's MB/s. Each table says when its results were written; a
@@ -14,7 +17,7 @@ use std::{
     time::{Duration, SystemTime, UNIX_EPOCH},
 };
 
-use crate::{bench::SEND_LOOP_WRITES, criterion_json::Measurement};
+use crate::{bench::SEND_LOOP_WRITES, criterion_json::Measurement, results::compare::is_crypto_floor};
 
 /// Results written further apart than this belong to different runs: one
 /// benchmark takes seconds (0.5 s warm-up, 2 s measurement, analysis), so a
@@ -76,7 +79,7 @@ fn last_run_start(rows: &Rows) -> SystemTime {
 fn table(group: &str, rows: &Rows) -> String {
     let mut out = String::new();
     let libs: BTreeSet<&String> =
-        rows.values().flat_map(|r| r.keys()).filter(|l| *l != "plaintext").collect();
+        rows.values().flat_map(|r| r.keys()).filter(|l| *l != "plaintext" && !is_crypto_floor(l)).collect();
     let send_loop = group.starts_with("send-loop") || group.starts_with("udp-send-loop");
     let throughput = send_loop || rows.values().flat_map(|r| r.values()).any(|r| r.bytes.is_some());
     let unit = if send_loop {
@@ -156,6 +159,87 @@ fn table(group: &str, rows: &Rows) -> String {
         });
         out.push_str(&format!("| {} |\n", row.join(" | ")));
     }
+    if !send_loop {
+        out.push_str(&floor_table(group, rows, throughput, start));
+    }
+    out
+}
+
+/// The `####` table under a group's table of each library measured beside
+/// its crypto floor ([`Measurement::crypto_floor`], `TLS_BENCH_FLOORS=1`):
+/// handshakes in µs with the protocol cost (the library's median less its
+/// floor's) and its share; transfers in MB/s with the fraction of the
+/// floor's rate the library reaches. Empty when no library of the group
+/// has its floor's result. Results older than the group's last run
+/// (`start`) are marked `*` as in the main table.
+fn floor_table(group: &str, rows: &Rows, throughput: bool, start: SystemTime) -> String {
+    let mut lines = Vec::new();
+    for (params, cells) in rows {
+        for (library, m) in cells {
+            if let Some(floor) = m.crypto_floor.as_ref().and_then(|f| cells.get(f)) {
+                lines.push((params, library, m, floor));
+            }
+        }
+    }
+    if lines.is_empty() {
+        return String::new();
+    }
+    let mark =
+        |r: &Measurement| if r.written < start { format!(" *{}", date(r.written)) } else { String::new() };
+    let mut out = if throughput {
+        format!(
+            "\n#### {group}: the crypto floor (median MB/s; the same records sealed and opened by the \
+             library's AEAD implementation over the same transport)\n\n\
+             | parameters | library | crypto floor | MB/s | floor MB/s | fraction of the floor |\n\
+             |---|---|---|---|---|---|\n"
+        )
+    } else {
+        format!(
+            "\n#### {group}: crypto floor and protocol cost (median µs; the floor runs the operation table's \
+             primitives through the library's crypto implementation; protocol = the library's median less \
+             its floor's)\n\n\
+             | parameters | library | crypto floor | µs | floor µs | protocol µs (share) |\n\
+             |---|---|---|---|---|---|\n"
+        )
+    };
+    let mut above = Vec::new();
+    for (params, library, m, floor) in lines {
+        if floor.median_ns > m.median_ns {
+            above.push(format!("{library} with {} ({params})", floor.library));
+        }
+        let cells = if throughput {
+            let mb = |r: &Measurement| {
+                r.bytes.map_or("?".into(), |b| format!("{:.0}", b as f64 / r.median_ns * 1e3))
+            };
+            [mb(m), mb(floor), format!("{:.2}", floor.median_ns / m.median_ns)]
+        } else {
+            let protocol = m.median_ns - floor.median_ns;
+            [
+                format!("{:.1}", m.median_ns / 1e3),
+                format!("{:.1}", floor.median_ns / 1e3),
+                format!("{:.1} ({:.0}%)", protocol / 1e3, protocol / m.median_ns * 100.0),
+            ]
+        };
+        out.push_str(&format!(
+            "| {params} | {library}{} | {}{} | {} |\n",
+            mark(m),
+            floor.library,
+            mark(floor),
+            cells.join(" | ")
+        ));
+    }
+    out.push_str(
+        "\nOne sequential Criterion run: the floor and its library are measured apart, minutes apart on a \
+         shared machine; `compare` takes the difference within each round, with intervals.\n",
+    );
+    if !above.is_empty() {
+        out.push_str(&format!(
+            "\n- a floor measured slower than its library (measured apart, so the machine's load can do this; \
+             where `crypto-floor count` finds the floor's instructions below the library's it did, otherwise \
+             the floor does other work than the library: a defect of the floor): {}\n",
+            above.join("; ")
+        ));
+    }
     out
 }
 
@@ -171,5 +255,60 @@ mod tests {
         assert_eq!(date(at(1_795_421_039)), "2026-11-23 08:03 UTC");
         assert_eq!(date(at(1_709_251_140)), "2024-02-29 23:59 UTC");
         assert_eq!(date(at(951_868_800)), "2000-03-01 00:00 UTC");
+    }
+
+    fn measurement(
+        group: &str,
+        library: &str,
+        median_ns: f64,
+        bytes: Option<u64>,
+        floor: Option<&str>,
+    ) -> Measurement {
+        Measurement {
+            group: group.into(),
+            params: "p".into(),
+            library: library.into(),
+            median_ns,
+            lower_ns: median_ns,
+            upper_ns: median_ns,
+            mean_ns: None,
+            bytes,
+            elements: None,
+            written: UNIX_EPOCH + Duration::from_secs(1_795_421_039),
+            crypto_floor: floor.map(String::from),
+        }
+    }
+
+    #[test]
+    fn a_crypto_floor_is_no_column_and_splits_its_library_under_the_table() {
+        let handshake = [
+            measurement("handshake", "a-1", 300_000.0, None, Some("crypto-floor-x-1")),
+            measurement("handshake", "b-1", 600_000.0, None, Some("crypto-floor-y-1")),
+            measurement("handshake", "crypto-floor-x-1", 240_000.0, None, None),
+            measurement("handshake", "plaintext", 3_000.0, None, None),
+        ];
+        let t = tables(&handshake);
+        assert!(t.contains("| parameters | a-1 | b-1 | plaintext floor |"), "{t}");
+        assert!(t.contains("| p | 300.0 (1.00x) | 600.0 (2.00x) | 3.00 (1.00% of the best TLS) |"), "{t}");
+        assert!(t.contains("#### handshake: crypto floor and protocol cost"), "{t}");
+        assert!(t.contains("| p | a-1 | crypto-floor-x-1 | 300.0 | 240.0 | 60.0 (20%) |"), "{t}");
+        assert!(!t.contains("| p | b-1 |"), "b's floor did not run: no line\n{t}");
+        assert!(!t.contains("floor measured slower"), "{t}");
+
+        // 1 MB per iteration: 1 ms is 1000 MB/s.
+        let throughput = [
+            measurement("throughput", "a-1", 1_000_000.0, Some(1_000_000), Some("crypto-floor-x-1")),
+            measurement("throughput", "crypto-floor-x-1", 800_000.0, Some(1_000_000), None),
+            measurement("throughput", "b-1", 500_000.0, Some(1_000_000), Some("crypto-floor-y-1")),
+            measurement("throughput", "crypto-floor-y-1", 600_000.0, Some(1_000_000), None),
+        ];
+        let t = tables(&throughput);
+        assert!(t.contains("| p | a-1 | crypto-floor-x-1 | 1000 | 1250 | 0.80 |"), "{t}");
+        assert!(t.contains("| p | b-1 | crypto-floor-y-1 | 2000 | 1667 | 1.20 |"), "{t}");
+        assert!(
+            t.contains("a floor slower than its library") && t.contains("b-1 with crypto-floor-y-1 (p)"),
+            "{t}"
+        );
+        assert!(!tables(&handshake[1..2]).contains("####"), "no floor, no floor table");
     }
 }
