@@ -5,7 +5,7 @@
 
 use tls_bench::{
     bench::pattern,
-    harness::{ConfigureError, Handshaker, TlsLibrary},
+    harness::{ConfigureError, Handshaker},
     params::{HandshakeKind, KxGroup, Params},
     stacks,
     transport::Side,
@@ -146,6 +146,7 @@ fn unsupported_combinations_are_named_skips() {
     }
     #[cfg(feature = "rustls")]
     {
+        use tls_bench::harness::TlsLibrary;
         let ring = tls_bench::stacks::rustls::Rustls { provider: tls_bench::config::rustls::Provider::Ring };
         let pq = Params { group: KxGroup::X25519Mlkem768, ..Params::default() };
         match ring.configure(&pq) {

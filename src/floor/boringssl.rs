@@ -6,8 +6,9 @@
 //! - X25519: `X25519_keypair` and `X25519` (boring-sys; the crate has no
 //!   X25519 agreement of its own but through an EVP_PKEY);
 //! - ECDH over secp256r1/secp384r1: `EcKey::generate` and the point's
-//!   uncompressed encoding, the peer's point decoded and `Deriver`
-//!   (EVP_PKEY_derive);
+//!   uncompressed encoding, the peer's point decoded on the curve's group
+//!   ([`super::ec_key`], shared with AWS-LC under the `openssl` crate) and
+//!   `Deriver` (EVP_PKEY_derive);
 //! - X25519MLKEM768's ML-KEM-768: `MLKEM768_generate_key`,
 //!   `MLKEM768_parse_public_key` + `MLKEM768_encap`, `MLKEM768_decap`
 //!   (boring-sys; the crate's `mlkem` module is behind its `mlkem` feature,
@@ -39,12 +40,9 @@ use crate::{
 };
 use ossl::{
     aead::{AeadCtx, Algorithm},
-    bn::BigNumContext,
     derive::Deriver,
-    ec::{EcGroup, EcKey, EcPoint, PointConversionForm},
     hash::MessageDigest,
     hmac::Hmac,
-    nid::Nid,
     pkey::{HasPrivate, HasPublic, Id, PKey, Private as PrivateKey, Public},
     rsa::Padding,
     sign::{RsaPssSaltlen, Signer, Verifier},
@@ -85,15 +83,6 @@ pub struct SchemeKey<T> {
 /// A keyed AEAD context (EVP_AEAD_CTX), for both directions: the generic
 /// AEADs keep no state between calls.
 pub struct AeadKey(RefCell<AeadCtx>);
-
-fn curve(kx: Kx) -> Result<EcGroup> {
-    let nid = match kx {
-        Kx::P256 => Nid::X9_62_PRIME256V1,
-        Kx::P384 => Nid::SECP384R1,
-        _ => bail!("{kx} is not a NIST curve"),
-    };
-    Ok(EcGroup::from_curve_name(nid)?)
-}
 
 /// `key` with `sig`'s digest and RSA padding. Errors: a key of another
 /// type than `sig` names.
@@ -182,12 +171,8 @@ impl Backend for BoringSsl {
                 Ok((Private::X25519(private), public.to_vec()))
             }
             Kx::P256 | Kx::P384 => {
-                let group = curve(kx)?;
-                let key = EcKey::generate(&group)?;
-                let mut ctx = BigNumContext::new()?;
-                let public =
-                    key.public_key().to_bytes(&group, PointConversionForm::UNCOMPRESSED, &mut ctx)?;
-                Ok((Private::Ec(PKey::from_ec_key(key)?), public))
+                let (key, public) = super::ec_key::key_gen(kx)?;
+                Ok((Private::Ec(key), public))
             }
             Kx::MlKem768 => {
                 let mut public = vec![0u8; MLKEM768_PUBLIC_LEN];
@@ -221,10 +206,8 @@ impl Backend for BoringSsl {
                 Ok(secret)
             }
             (Kx::P256 | Kx::P384, Private::Ec(private)) => {
-                let group = curve(kx)?;
-                let mut ctx = BigNumContext::new()?;
-                let point = EcPoint::from_bytes(&group, peer, &mut ctx)?;
-                let peer = PKey::from_ec_key(EcKey::from_public_key(&group, &point)?)?;
+                let group = super::ec_key::curve(kx)?;
+                let peer = super::ec_key::peer(&group, peer)?;
                 let mut deriver = Deriver::new(&private)?;
                 deriver.set_peer(&peer)?;
                 Ok(deriver.derive_to_vec()?)

@@ -32,6 +32,8 @@ pub mod aws_lc_rs;
 /// Named apart from the `boring` crate it calls.
 #[cfg(feature = "boring")]
 pub mod boringssl;
+#[cfg(any(feature = "boring", openssl_awslc))]
+pub mod ec_key;
 #[cfg(any(feature = "openssl", feature = "boring"))]
 pub mod hmac_ctx;
 #[cfg(feature = "openssl")]
