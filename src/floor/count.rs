@@ -159,16 +159,27 @@ impl Profile {
 /// AWS-LC (aws-lc-sys, under aws-lc-rs, s2n-tls and the `openssl` crate).
 /// s2n-tls computes its HMACs with its own `s2n_hmac_digest` over AWS-LC's
 /// digests (s2n-tls's `crypto/s2n_hmac.c`), which never calls
-/// `HMAC_Final`: both count.
+/// `HMAC_Final`: both count. AWS-LC's own TLS layer (its libssl, under the
+/// `openssl` crate) makes NIST-curve key shares below `EC_KEY`, as
+/// BoringSSL's does: a key pair in `ECKeyShare::Offer`, an agreement in
+/// `ECKeyShare::Finish` (ssl/ssl_key_share.cc, on a `BIGNUM` and
+/// `EC_POINT_mul`; the server's `Accept` calls both), where aws-lc-rs and
+/// the floors go through `EC_KEY_generate_key` and
+/// `ECDH_compute_shared_secret` (`EVP_PKEY_derive`'s): one function per
+/// path, none calling another.
+/// ML-KEM-768 encapsulations are counted in the KEM method's
+/// `ml_kem_768_encaps`, called through its function pointer (so never
+/// inlined): AWS-LC 1.73 (aws-lc-sys 0.41, under the `openssl` crate)
+/// inlines mlkem-native's `mlkem768_enc`.
 pub const AWS_LC: Profile = Profile {
     name: "AWS-LC",
     functions: &[
         (Class::KeyPairX25519, &["X25519_public_from_private"]),
         (Class::AgreeX25519, &["X25519"]),
-        (Class::KeyPairEc, &["EC_KEY_generate_key"]),
-        (Class::AgreeEc, &["ECDH_compute_shared_secret"]),
+        (Class::KeyPairEc, &["EC_KEY_generate_key", "bssl::ECKeyShare::Offer"]),
+        (Class::AgreeEc, &["ECDH_compute_shared_secret", "bssl::ECKeyShare::Finish"]),
         (Class::KeyPairMlKem, &["mlkem768_indcpa_keypair_derand"]),
-        (Class::Encapsulate, &["mlkem768_enc"]),
+        (Class::Encapsulate, &["ml_kem_768_encaps"]),
         (Class::Decapsulate, &["mlkem768_dec"]),
         (Class::SignEcdsa, &["ECDSA_do_sign"]),
         (Class::VerifyEcdsa, &["ECDSA_do_verify"]),
@@ -273,19 +284,23 @@ pub fn profile(backend: &str) -> Option<&'static Profile> {
 /// A symbol as [`Profile`] names it: without aws-lc-sys's
 /// `aws_lc_X_Y_Z_` (aws-lc-fips-sys's `aws_lc_fips_X_Y_Z_`) or *ring*'s
 /// `ring_core_X_Y_Z_` prefix, and for a
-/// demangled C++ name without `(anonymous namespace)::` and the argument
+/// demangled C++ name without `(anonymous namespace)::`, the argument
 /// list (`bssl::ecdsa_sign_fixed(unsigned char const*, ...)` is
-/// `bssl::ecdsa_sign_fixed`).
+/// `bssl::ecdsa_sign_fixed`) and the inline namespace a prefixed build puts
+/// its C++ in (aws-lc-sys's libssl: `bssl::aws_lc_0_41_0::`).
 pub fn function_name(symbol: &str) -> String {
     let name = strip_version_prefix(symbol);
     if !name.contains('(') {
         return name.to_string();
     }
     let name = name.replace("(anonymous namespace)::", "");
-    match name.find('(') {
-        Some(i) if i > 0 => name[..i].to_string(),
-        _ => name,
-    }
+    let name = match name.find('(') {
+        Some(i) if i > 0 => &name[..i],
+        _ => &name,
+    };
+    // A namespace named as a whole prefix, its trailing `_` left out.
+    let prefix_namespace = |part: &str| strip_version_prefix(&format!("{part}_")).is_empty();
+    name.split("::").filter(|part| !prefix_namespace(part)).collect::<Vec<_>>().join("::")
 }
 
 fn strip_version_prefix(symbol: &str) -> &str {
@@ -490,6 +505,56 @@ mod tests {
             function_name("bssl::(anonymous namespace)::ECKeyShare::Generate(cbb_st*)"),
             "bssl::ECKeyShare::Generate"
         );
+        // aws-lc-sys's libssl: its C++ in an inline namespace named as the prefix.
+        assert_eq!(
+            function_name("bssl::aws_lc_0_41_0::(anonymous namespace)::ECKeyShare::Offer(cbb_st*)"),
+            "bssl::ECKeyShare::Offer"
+        );
+        assert_eq!(
+            function_name(
+                "bssl::aws_lc_0_41_0::(anonymous namespace)::ECKeyShare::Finish(bssl::aws_lc_0_41_0::Array<unsigned char>*, unsigned char*, bssl::aws_lc_0_41_0::Span<unsigned char const>)"
+            ),
+            "bssl::ECKeyShare::Finish"
+        );
+        assert_eq!(function_name("bssl::aws_lc_0_41::f(int)"), "bssl::aws_lc_0_41::f");
+    }
+
+    #[test]
+    fn aws_lc_counts_nist_curve_shares_through_its_libssl_and_through_ec_key() {
+        use crate::params::KxGroup;
+        assert_eq!(profile("openssl-aws-lc-1.73.0").map(|p| p.name), Some("AWS-LC"));
+        assert_eq!(profile("aws-lc-rs-1.19.0").map(|p| p.name), Some("AWS-LC"));
+        let flights =
+            super::super::ops::handshake(&Params { group: KxGroup::Secp256r1, ..Params::default() });
+        let ec = |checks: &[Check]| -> Vec<(Class, u64, u64, bool)> {
+            checks
+                .iter()
+                .filter(|c| matches!(c.class, Class::KeyPairEc | Class::AgreeEc))
+                .map(|c| (c.class, c.expected, c.counted, c.ok()))
+                .collect()
+        };
+        let calls = |symbols: &[&str]| -> HashMap<String, u64> {
+            symbols.iter().map(|s| (s.to_string(), 1)).collect()
+        };
+        let want = vec![(Class::KeyPairEc, 1, 1, true), (Class::AgreeEc, 1, 1, true)];
+        // AWS-LC's libssl (under the `openssl` crate): ECKeyShare on a
+        // BIGNUM and EC_POINT_mul, neither EC_KEY nor ECDH.
+        let libssl = calls(&[
+            "bssl::aws_lc_0_41_0::(anonymous namespace)::ECKeyShare::Offer(cbb_st*)",
+            "bssl::aws_lc_0_41_0::(anonymous namespace)::ECKeyShare::Finish(bssl::aws_lc_0_41_0::Array<unsigned char>*, unsigned char*, bssl::aws_lc_0_41_0::Span<unsigned char const>)",
+            "aws_lc_0_41_0_EC_POINT_mul",
+        ]);
+        // aws-lc-rs and the floors: EC_KEY_generate_key, EVP_PKEY_derive's ECDH.
+        let ec_key = calls(&[
+            "aws_lc_0_41_0_EC_KEY_generate_key",
+            "aws_lc_0_41_0_ECDH_compute_shared_secret",
+            "aws_lc_0_41_0_ec_point_mul_scalar",
+        ]);
+        for side in [Side::Client, Side::Server] {
+            for calls in [&libssl, &ec_key] {
+                assert_eq!(ec(&compare(&AWS_LC, &flights, side, calls).unwrap()), want, "{side}");
+            }
+        }
     }
 
     #[test]
