@@ -322,6 +322,29 @@ fn floor_headline(row: &RowSummary, date: &str) -> Option<String> {
     ))
 }
 
+/// A headline of a compare throughput row's crypto floors: each library
+/// with a floor and the fraction of its floor's rate it reaches (its
+/// AEAD's records through the same transport), highest first; `None` when
+/// no library of the row has a floor.
+fn record_floor_headline(row: &RowSummary, date: &str) -> Option<String> {
+    let mut split: Vec<(&str, f64)> = row
+        .libraries
+        .iter()
+        .filter_map(|l| l.protocol.as_ref().map(|p| (l.library.as_str(), p.floor_ns / l.median_ns)))
+        .collect();
+    if split.is_empty() {
+        return None;
+    }
+    split.sort_by(|a, b| b.1.total_cmp(&a.1));
+    let cells: Vec<String> = split.iter().map(|(l, f)| format!("{l} {f:.2}")).collect();
+    Some(format!(
+        "**Records against their crypto floor** (`{}`, compare run of {date}): each library's rate as a fraction \
+         of its floor's (the same records sealed and opened by its own AEAD), highest first: {}",
+        row.parameters,
+        cells.join("; ")
+    ))
+}
+
 /// Libraries compared: the newest `results/compare/<date>/`, its last run
 /// (`run-*`, or the directory itself), every group's tables.
 fn compare_section(root: &Path) -> Result<Section> {
@@ -376,15 +399,13 @@ fn compare_section(root: &Path) -> Result<Section> {
     let centre = Params::default().to_string();
     let source = relative(root, &results);
     let handshake = row(&run.rows, "handshake", &centre, &source)?;
+    let throughput = row(&run.rows, "throughput", &format!("{centre},{HEADLINE_WRITE}"), &source)?;
     let mut headline = vec![
         compare_headline("Handshake", handshake, date)?,
-        compare_headline(
-            "Throughput",
-            row(&run.rows, "throughput", &format!("{centre},{HEADLINE_WRITE}"), &source)?,
-            date,
-        )?,
+        compare_headline("Throughput", throughput, date)?,
     ];
     headline.extend(floor_headline(handshake, date));
+    headline.extend(record_floor_headline(throughput, date));
     Ok(Section {
         title: "Libraries compared",
         summary: "handshakes and throughput of every library of every build in one interleaved `compare` run",
