@@ -188,27 +188,64 @@ fn group(ssl: &SslRef) -> Result<Option<KxGroup>> {
 }
 
 /// The negotiated group, OpenSSL 1.1.1 (the historical benchmarks): the
-/// type of the peer's key share (`SSL_get_peer_tmp_key`, an `SSL_ctrl`
-/// macro; both sides keep the peer's share), named by `OBJ_nid2sn`.
-/// For an EC key share it names the key type, not the curve: 1.1.1 reads
-/// back X25519 only, which is all the historical benchmarks use.
+/// peer's key share (`SSL_get_peer_tmp_key`, an `SSL_ctrl` macro; a client
+/// keeps the server's, a TLS 1.3 server the client's), named by
+/// `OBJ_nid2sn`: by its key type for X25519, by its curve for an EC key
+/// (`EVP_PKEY_get1_EC_KEY`, `EC_GROUP_get_curve_name`: `prime256v1`,
+/// `secp384r1`), the key type alone naming no curve. A (D)TLS 1.2 server
+/// keeps no key share: once it has the secret it frees both (statem_srvr.c,
+/// `tls_process_cke_ecdhe`), so for an ECDHE suite not resumed it reads the
+/// group its ServerKeyExchange took, the first shared group
+/// (`SSL_get_shared_group(ssl, 0)`, an `SSL_ctrl` macro: `tls1_shared_group`,
+/// as the server called it outside Suite B).
 #[cfg(all(not(any(feature = "boring", openssl_awslc)), not(ossl300)))]
 fn group(ssl: &SslRef) -> Result<Option<KxGroup>> {
     const SSL_CTRL_GET_PEER_TMP_KEY: libc::c_int = 109;
+    const SSL_CTRL_GET_SHARED_GROUP: libc::c_int = 93;
     let mut key: *mut ffi::EVP_PKEY = std::ptr::null_mut();
     // SAFETY: valid SSL pointer; the control stores a new reference to
     // the peer's key share in `key`, freed below.
     let found = unsafe { ffi::SSL_ctrl(ssl.as_ptr(), SSL_CTRL_GET_PEER_TMP_KEY, 0, (&raw mut key).cast()) };
     if found != 1 || key.is_null() {
-        return Ok(None);
+        let tls12 = matches!(ssl.version2(), Some(SslVersion::TLS1_2 | SslVersion::DTLS1_2));
+        let ecdhe = ssl.current_cipher().is_some_and(|c| c.name().starts_with("ECDHE-"));
+        if is_client(ssl) || !tls12 || !ecdhe || ssl.session_reused() {
+            return Ok(None);
+        }
+        // SAFETY: valid SSL pointer; this control only reads.
+        let nid = unsafe { ffi::SSL_ctrl(ssl.as_ptr(), SSL_CTRL_GET_SHARED_GROUP, 0, std::ptr::null_mut()) };
+        return match libc::c_int::try_from(nid) {
+            // SAFETY: OBJ_nid2sn returns a static string or NULL.
+            Ok(nid) if nid > 0 => group_from_name(unsafe { ffi::OBJ_nid2sn(nid) }),
+            _ => Ok(None),
+        };
     }
     // SAFETY: `key` is a valid EVP_PKEY we own a reference to.
     let id = unsafe { ffi::EVP_PKEY_id(key) };
+    let nid = match id {
+        ffi::EVP_PKEY_X25519 => Ok(id),
+        ffi::EVP_PKEY_EC => {
+            // SAFETY: `key` is an EC key; the call takes a new reference to
+            // its EC_KEY (NULL on failure), freed here; the group pointer
+            // is owned by that EC_KEY and only read while it lives.
+            unsafe {
+                let ec = ffi::EVP_PKEY_get1_EC_KEY(key);
+                let group = if ec.is_null() { std::ptr::null() } else { ffi::EC_KEY_get0_group(ec) };
+                let curve = if group.is_null() { 0 } else { ffi::EC_GROUP_get_curve_name(group) };
+                ffi::EC_KEY_free(ec);
+                if curve > 0 {
+                    Ok(curve)
+                } else {
+                    Err(anyhow::anyhow!("OpenSSL 1.1.1: EC key share on no named curve"))
+                }
+            }
+        }
+        _ => Err(anyhow::anyhow!("OpenSSL 1.1.1: key share type {id} is not read back here")),
+    };
     // SAFETY: releases the reference the control took.
     unsafe { ffi::EVP_PKEY_free(key) };
-    ensure!(id == ffi::EVP_PKEY_X25519, "OpenSSL 1.1.1: key share type {id} is not read back here");
     // SAFETY: OBJ_nid2sn returns a static string or NULL.
-    group_from_name(unsafe { ffi::OBJ_nid2sn(id) })
+    group_from_name(unsafe { ffi::OBJ_nid2sn(nid?) })
 }
 
 /// The group named by the C string `name` (NULL: none), normalised by

@@ -5,6 +5,7 @@
 //! by `openssl-src` and then linked statically through `OPENSSL_DIR`.
 
 use std::{
+    collections::{BTreeMap, BTreeSet},
     fs,
     path::{Path, PathBuf},
     process::{Command, Output},
@@ -39,20 +40,57 @@ pub struct Prepared {
     pub era: Option<String>,
 }
 
-/// The last lines of a failed command's output that say why.
+/// Why a failed command failed, from its standard error
+/// ([`reason_from_stderr`]).
 pub fn failure_reason(out: &Output) -> String {
-    let text = String::from_utf8_lossy(&out.stderr);
-    let errors: Vec<&str> = text
-        .lines()
-        .filter(|l| l.starts_with("error") || l.contains("panicked") || l.contains("error:"))
-        .take(3)
-        .collect();
-    if errors.is_empty() {
-        let lines: Vec<&str> = text.lines().collect();
-        lines[lines.len().saturating_sub(3)..].join(" / ")
-    } else {
-        errors.join(" / ")
+    reason_from_stderr(&String::from_utf8_lossy(&out.stderr))
+}
+
+/// At most this many reasons in a failure ([`reason_from_stderr`]).
+const MAX_REASONS: usize = 3;
+
+/// Why a failed command failed, from its standard error `text`: each panic
+/// with its whole message, then the error lines (`error...`, `...error:`),
+/// at most [`MAX_REASONS`] in all (panics first); without either, the
+/// last three lines. A panic's message is every line after `panicked at`
+/// (blank ones left out) up to the `note: run with RUST_BACKTRACE` line
+/// Rust prints after it, a backtrace, the next panic, or cargo's closing
+/// `error: bench failed`: a multi-line message (an `anyhow` error's
+/// `Caused by:` list) is kept whole. Lines and reasons are joined with
+/// " / ", so the failure stays one line.
+fn reason_from_stderr(text: &str) -> String {
+    let lines: Vec<&str> = text.lines().map(str::trim_end).collect();
+    let (mut panics, mut errors) = (Vec::new(), Vec::new());
+    let mut i = 0;
+    while i < lines.len() {
+        let line = lines[i];
+        i += 1;
+        if line.contains("panicked at") {
+            let mut panic = vec![line.trim_start()];
+            while i < lines.len() && !ends_panic_message(lines[i]) {
+                if !lines[i].trim().is_empty() {
+                    panic.push(lines[i]);
+                }
+                i += 1;
+            }
+            panics.push(panic.join(" / "));
+        } else if line.starts_with("error") || line.contains("error:") || line.contains("panicked") {
+            errors.push(line.to_string());
+        }
     }
+    let reasons: Vec<String> = panics.into_iter().chain(errors).take(MAX_REASONS).collect();
+    if reasons.is_empty() { lines[lines.len().saturating_sub(3)..].join(" / ") } else { reasons.join(" / ") }
+}
+
+/// Whether `line` ends a panic's message in a command's standard error
+/// ([`reason_from_stderr`]).
+fn ends_panic_message(line: &str) -> bool {
+    line.starts_with("note: run with `RUST_BACKTRACE")
+        || line.starts_with("stack backtrace:")
+        || line.contains("panicked at")
+        || ["error: bench failed", "error: test failed", "error: process didn't exit successfully"]
+            .iter()
+            .any(|cargo| line.starts_with(cargo))
 }
 
 /// Runs `cmd`; errors with the failure reason.
@@ -69,9 +107,11 @@ pub fn run(cmd: &mut Command, what: &str) -> Result<Output> {
 /// suite's binaries and benches ([`Suite::bins`], [`Suite::benches`]), no
 /// tests or examples, no aws-lc-config target tables, only the features
 /// [`features`] names (so no `tools` dependencies for the Criterion
-/// suite), the library's version pinned (`=x.y.z`).
-/// Errors: the repository's Cargo.toml cannot be read or lacks a table
-/// this edits.
+/// suite), the library's version pinned (`=x.y.z`), and the features of
+/// the crates it shares with the repository's own build pinned to that
+/// build's ([`SHARED_FEATURES`], [`share_features`]).
+/// Errors: the repository's Cargo.toml or Cargo.lock cannot be read or
+/// lacks a table this edits.
 pub fn manifest(repo: &Path, release: &Release, suite: Suite) -> Result<String> {
     let text = fs::read_to_string(repo.join("Cargo.toml")).context("reading Cargo.toml")?;
     let mut doc: DocumentMut = text.parse().context("parsing Cargo.toml")?;
@@ -123,7 +163,154 @@ pub fn manifest(repo: &Path, release: &Release, suite: Suite) -> Result<String> 
         // The newest `openssl` crate, on the OpenSSL built beforehand.
         Library::Openssl => {}
     }
+    let lock = fs::read_to_string(repo.join("Cargo.lock")).context("reading Cargo.lock")?;
+    share_features(&mut doc, &lock)?;
     Ok(doc.to_string())
+}
+
+/// A crate whose features a historical build pins ([`SHARED_FEATURES`]):
+/// added to `table` as `krate = { version = req, default-features,
+/// features }` (under another name if the table already has `krate`).
+struct SharedFeatures {
+    table: &'static str,
+    krate: &'static str,
+    req: &'static str,
+    default_features: bool,
+    features: &'static [&'static str],
+}
+
+/// The features the repository's own build resolves (default features,
+/// dev-dependencies included: `cargo test --release`, `cargo bench`, into
+/// the same target directory) for crates that every historical build also
+/// compiles but would resolve differently: the `tools` crates (clap's
+/// `derive` and default features, plotters' `errorbar`, serde_core's
+/// defaults), crates other libraries' dependencies extend (cc's `parallel`
+/// through aws-lc-sys, num-traits' `i128`, smallvec's `const_*`), and
+/// syn's for the proc-macros. A different feature set of any one of them
+/// is a different build of it and of everything above it (Criterion,
+/// pprof, serde ...), compiled again by each build that differs. With
+/// these, the builds of CI's smoke run (two releases of each library, every
+/// suite) compile none of them after `cargo test --release`, and each once
+/// on their own. None is a TLS or crypto crate: the features add code paths
+/// the benchmarks do not take, or change only how C code is compiled (cc's
+/// `parallel`), not what is measured. A pin whose crate Cargo.lock does not
+/// hold is left out (it would add a crate). A change to the repository's
+/// dependencies can change what its build resolves: the historical builds
+/// then compile these crates again (slower, same figures) until this list
+/// follows (docs/historical-perf.md, "One build per release", says how to
+/// compare).
+const SHARED_FEATURES: [SharedFeatures; 8] = [
+    SharedFeatures {
+        table: "build-dependencies",
+        krate: "cc",
+        req: "1",
+        default_features: true,
+        features: &["parallel"],
+    },
+    SharedFeatures {
+        table: "build-dependencies",
+        krate: "syn",
+        req: "2",
+        default_features: true,
+        features: &["full", "extra-traits", "visit"],
+    },
+    SharedFeatures {
+        table: "build-dependencies",
+        krate: "syn",
+        req: "3",
+        default_features: true,
+        features: &["full", "extra-traits"],
+    },
+    SharedFeatures {
+        table: "dev-dependencies",
+        krate: "clap",
+        req: "4",
+        default_features: true,
+        features: &["derive"],
+    },
+    SharedFeatures {
+        table: "dev-dependencies",
+        krate: "plotters",
+        req: "0.3.7",
+        default_features: false,
+        features: &["svg_backend", "errorbar", "line_series"],
+    },
+    SharedFeatures {
+        table: "dev-dependencies",
+        krate: "serde_core",
+        req: "1",
+        default_features: true,
+        features: &[],
+    },
+    SharedFeatures {
+        table: "dev-dependencies",
+        krate: "num-traits",
+        req: "0.2",
+        default_features: true,
+        features: &["i128"],
+    },
+    SharedFeatures {
+        table: "dev-dependencies",
+        krate: "smallvec",
+        req: "1",
+        default_features: true,
+        features: &["const_generics", "const_new"],
+    },
+];
+
+/// Adds [`SHARED_FEATURES`] to `doc` (build-dependencies for the host's
+/// crates: build scripts and proc-macros; dev-dependencies for the
+/// benches' crates), each whose crate `lock` (Cargo.lock's text) holds at
+/// a version its requirement matches. Errors: `lock` or a requirement does
+/// not parse.
+fn share_features(doc: &mut DocumentMut, lock: &str) -> Result<()> {
+    let lock: DocumentMut = lock.parse().context("parsing Cargo.lock")?;
+    let locked: Vec<(&str, semver::Version)> = lock
+        .get("package")
+        .and_then(Item::as_array_of_tables)
+        .context("Cargo.lock without [[package]]")?
+        .iter()
+        .filter_map(|p| {
+            let version = semver::Version::parse(p.get("version")?.as_str()?).ok()?;
+            Some((p.get("name")?.as_str()?, version))
+        })
+        .collect();
+    let mut commented = Vec::new();
+    for pin in &SHARED_FEATURES {
+        let req = semver::VersionReq::parse(pin.req).with_context(|| format!("{} {}", pin.krate, pin.req))?;
+        if !locked.iter().any(|(name, v)| *name == pin.krate && req.matches(v)) {
+            continue;
+        }
+        let mut entry = toml_edit::InlineTable::new();
+        entry.insert("version", pin.req.into());
+        if !pin.default_features {
+            entry.insert("default-features", false.into());
+        }
+        if !pin.features.is_empty() {
+            entry.insert("features", toml_edit::Array::from_iter(pin.features.iter().copied()).into());
+        }
+        let table = doc
+            .entry(pin.table)
+            .or_insert_with(|| Item::Table(Table::new()))
+            .as_table_mut()
+            .with_context(|| format!("[{}] is not a table", pin.table))?;
+        // A second version of a crate (syn 2 and 3) under its own name.
+        let key = if table.contains_key(pin.krate) {
+            entry.insert("package", pin.krate.into());
+            format!("{}-{}", pin.krate, pin.req.replace('.', "-"))
+        } else {
+            pin.krate.to_string()
+        };
+        table.insert(&key, Item::Value(entry.into()));
+        if !commented.contains(&pin.table)
+            && let Some(mut key) = table.key_mut(&key)
+        {
+            commented.push(pin.table);
+            key.leaf_decor_mut()
+                .set_prefix("# historical-perf: the default build's features (SHARED_FEATURES)\n");
+        }
+    }
+    Ok(())
 }
 
 /// Where binary `name`'s crate root is, relative to `repo`, as Cargo finds
@@ -336,7 +523,7 @@ fn pin_crypto_to_era(paths: &Paths, manifest: &Path, release: &Release) -> Resul
     else {
         return Ok(format!("not pinned: the index has no publish time for s2n-tls {}", release.version));
     };
-    let (mut pinned, mut kept) = (0, Vec::new());
+    let (mut pinned, mut kept, mut updated) = (0, Vec::new(), false);
     for krate in ERA_PINNED {
         let locked = locked_versions(paths, manifest, krate)?;
         if locked.is_empty() {
@@ -357,9 +544,13 @@ fn pin_crypto_to_era(paths: &Paths, manifest: &Path, release: &Release) -> Resul
                         .env("CARGO_TARGET_DIR", &paths.target),
                     &format!("pinning {krate} to {era}"),
                 )?;
+                updated = true;
             }
             pinned += 1;
         }
+    }
+    if updated {
+        relock_unpinned(paths, manifest)?;
     }
     let day = deadline.split('T').next().unwrap_or(&deadline);
     let mut note = if pinned > 0 {
@@ -372,6 +563,100 @@ fn pin_crypto_to_era(paths: &Paths, manifest: &Path, release: &Release) -> Resul
         note.push_str(&k);
     }
     Ok(note)
+}
+
+/// The registry packages of a lock file (`name version`) and the packages
+/// each depends on (`name version`: a dependency written without its
+/// version is the lock file's only package of that name). Errors: the
+/// text does not parse as a lock file.
+fn lock_edges(lock: &str) -> Result<BTreeMap<String, BTreeSet<String>>> {
+    let lock: DocumentMut = lock.parse().context("parsing a lock file")?;
+    let packages =
+        lock.get("package").and_then(Item::as_array_of_tables).context("a lock file without [[package]]")?;
+    let field = |p: &Table, key: &str| p.get(key).and_then(Item::as_str).map(str::to_string);
+    let mut versions: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for p in packages.iter() {
+        if let (Some(name), Some(version)) = (field(p, "name"), field(p, "version")) {
+            versions.entry(name).or_default().push(version);
+        }
+    }
+    let mut edges = BTreeMap::new();
+    for p in packages.iter().filter(|p| p.contains_key("source")) {
+        let (Some(name), Some(version)) = (field(p, "name"), field(p, "version")) else { continue };
+        let deps = p.get("dependencies").and_then(Item::as_array).into_iter().flatten();
+        let deps: BTreeSet<String> = deps
+            .filter_map(|d| d.as_str())
+            .filter_map(|d| {
+                let mut words = d.split(' ');
+                let dep = words.next()?;
+                let version = match words.next() {
+                    Some(v) => v.to_string(),
+                    None => versions.get(dep).filter(|v| v.len() == 1)?[0].clone(),
+                };
+                Some(format!("{dep} {version}"))
+            })
+            .collect();
+        edges.insert(format!("{name} {version}"), deps);
+    }
+    Ok(edges)
+}
+
+/// The packages of `ours` (a build's [`lock_edges`]) at a version `repo`
+/// (the repository's) has, depending on the same crates there at other
+/// versions, neither side naming an era-pinned crate: what
+/// [`relock_unpinned`] locks again.
+fn retargeted(
+    repo: &BTreeMap<String, BTreeSet<String>>,
+    ours: &BTreeMap<String, BTreeSet<String>>,
+) -> Vec<String> {
+    let names = |deps: &BTreeSet<String>| -> BTreeSet<String> {
+        deps.iter().filter_map(|d| d.split(' ').next()).map(str::to_string).collect()
+    };
+    let era = |deps: &BTreeSet<String>| names(deps).iter().any(|n| ERA_PINNED.contains(&n.as_str()));
+    ours.iter()
+        .filter(|(pkg, deps)| {
+            repo.get(*pkg).is_some_and(|theirs| {
+                theirs != *deps && names(theirs) == names(deps) && !era(theirs) && !era(deps)
+            })
+        })
+        .map(|(pkg, _)| pkg.clone())
+        .collect()
+}
+
+/// Gives back the repository's dependencies to the packages that the era
+/// pins' `cargo update --precise` re-resolved on the way (cargo 1.95, taking
+/// aws-lc-rs from 1.19.0 to 1.18.2, also moved tempfile from getrandom 0.4
+/// to 0.3): each registry package of the build's lock file, at a version
+/// the repository's lock file has, that depends on the same crates there
+/// at other versions, neither side naming an era-pinned crate, is locked
+/// again at its own version (`cargo update -p name@v --precise v`), which
+/// takes the repository's versions back. Otherwise it, and everything above
+/// it (pprof), would be a build of its own, for nothing the benchmarks
+/// measure. Stops when a pass changes nothing it finds. Errors: a lock file
+/// cannot be read, or cargo refuses.
+fn relock_unpinned(paths: &Paths, manifest: &Path) -> Result<()> {
+    let repo = lock_edges(&fs::read_to_string(paths.repo.join("Cargo.lock")).context("reading Cargo.lock")?)?;
+    let lock = manifest.with_file_name("Cargo.lock");
+    let mut last = Vec::new();
+    loop {
+        let text = fs::read_to_string(&lock).with_context(|| format!("reading {}", lock.display()))?;
+        let changed = retargeted(&repo, &lock_edges(&text)?);
+        if changed.is_empty() || changed == last {
+            return Ok(());
+        }
+        for pkg in &changed {
+            let (name, version) = pkg.split_once(' ').context("a package without version")?;
+            run(
+                cargo()
+                    .args(["update", "--manifest-path"])
+                    .arg(manifest)
+                    .args(["-p", &format!("{name}@{version}"), "--precise", version])
+                    .env("CARGO_TARGET_DIR", &paths.target),
+                &format!("locking {name} {version} as the repository does"),
+            )?;
+        }
+        last = changed;
+    }
 }
 
 /// Builds OpenSSL `release` with `openssl-src` (a generated crate whose
@@ -593,6 +878,146 @@ mod tests {
         assert!(
             deps.contains_key("openssl") && !deps.contains_key("rustls") && !deps.contains_key("s2n-tls")
         );
+    }
+
+    #[test]
+    fn a_failure_keeps_the_whole_panic_message() {
+        let stderr = "warning: unused import: `x`\n   Compiling tls-bench v0.1.0 (/w)\n\
+            skip send-loop/DTLSv1.3,x/openssl-1.1.1w: no DTLS 1.3\n\n\
+            thread 'main' (4242) panicked at benches/dtls.rs:57:39:\n\
+            called `Result::unwrap()` on an `Err` value: OpenSSL 1.1.1: key share type 408 is not read back here\n\
+            \n\
+            Caused by:\n    0: the group\n\
+            note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace\n\
+            error: bench failed, to rerun pass `--bench dtls`\n";
+        assert_eq!(
+            reason_from_stderr(stderr),
+            "thread 'main' (4242) panicked at benches/dtls.rs:57:39: / called `Result::unwrap()` on an `Err` \
+             value: OpenSSL 1.1.1: key share type 408 is not read back here / Caused by: /     0: the group / \
+             error: bench failed, to rerun pass `--bench dtls`"
+        );
+        // A message whose lines look like errors, a second panic without
+        // the note, and more errors than are kept: the panics come first.
+        let stderr = "error: one\nerror: two\nerror: three\n\
+            thread 'main' panicked at src/a.rs:1:1:\nerror: in the message\n\
+            thread 'other' panicked at src/b.rs:2:2:\nsecond\n\
+            error: process didn't exit successfully: `x` (exit status: 101)\n";
+        assert_eq!(
+            reason_from_stderr(stderr),
+            "thread 'main' panicked at src/a.rs:1:1: / error: in the message / \
+             thread 'other' panicked at src/b.rs:2:2: / second / error: one"
+        );
+        // Before Rust 1.73 the message was on the panic's line.
+        assert_eq!(
+            reason_from_stderr(
+                "thread 'main' panicked at 'boom', src/a.rs:1:1\nnote: run with `RUST_BACKTRACE=1`"
+            ),
+            "thread 'main' panicked at 'boom', src/a.rs:1:1"
+        );
+        assert_eq!(reason_from_stderr("a\nb\nc\nd\n"), "b / c / d", "no error line: the last three");
+        assert_eq!(
+            reason_from_stderr("error[E0425]: x\nerror: y\nerror: z\nerror: w"),
+            "error[E0425]: x / error: y / error: z"
+        );
+    }
+
+    /// The strings of array `item` (none if it is not one).
+    fn strings(item: Option<&Item>) -> Vec<String> {
+        item.and_then(Item::as_array)
+            .map(|a| a.iter().filter_map(|v| v.as_str()).map(str::to_string).collect())
+            .unwrap_or_default()
+    }
+
+    #[test]
+    fn the_shared_crates_are_pinned_to_the_default_builds_features() {
+        let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let lock = fs::read_to_string(repo.join("Cargo.lock")).unwrap();
+        let own: DocumentMut = fs::read_to_string(repo.join("Cargo.toml")).unwrap().parse().unwrap();
+        let release =
+            Release { library: Library::Openssl, version: Version::parse("111.28.2+1.1.1w").unwrap() };
+        for suite in [Suite::Criterion, Suite::Instructions, Suite::Dtls] {
+            let doc: DocumentMut = manifest(repo, &release, suite).unwrap().parse().unwrap();
+            let dev = doc["dev-dependencies"].as_table().unwrap();
+            let build = doc["build-dependencies"].as_table().unwrap();
+            assert_eq!(strings(build["cc"].get("features")), ["parallel"]);
+            assert_eq!(build["syn"]["version"].as_str(), Some("2"));
+            assert_eq!(
+                (build["syn-3"]["package"].as_str(), build["syn-3"]["version"].as_str()),
+                (Some("syn"), Some("3"))
+            );
+            // The tools' own entries: what the default build asks for.
+            for tool in ["clap", "plotters"] {
+                let theirs = &own["dependencies"][tool];
+                assert_eq!(strings(dev[tool].get("features")), strings(theirs.get("features")), "{tool}");
+                let default = |i: &Item| i.get("default-features").and_then(Item::as_bool).unwrap_or(true);
+                assert_eq!(default(&dev[tool]), default(theirs), "{tool}");
+            }
+            // Criterion and pprof as the repository asks for them.
+            for kept in ["criterion", "pprof"] {
+                assert_eq!(dev[kept].to_string(), own["dev-dependencies"][kept].to_string());
+            }
+        }
+        // Every pin names a crate Cargo.lock holds (none adds a crate).
+        let mut doc: DocumentMut = "[package]\nname = \"x\"\n".parse().unwrap();
+        share_features(&mut doc, &lock).unwrap();
+        let pinned = doc["build-dependencies"].as_table().unwrap().len()
+            + doc["dev-dependencies"].as_table().unwrap().len();
+        assert_eq!(pinned, SHARED_FEATURES.len());
+        // Without the crate in the lock file, no pin.
+        let mut doc: DocumentMut = "[package]\nname = \"x\"\n".parse().unwrap();
+        share_features(&mut doc, "[[package]]\nname = \"syn\"\nversion = \"2.0.1\"\n").unwrap();
+        assert_eq!(
+            doc["build-dependencies"].as_table().unwrap().iter().map(|(k, _)| k).collect::<Vec<_>>(),
+            ["syn"]
+        );
+        assert!(doc.get("dev-dependencies").is_none(), "no empty table");
+    }
+
+    #[test]
+    fn a_package_the_era_pins_re_resolved_is_found_and_the_pinned_ones_are_not() {
+        let lock = |tempfile_getrandom: &str, aws_lc_rs: &str| {
+            format!(
+                r#"version = 4
+[[package]]
+name = "tls-bench"
+version = "0.1.0"
+dependencies = ["aws-lc-rs", "tempfile"]
+[[package]]
+name = "tempfile"
+version = "3.27.0"
+source = "registry+https://github.com/rust-lang/crates.io-index"
+dependencies = ["{tempfile_getrandom}", "once_cell"]
+[[package]]
+name = "getrandom"
+version = "0.3.4"
+source = "registry+https://github.com/rust-lang/crates.io-index"
+[[package]]
+name = "getrandom"
+version = "0.4.3"
+source = "registry+https://github.com/rust-lang/crates.io-index"
+[[package]]
+name = "once_cell"
+version = "1.21.4"
+source = "registry+https://github.com/rust-lang/crates.io-index"
+[[package]]
+name = "s2n-tls-sys"
+version = "0.3.47"
+source = "registry+https://github.com/rust-lang/crates.io-index"
+dependencies = ["aws-lc-rs"]
+[[package]]
+name = "aws-lc-rs"
+version = "{aws_lc_rs}"
+source = "registry+https://github.com/rust-lang/crates.io-index"
+"#
+            )
+        };
+        let repo = lock_edges(&lock("getrandom 0.4.3", "1.19.0")).unwrap();
+        let tempfile: Vec<&String> = repo["tempfile 3.27.0"].iter().collect();
+        assert_eq!(tempfile, ["getrandom 0.4.3", "once_cell 1.21.4"], "a lone version is filled in");
+        assert!(!repo.contains_key("tls-bench 0.1.0"), "the path package is not compared");
+        let pinned = lock_edges(&lock("getrandom 0.3.4", "1.18.2")).unwrap();
+        assert_eq!(retargeted(&repo, &pinned), ["tempfile 3.27.0"], "s2n-tls-sys follows the pin");
+        assert!(retargeted(&repo, &lock_edges(&lock("getrandom 0.4.3", "1.18.2")).unwrap()).is_empty());
     }
 
     #[test]
