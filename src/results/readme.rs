@@ -336,7 +336,16 @@ fn record_floor_headline(row: &RowSummary, date: &str) -> Option<String> {
         return None;
     }
     split.sort_by(|a, b| b.1.total_cmp(&a.1));
-    let cells: Vec<String> = split.iter().map(|(l, f)| format!("{l} {f:.2}")).collect();
+    // Above 1 the floor was slower than its library: not a figure (the
+    // run's table names it).
+    let cells: Vec<String> = split
+        .iter()
+        .map(|(l, f)| {
+            let above =
+                if *f > 1.0 { " (its floor slower: a defect of the floor, not a figure)" } else { "" };
+            format!("{l} {f:.2}{above}")
+        })
+        .collect();
     Some(format!(
         "**Records against their crypto floor** (`{}`, compare run of {date}): each library's rate as a fraction \
          of its floor's (the same records sealed and opened by its own AEAD), highest first: {}",
