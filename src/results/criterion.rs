@@ -306,7 +306,8 @@ mod tests {
         assert!(t.contains("| p | a-1 | crypto-floor-x-1 | 1000 | 1250 | 0.80 |"), "{t}");
         assert!(t.contains("| p | b-1 | crypto-floor-y-1 | 2000 | 1667 | 1.20 |"), "{t}");
         assert!(
-            t.contains("a floor slower than its library") && t.contains("b-1 with crypto-floor-y-1 (p)"),
+            t.contains("a floor measured slower than its library")
+                && t.contains("b-1 with crypto-floor-y-1 (p)"),
             "{t}"
         );
         assert!(!tables(&handshake[1..2]).contains("####"), "no floor, no floor table");
