@@ -8,11 +8,11 @@
 use std::rc::Rc;
 
 use tls_bench::{
-    floor::ops,
+    floor::{Backend, ops},
     harness::{ConfigureError, Configured, Handshaker},
-    params::{CertChain, HandshakeKind, KxGroup, Params},
+    params::{Aead, CertChain, HandshakeKind, KxGroup, Params},
     stacks,
-    transport::Side,
+    transport::{CONTENT_APPLICATION_DATA, Side},
 };
 
 #[test]
@@ -100,4 +100,48 @@ fn the_floor_settings_list_the_operation_table() {
         let f = ops::handshake(&Params::default());
         assert_eq!(f.counts(Side::Server).iter().map(|(_, n)| n).sum::<usize>(), f.of(Side::Server).count());
     }
+}
+
+/// `B`'s [`Backend::seal_from`] (out of place on BoringSSL and on AWS-LC
+/// under the `openssl` crate) leaves what copying the fragment and the type
+/// and sealing in place leaves, and opens back to the fragment and type:
+/// for each AEAD, records from empty to 16 KiB, into an empty and then a
+/// used buffer.
+fn check_seal_from<B: Backend>() {
+    let name = B::name();
+    let header = [CONTENT_APPLICATION_DATA, 3, 3, 0x40, 0x11];
+    let mut out = Vec::new();
+    for aead in Aead::ALL {
+        let key_len = if aead == Aead::Aes128Gcm { 16 } else { 32 };
+        let key: Vec<u8> = (0..key_len).map(|i| i * 3 + 1).collect();
+        let key = B::aead_key(aead, &key).unwrap();
+        for len in [0usize, 1, 15, 16, 17, 255, 16384] {
+            let fragment: Vec<u8> = (0..len).map(|i| (i * 7 + i / 251) as u8).collect();
+            let mut nonce = [7u8; 12];
+            nonce[4..].copy_from_slice(&(len as u64).to_be_bytes());
+            B::seal_from(&key, nonce, &header, &fragment, CONTENT_APPLICATION_DATA, &mut out).unwrap();
+            let mut copied = fragment.clone();
+            copied.push(CONTENT_APPLICATION_DATA);
+            B::seal(&key, nonce, &header, &mut copied).unwrap();
+            assert_eq!(out.len(), len + 1 + 16, "{name} {aead:?} {len}");
+            assert!(out == copied, "{name} {aead:?} {len}: seal_from differs from copying and sealing");
+            let n = B::open(&key, nonce, &header, &mut out).unwrap();
+            assert_eq!(n, len + 1, "{name} {aead:?} {len}");
+            assert!(out[..len] == fragment[..], "{name} {aead:?} {len}: another fragment opened");
+            assert_eq!(out[len], CONTENT_APPLICATION_DATA, "{name} {aead:?} {len}");
+        }
+    }
+}
+
+#[test]
+fn every_backend_seals_from_the_fragment_as_copying_then_sealing_does() {
+    #[cfg(all(feature = "rustls", not(tls_bench_rustls_fips)))]
+    {
+        check_seal_from::<tls_bench::floor::aws_lc_rs::AwsLcRs>();
+        check_seal_from::<tls_bench::floor::ring::Ring>();
+    }
+    #[cfg(feature = "openssl")]
+    check_seal_from::<tls_bench::floor::ossl::Ossl>();
+    #[cfg(feature = "boring")]
+    check_seal_from::<tls_bench::floor::boringssl::BoringSsl>();
 }

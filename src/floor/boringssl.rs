@@ -19,9 +19,12 @@
 //!   has no provider fetch, so a context per call is the library's cost;
 //! - HMAC: `boring::hmac::Hmac` (HMAC_CTX: HMAC_Init_ex, Update, Final),
 //!   keyed anew each call as each key-schedule step is;
-//! - AEAD: `boring::aead::AeadCtx` (EVP_AEAD_CTX, sealed and opened in
-//!   place with a detached tag: EVP_AEAD_CTX_seal_scatter/open_gather, as
-//!   the record layer calls them). The generic `EVP_aead_aes_*_gcm`, not
+//! - AEAD: `boring::aead::AeadCtx` (EVP_AEAD_CTX) and its
+//!   `EVP_AEAD_CTX_seal_scatter`/`open_gather`, as the record layer calls
+//!   them: a record sealed out of place from the caller's data into the
+//!   record buffer, the content type as `extra_in`
+//!   ([`Backend::seal_from`]), and opened in place with its detached tag.
+//!   The generic `EVP_aead_aes_*_gcm`, not
 //!   the `_tls13`/`_tls12` variants the record layer keys, which add only a
 //!   check that nonces increase and would refuse the ticket key's random
 //!   nonces.
@@ -31,7 +34,7 @@ use std::cell::RefCell;
 use anyhow::{Context, Result, anyhow, bail, ensure};
 
 use crate::{
-    config::openssl::{ffi, library_name, ossl},
+    config::openssl::{ForeignTypeRef, ffi, library_name, ossl},
     floor::{
         Backend, PublicKey,
         ops::{Hash, Kx, Op, Sig},
@@ -290,6 +293,63 @@ impl Backend for BoringSsl {
         let (data, tag) = in_out.split_at_mut(len);
         let n = key.0.borrow_mut().seal_in_place_mut(&nonce, data, tag, aad)?.len();
         ensure!(n == TAG_LEN, "a tag of {n} bytes");
+        Ok(())
+    }
+
+    /// Out of place, as `SSLAEADContext::SealScatter` seals a TLS 1.3
+    /// record (`tls_seal_scatter_record`): `EVP_AEAD_CTX_seal_scatter`
+    /// from `fragment` (`in`) into the start of `out` (`out`), the type as
+    /// `extra_in`, its ciphertext and the tag into the rest (`out_tag`).
+    /// The boring crate's `seal_scatter_mut` seals only in place, hence
+    /// boring-sys. Every AEAD takes `extra_in` in this BoringSSL (its
+    /// `EVP_AEAD_CTX_seal_scatter` is `EVP_AEAD_CTX_sealv` of two iovecs).
+    fn seal_from(
+        key: &AeadKey,
+        nonce: [u8; 12],
+        aad: &[u8],
+        fragment: &[u8],
+        content_type: u8,
+        out: &mut Vec<u8>,
+    ) -> Result<()> {
+        let ctx = key.0.borrow_mut();
+        let len = fragment.len();
+        let suffix_len = 1 + TAG_LEN;
+        // Uninitialised, as BoringSSL's write buffer is: a resize would
+        // zero it first (a memset of the record's length).
+        out.clear();
+        out.reserve(len + suffix_len);
+        let (body, suffix) = out.spare_capacity_mut()[..len + suffix_len].split_at_mut(len);
+        let mut written = 0;
+        // SAFETY: `ctx` is a keyed context; `body` is writable for `len`
+        // bytes, the ciphertext of `fragment` (`len` bytes, passed with its
+        // length); `suffix` is writable for `suffix_len` bytes, passed as
+        // the most to write there (the type's ciphertext and the tag); the
+        // output buffers are `out`'s spare capacity, which `fragment` (a
+        // shared borrow) cannot alias; the nonce, the type and the AAD are
+        // passed with their lengths.
+        let ok = unsafe {
+            ffi::EVP_AEAD_CTX_seal_scatter(
+                ctx.as_ptr(),
+                body.as_mut_ptr().cast(),
+                suffix.as_mut_ptr().cast(),
+                &mut written,
+                suffix_len,
+                nonce.as_ptr(),
+                nonce.len(),
+                fragment.as_ptr(),
+                len,
+                &content_type,
+                1,
+                aad.as_ptr(),
+                aad.len(),
+            )
+        } == 1;
+        ensure!(ok, "sealing failed: {}", ossl::error::ErrorStack::get());
+        ensure!(written == suffix_len, "sealing wrote {written} bytes after the fragment, not {suffix_len}");
+        // SAFETY: the call succeeded, so it wrote all `len` bytes of `body`
+        // and `written` (== `suffix_len`) bytes of `suffix`: the first
+        // `len + suffix_len` bytes of the capacity are initialised.
+        unsafe { out.set_len(len + suffix_len) };
         Ok(())
     }
 

@@ -32,13 +32,17 @@ pub mod aws_lc_rs;
 /// Named apart from the `boring` crate it calls.
 #[cfg(feature = "boring")]
 pub mod boringssl;
-#[cfg(any(feature = "boring", openssl_awslc))]
+#[cfg(all(feature = "openssl", not(openssl_awslc)))]
+pub mod cipher_ctx;
+#[cfg(any(feature = "boring", openssl_awslc, all(feature = "openssl", not(ossl300))))]
 pub mod ec_key;
 #[cfg(any(feature = "openssl", feature = "boring"))]
 pub mod hmac_ctx;
 #[cfg(feature = "openssl")]
 pub mod ossl;
-#[cfg(all(feature = "openssl", not(openssl_awslc)))]
+#[cfg(all(feature = "openssl", not(openssl_awslc), not(ossl300)))]
+pub mod ossl111;
+#[cfg(all(feature = "openssl", not(openssl_awslc), ossl300))]
 pub mod ossl3;
 #[cfg(feature = "rustls")]
 pub mod ring;
@@ -138,6 +142,36 @@ pub trait Backend: 'static {
 
     /// Encrypts `in_out` in place and appends the 16-byte tag.
     fn seal(key: &Self::AeadKey, nonce: [u8; 12], aad: &[u8], in_out: &mut Vec<u8>) -> Result<()>;
+
+    /// Seals a TLS 1.3 record's body from the caller's data: leaves in
+    /// `out` (cleared first) the ciphertext of `fragment || content_type`
+    /// (RFC 8446 section 5.2's TLSInnerPlaintext, no padding;
+    /// `fragment.len() + 1` bytes) followed by the 16-byte tag, the
+    /// record after its 5-byte header (`aad`). Errors: as
+    /// [`Backend::seal`] (`out`'s contents are then unspecified).
+    ///
+    /// Default: copy `fragment` and the type into `out`, then
+    /// [`Backend::seal`] in place, as rustls (the message copied into
+    /// its `PrefixedPayload`) and OpenSSL's libssl (the data copied into
+    /// the write buffer) seal. BoringSSL's and AWS-LC's libssl seal out
+    /// of place instead, from the caller's buffer straight into the write
+    /// buffer, the type as the AEAD's `extra_in`, so that its ciphertext
+    /// and the tag land after the fragment's (`tls_seal_scatter_record`,
+    /// `SSLAEADContext::SealScatter`, `EVP_AEAD_CTX_seal_scatter`): their
+    /// backends override this.
+    fn seal_from(
+        key: &Self::AeadKey,
+        nonce: [u8; 12],
+        aad: &[u8],
+        fragment: &[u8],
+        content_type: u8,
+        out: &mut Vec<u8>,
+    ) -> Result<()> {
+        out.clear();
+        out.extend_from_slice(fragment);
+        out.push(content_type);
+        Self::seal(key, nonce, aad, out)
+    }
 
     /// Decrypts `in_out` (ciphertext and tag) in place; returns the
     /// plaintext's length. Errors: the tag does not verify.

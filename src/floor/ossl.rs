@@ -7,7 +7,9 @@
 //! What differs by library is in one module each ([`compat`]): key
 //! exchange beyond X25519 and records go through [`super::ossl3`] on
 //! OpenSSL 3 (libssl's calls, ML-KEM-768 from 3.5; records through
-//! EVP_CIPHER_CTX), and through [`aws_lc`] on AWS-LC under the crate
+//! EVP_CIPHER_CTX, [`super::cipher_ctx`]), through [`super::ossl111`] on
+//! OpenSSL 1.1.1 (NIST curves through [`super::ec_key`], records as in 3),
+//! and through [`aws_lc`] on AWS-LC under the crate
 //! (NIST curves through [`super::ec_key`], records through EVP_AEAD as its
 //! libssl seals them; no ML-KEM floor).
 
@@ -37,11 +39,13 @@ use ossl::{
 /// libcrypto through the `openssl` crate, as a floor backend.
 pub struct Ossl;
 
-/// What differs by library: key exchange beyond X25519 and the records'
-/// AEAD, OpenSSL 3's as libssl calls them ([`super::ossl3`]), or AWS-LC's
-/// ([`aws_lc`]).
-#[cfg(not(openssl_awslc))]
+#[cfg(all(not(openssl_awslc), ossl300))]
 use super::ossl3 as compat;
+/// What differs by library: key exchange beyond X25519 and the records'
+/// AEAD, OpenSSL 3's as libssl calls them ([`super::ossl3`]), OpenSSL
+/// 1.1.1's ([`super::ossl111`]), or AWS-LC's ([`aws_lc`]).
+#[cfg(all(not(openssl_awslc), not(ossl300)))]
+use super::ossl111 as compat;
 #[cfg(openssl_awslc)]
 use aws_lc as compat;
 
@@ -55,9 +59,10 @@ use aws_lc as compat;
 /// `EVP_aead_aes_256_gcm_tls13`/`_tls12` and `EVP_aead_chacha20_poly1305`,
 /// and `SSLAEADContext` (ssl/ssl_aead_ctx.cc) keys one `EVP_AEAD_CTX` per
 /// direction once (`EVP_AEAD_CTX_init_with_direction`, the default tag
-/// length), then seals each record in place with a detached tag
-/// (`EVP_AEAD_CTX_seal_scatter`) and opens it in place
-/// (`EVP_AEAD_CTX_open`). The crate's `Cipher` path (EVP_CIPHER_CTX, as
+/// length), then seals each record out of place, from the caller's data
+/// into the write buffer with the TLS 1.3 content type as `extra_in`
+/// (`EVP_AEAD_CTX_seal_scatter`; [`Backend::seal_from`]), and opens it in
+/// place (`EVP_AEAD_CTX_open`). The crate's `Cipher` path (EVP_CIPHER_CTX, as
 /// OpenSSL's libssl calls it) is another implementation in AWS-LC: its
 /// ChaCha20-Poly1305 runs ChaCha20 and Poly1305 in two passes
 /// (`cipher_chacha20_poly1305_do_cipher`,
@@ -188,6 +193,63 @@ mod aws_lc {
         } == 1;
         ensure!(ok, "sealing failed: {}", ErrorStack::get());
         ensure!(tag_len == TAG_LEN, "a tag of {tag_len} bytes");
+        Ok(())
+    }
+
+    /// Seals `fragment || content_type` out of place into `out` (cleared
+    /// first), as `SSLAEADContext::SealScatter` seals a TLS 1.3 record
+    /// (`tls_seal_scatter_record`): `EVP_AEAD_CTX_seal_scatter` from
+    /// `fragment` (`in`) into the start of `out` (`out`), the type as
+    /// `extra_in`, its ciphertext and the tag into the rest (`out_tag`).
+    /// All three AEADs take `extra_in` (`seal_scatter_supports_extra_in`
+    /// is 1 for `EVP_aead_aes_{128,256}_gcm` and
+    /// `EVP_aead_chacha20_poly1305`), so none needs the copying default.
+    pub fn seal_from(
+        key: &AeadKey,
+        nonce: [u8; 12],
+        aad: &[u8],
+        fragment: &[u8],
+        content_type: u8,
+        out: &mut Vec<u8>,
+    ) -> Result<()> {
+        let len = fragment.len();
+        let suffix_len = 1 + TAG_LEN;
+        // Uninitialised, as AWS-LC's write buffer is: a resize would zero
+        // it first (a memset of the record's length).
+        out.clear();
+        out.reserve(len + suffix_len);
+        let (body, suffix) = out.spare_capacity_mut()[..len + suffix_len].split_at_mut(len);
+        let mut written = 0;
+        // SAFETY: `key` is a keyed context; `body` is writable for `len`
+        // bytes, the ciphertext of `fragment` (`len` bytes, passed with its
+        // length); `suffix` is writable for `suffix_len` bytes, passed as
+        // the most to write there (the type's ciphertext and the tag); the
+        // output buffers are `out`'s spare capacity, which `fragment` (a
+        // shared borrow) cannot alias; the nonce, the type and the AAD are
+        // passed with their lengths.
+        let ok = unsafe {
+            ffi::EVP_AEAD_CTX_seal_scatter(
+                key.0.as_ptr(),
+                body.as_mut_ptr().cast(),
+                suffix.as_mut_ptr().cast(),
+                &mut written,
+                suffix_len,
+                nonce.as_ptr(),
+                nonce.len(),
+                fragment.as_ptr(),
+                len,
+                &content_type,
+                1,
+                aad.as_ptr(),
+                aad.len(),
+            )
+        } == 1;
+        ensure!(ok, "sealing failed: {}", ErrorStack::get());
+        ensure!(written == suffix_len, "sealing wrote {written} bytes after the fragment, not {suffix_len}");
+        // SAFETY: the call succeeded, so it wrote all `len` bytes of `body`
+        // and `written` (== `suffix_len`) bytes of `suffix`: the first
+        // `len + suffix_len` bytes of the capacity are initialised.
+        unsafe { out.set_len(len + suffix_len) };
         Ok(())
     }
 
@@ -390,6 +452,21 @@ impl Backend for Ossl {
 
     fn seal(key: &compat::AeadKey, nonce: [u8; 12], aad: &[u8], in_out: &mut Vec<u8>) -> Result<()> {
         compat::seal(key, nonce, aad, in_out)
+    }
+
+    /// Out of place through EVP_AEAD on AWS-LC ([`aws_lc::seal_from`]), as
+    /// its libssl seals; copied then sealed in place on OpenSSL 3 (the
+    /// default), as OpenSSL's libssl seals.
+    #[cfg(openssl_awslc)]
+    fn seal_from(
+        key: &compat::AeadKey,
+        nonce: [u8; 12],
+        aad: &[u8],
+        fragment: &[u8],
+        content_type: u8,
+        out: &mut Vec<u8>,
+    ) -> Result<()> {
+        aws_lc::seal_from(key, nonce, aad, fragment, content_type, out)
     }
 
     fn open(key: &compat::AeadKey, nonce: [u8; 12], aad: &[u8], in_out: &mut [u8]) -> Result<usize> {

@@ -6,30 +6,26 @@
 //! point once (the crate's `EcPoint` and `EcKey` path is a legacy key that
 //! each derivation exports to the provider again: more instructions than
 //! the library's own), and ML-KEM-768 (OpenSSL 3.5 and later:
-//! `EVP_PKEY_encapsulate`/`EVP_PKEY_decapsulate`, FIPS 203 sizes); and
-//! records through the crate's `CipherCtx` (EVP_CIPHER_CTX: the key set
-//! once per direction, the nonce, AAD, data and tag per record, as
-//! OpenSSL's TLS 1.3 record layer calls it, ssl/record/methods/tls13_meth.c).
-//! Not built for AWS-LC under the crate (no providers; its TLS layer's
-//! records go through EVP_AEAD), whose module is in [`super::ossl`].
+//! `EVP_PKEY_encapsulate`/`EVP_PKEY_decapsulate`, FIPS 203 sizes).
+//! Records go through [`super::cipher_ctx`], as in OpenSSL 1.1.1. Not
+//! built for OpenSSL 1.1.1 ([`super::ossl111`]) nor for AWS-LC under the
+//! crate (no providers; its TLS layer's records go through EVP_AEAD),
+//! whose module is in [`super::ossl`].
 
 use std::{
-    cell::RefCell,
     ffi::{c_int, c_uchar},
     ptr,
 };
 
-use anyhow::{Context, Result, anyhow, bail, ensure};
+use anyhow::{Result, bail, ensure};
 use foreign_types::ForeignType;
 
+pub use super::cipher_ctx::{AeadKey, aead_key, open, seal};
 use crate::{
     config::openssl::{ffi, ossl},
     floor::ops::Kx,
-    params::Aead,
 };
 use ossl::{
-    cipher::{Cipher, CipherRef},
-    cipher_ctx::CipherCtx,
     error::ErrorStack,
     pkey::{PKey, Private},
 };
@@ -168,57 +164,4 @@ pub fn mlkem_decapsulate(private: &PKey<Private>, ciphertext: &[u8]) -> Result<V
     }
     ensure!(ss_len == MLKEM768_SS, "ML-KEM-768: a {ss_len}-byte secret");
     Ok(ss)
-}
-
-/// A record key: one context each way, the key set once, the IV per record.
-pub struct AeadKey {
-    seal: RefCell<CipherCtx>,
-    open: RefCell<CipherCtx>,
-}
-
-fn cipher(aead: Aead) -> &'static CipherRef {
-    match aead {
-        Aead::Aes128Gcm => Cipher::aes_128_gcm(),
-        Aead::Aes256Gcm => Cipher::aes_256_gcm(),
-        Aead::Chacha20Poly1305 => Cipher::chacha20_poly1305(),
-    }
-}
-
-/// A record key of `aead`: a context each way, keyed once.
-pub fn aead_key(aead: Aead, key: &[u8]) -> Result<AeadKey> {
-    ensure!(key.len() == cipher(aead).key_length(), "an AEAD key of the wrong length");
-    let mut seal = CipherCtx::new()?;
-    seal.encrypt_init(Some(cipher(aead)), Some(key), None)?;
-    let mut open = CipherCtx::new()?;
-    open.decrypt_init(Some(cipher(aead)), Some(key), None)?;
-    Ok(AeadKey { seal: RefCell::new(seal), open: RefCell::new(open) })
-}
-
-/// Encrypts `in_out` in place and appends the 16-byte tag.
-pub fn seal(key: &AeadKey, nonce: [u8; 12], aad: &[u8], in_out: &mut Vec<u8>) -> Result<()> {
-    let mut ctx = key.seal.borrow_mut();
-    ctx.encrypt_init(None, None, Some(&nonce))?;
-    ctx.cipher_update(aad, None)?;
-    let len = in_out.len();
-    let n = ctx.cipher_update_inplace(in_out, len)?;
-    ensure!(n == len, "sealing wrote {n} of {len} bytes");
-    ctx.cipher_final(&mut [])?;
-    let mut tag = [0u8; 16];
-    ctx.tag(&mut tag)?;
-    in_out.extend_from_slice(&tag);
-    Ok(())
-}
-
-/// Decrypts `in_out` (ciphertext and tag) in place; returns the
-/// plaintext's length. Errors: the tag does not verify.
-pub fn open(key: &AeadKey, nonce: [u8; 12], aad: &[u8], in_out: &mut [u8]) -> Result<usize> {
-    let len = in_out.len().checked_sub(16).context("a record shorter than its tag")?;
-    let mut ctx = key.open.borrow_mut();
-    ctx.decrypt_init(None, None, Some(&nonce))?;
-    ctx.set_tag(&in_out[len..])?;
-    ctx.cipher_update(aad, None)?;
-    let n = ctx.cipher_update_inplace(&mut in_out[..len], len)?;
-    ensure!(n == len, "opening wrote {n} of {len} bytes");
-    ctx.cipher_final(&mut []).map_err(|_| anyhow!("a record does not decrypt"))?;
-    Ok(len)
 }

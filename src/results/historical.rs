@@ -67,6 +67,13 @@ pub struct Bench {
     pub key: String,
     /// The full benchmark id's library component, e.g. `openssl-3.0.8`.
     pub library_id: String,
+    /// The series of the library's crypto floor measured in the same run
+    /// (e.g. `crypto-floor-openssl`; its figure is the benchmark keyed
+    /// `group/params/<this>`, [`ReleaseResult::floor_of`]), when the run
+    /// recorded one ([`Measurement::crypto_floor`]); `None` for a floor
+    /// itself and in results kept before the floors.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub crypto_floor: Option<String>,
     /// What was measured; its fields sit beside `key` in the kept JSON.
     #[serde(flatten)]
     pub figure: Figure,
@@ -155,6 +162,7 @@ impl Bench {
         Bench {
             key: format!("{}/{}/{}", m.group, m.params, series(&m.library)),
             library_id: m.library.clone(),
+            crypto_floor: m.crypto_floor.as_deref().map(series),
             figure: Figure::Time {
                 median_ns: m.median_ns,
                 lower_ns: m.lower_ns,
@@ -173,6 +181,7 @@ impl Bench {
         Some(Bench {
             key: format!("{}/{}/{}", m.group, m.params, series(&m.library)),
             library_id: m.library.clone(),
+            crypto_floor: None,
             figure: Figure::Rate { mean_ns, mean_lower_ns, mean_upper_ns, elements, element_bytes },
         })
     }
@@ -183,6 +192,7 @@ impl Bench {
         Bench {
             key: format!("{}/{}/{}", c.group(), c.parameters(), series(c.library())),
             library_id: c.library().to_string(),
+            crypto_floor: None,
             figure: Figure::Instructions {
                 per_unit: c.per_unit(),
                 per: if c.is_transfer() { Per::Byte } else { Per::Handshake },
@@ -412,6 +422,15 @@ fn one_round() -> u32 {
 }
 
 impl ReleaseResult {
+    /// The figure of `b`'s crypto floor in this release: the benchmark of
+    /// the same group and parameters whose series is `b.crypto_floor`;
+    /// `None` when `b` has no floor or the floor has no figure here.
+    pub fn floor_of(&self, b: &Bench) -> Option<&Bench> {
+        let floor = b.crypto_floor.as_deref()?;
+        let head = b.key.rsplit_once('/')?.0;
+        self.benchmarks.iter().find(|f| f.key.rsplit_once('/').is_some_and(|(h, s)| h == head && s == floor))
+    }
+
     /// `self` and a later round of the same release joined: per benchmark the
     /// lower median (with its interval) or count ([`Bench::cost`]); a
     /// benchmark only one round has is
@@ -504,7 +523,10 @@ pub fn table(library: Library, results: &[ReleaseResult]) -> String {
 /// Per benchmark and release of `results` (in version order), the median
 /// (or, for instruction counts, the count per unit; for rates, writes per
 /// second) and its change against the previous release that has the
-/// benchmark; then the failed releases with their reasons.
+/// benchmark; when a run measured crypto floors ([`Bench::crypto_floor`]),
+/// two more columns beside each library's row (the floor's figure, and the
+/// protocol cost or the fraction of the floor: [`floor_cells`]) and no row
+/// of the floor's own; then the failed releases with their reasons.
 pub fn table_body(results: &[ReleaseResult]) -> String {
     let units: Vec<Unit> = results.iter().flat_map(|r| &r.benchmarks).map(|b| b.shown().unit).collect();
     let figure = if units.iter().any(|u| u.is_count()) {
@@ -514,8 +536,16 @@ pub fn table_body(results: &[ReleaseResult]) -> String {
     } else {
         "figure"
     };
-    let mut s = format!("| benchmark | release | {figure} | change vs previous |\n|---|---|--:|--:|\n");
-    for key in keys(results) {
+    let floor_keys = floor_keys(results);
+    let mut s = if floor_keys.is_empty() {
+        format!("| benchmark | release | {figure} | change vs previous |\n|---|---|--:|--:|\n")
+    } else {
+        format!(
+            "| benchmark | release | {figure} | change vs previous | crypto floor | protocol cost |\n\
+             |---|---|--:|--:|--:|--:|\n"
+        )
+    };
+    for key in keys(results).into_iter().filter(|k| !floor_keys.contains(k)) {
         let mut previous: Option<f64> = None;
         for r in results {
             let Some(b) = r.benchmarks.iter().find(|b| b.key == key) else { continue };
@@ -527,7 +557,8 @@ pub fn table_body(results: &[ReleaseResult]) -> String {
                 Some(p) => unit.change(v, p),
                 None => "-".to_string(),
             };
-            s += &format!("| {key} | {} | {cell} | {change} |\n", r.release);
+            let floor = if floor_keys.is_empty() { String::new() } else { floor_cells(r, b) };
+            s += &format!("| {key} | {} | {cell} | {change} |{floor}\n", r.release);
             previous = Some(v);
         }
     }
@@ -539,6 +570,39 @@ pub fn table_body(results: &[ReleaseResult]) -> String {
         }
     }
     s
+}
+
+/// The keys of the crypto floors some benchmark of `results` names
+/// ([`Bench::crypto_floor`]): shown beside their library, not as rows.
+pub fn floor_keys(results: &[ReleaseResult]) -> BTreeSet<String> {
+    results
+        .iter()
+        .flat_map(|r| r.benchmarks.iter().filter_map(|b| r.floor_of(b)))
+        .map(|f| f.key.clone())
+        .collect()
+}
+
+/// The crypto floor's two cells of `b`'s row in `r` (each with its leading
+/// ` `, ending in `|`): the floor's figure, and for a time the protocol
+/// cost (the library's median less the floor's, µs, and its share of the
+/// library's), for throughput the fraction of the floor's MB/s the library
+/// reaches; `-` where the release has no floor figure. The two medians come
+/// from one Criterion run, measured one after the other (not interleaved
+/// as `compare` does): a floor above its library says so rather than
+/// showing a negative cost.
+fn floor_cells(r: &ReleaseResult, b: &Bench) -> String {
+    let Some(f) = r.floor_of(b) else { return " - | - |".to_string() };
+    let (lib, floor) = (b.shown(), f.shown());
+    let cost = match lib.unit {
+        Unit::Micros if floor.value > lib.value => "floor above its library".to_string(),
+        Unit::Micros => {
+            let cost = lib.value - floor.value;
+            format!("{cost:.1} µs ({:.0}%)", cost / lib.value * 100.0)
+        }
+        Unit::MegabytesPerSecond => format!("{:.2} of the floor", lib.value / floor.value),
+        _ => "-".to_string(),
+    };
+    format!(" {} | {cost} |", f.cell())
 }
 
 /// A crate version's place in version order: `major.minor.patch` compared
@@ -658,6 +722,7 @@ mod tests {
         Bench {
             key: key.into(),
             library_id: "openssl-x".into(),
+            crypto_floor: None,
             figure: Figure::Rate {
                 mean_ns,
                 mean_lower_ns: mean_ns,
@@ -672,6 +737,7 @@ mod tests {
         Bench {
             key: key.into(),
             library_id: "openssl-x".into(),
+            crypto_floor: None,
             figure: Figure::Allocations {
                 allocs_per_write: v,
                 allocs_stddev: 0.0,
@@ -723,5 +789,94 @@ mod tests {
             t.contains("| 3.1.4 | 300.1.6+3.1.4 | OpenSSL 3.1.4 | 2026-11-23 | 3 | 0 | build failed |"),
             "{t}"
         );
+    }
+}
+
+#[cfg(test)]
+mod floor_tests {
+    use super::*;
+
+    fn time(key: &str, floor: Option<&str>, median_ns: f64, bytes: Option<u64>) -> Bench {
+        Bench {
+            key: key.into(),
+            library_id: "openssl-x".into(),
+            crypto_floor: floor.map(str::to_string),
+            figure: Figure::Time { median_ns, lower_ns: median_ns, upper_ns: median_ns, bytes },
+        }
+    }
+
+    fn release(release: &str, benchmarks: Vec<Bench>) -> ReleaseResult {
+        ReleaseResult {
+            library: Library::Openssl,
+            release: release.into(),
+            crate_version: format!("1.0.0+{release}"),
+            libcrypto: format!("OpenSSL {release}"),
+            date: "2026-11-26".into(),
+            cpu: "c".into(),
+            quick: false,
+            rounds: 2,
+            benchmarks,
+            failure: None,
+        }
+    }
+
+    const F: Option<&str> = Some("crypto-floor-openssl");
+
+    #[test]
+    fn floors_sit_beside_their_library_with_the_protocol_cost() {
+        let results = [
+            release(
+                "3.0",
+                vec![
+                    time("handshake/p/openssl", F, 800_000.0, None),
+                    time("handshake/p/crypto-floor-openssl", None, 200_000.0, None),
+                    time("throughput/p,16384B/openssl", F, 65_536.0, Some(65_536)),
+                    time("throughput/p,16384B/crypto-floor-openssl", None, 32_768.0, Some(65_536)),
+                ],
+            ),
+            // A release whose run had no floor, and one whose floor came out
+            // above its library.
+            release("3.1", vec![time("handshake/p/openssl", None, 700_000.0, None)]),
+            release(
+                "3.2",
+                vec![
+                    time("handshake/p/openssl", F, 100_000.0, None),
+                    time("handshake/p/crypto-floor-openssl", None, 120_000.0, None),
+                ],
+            ),
+        ];
+        assert_eq!(results[0].floor_of(&results[0].benchmarks[0]), Some(&results[0].benchmarks[1]));
+        assert_eq!(results[0].floor_of(&results[0].benchmarks[1]), None, "a floor has no floor");
+        let table = table_body(&results);
+        assert!(table.starts_with(
+            "| benchmark | release | median | change vs previous | crypto floor | protocol cost |\n"
+        ));
+        assert!(
+            table.contains("| handshake/p/openssl | 3.0 | 800.0 µs | - | 200.0 µs | 600.0 µs (75%) |\n"),
+            "{table}"
+        );
+        assert!(table.contains("| handshake/p/openssl | 3.1 | 700.0 µs | -12.5% | - | - |\n"), "{table}");
+        assert!(
+            table.contains("| 3.2 | 100.0 µs | -85.7% | 120.0 µs | floor above its library |\n"),
+            "{table}"
+        );
+        assert!(
+            table.contains(
+                "| throughput/p,16384B/openssl | 3.0 | 1000.0 MB/s | - | 2000.0 MB/s | 0.50 of the floor |\n"
+            ),
+            "{table}"
+        );
+        assert!(!table.contains("/crypto-floor-openssl |"), "no row of the floor's own: {table}");
+    }
+
+    #[test]
+    fn a_kept_bench_without_a_floor_reads_and_writes_as_before() {
+        let json = r#"{"key":"handshake/p/openssl","library_id":"openssl-3.0.8","median_ns":1.0,"lower_ns":1.0,"upper_ns":1.0,"bytes":null}"#;
+        let b: Bench = serde_json::from_str(json).unwrap();
+        assert_eq!(b.crypto_floor, None);
+        assert_eq!(serde_json::to_string(&b).unwrap(), json);
+        let with = Bench { crypto_floor: F.map(str::to_string), ..b };
+        let back: Bench = serde_json::from_str(&serde_json::to_string(&with).unwrap()).unwrap();
+        assert_eq!(back, with);
     }
 }

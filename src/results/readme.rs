@@ -791,13 +791,52 @@ fn historical_section(root: &Path) -> Result<Section> {
         ));
     }
     let notes = notes(root, &["historical-perf/notes.md".into()])?;
+    let openssl = historical::load(&dir, Library::Openssl)?;
     Ok(Section {
         title: "Historical performance",
         summary: "the same benchmarks across past releases of OpenSSL, s2n-tls and rustls",
         body,
         notes,
-        headline: Vec::new(),
+        headline: historical_floor_headline(&openssl).into_iter().collect(),
     })
+}
+
+/// The historical handshake the floor headline follows: the sweep centre.
+const HISTORICAL_FLOOR_ROW: &str =
+    "handshake/server-auth,TLSv1.3,TLS_AES_128_GCM_SHA256,x25519,ECDSA-P256/openssl";
+
+/// A headline of OpenSSL's protocol cost across its releases: per release
+/// with a floor, the sweep-centre handshake's floor and protocol cost (µs,
+/// the share), oldest first; `None` when no release has a floor (results
+/// kept before the floors).
+fn historical_floor_headline(results: &[ReleaseResult]) -> Option<String> {
+    let cells: Vec<String> = results
+        .iter()
+        .filter_map(|r| {
+            let b = r.benchmarks.iter().find(|b| b.key == HISTORICAL_FLOOR_ROW)?;
+            let (lib, floor) = (b.shown().value, r.floor_of(b)?.shown().value);
+            Some(if floor > lib {
+                format!("{} {floor:.0} µs, above its {lib:.0} (noise or a defect of the floor)", r.release)
+            } else {
+                format!(
+                    "{} {floor:.0} + {:.0} µs ({:.0}%)",
+                    r.release,
+                    lib - floor,
+                    (lib - floor) / lib * 100.0
+                )
+            })
+        })
+        .collect();
+    if cells.is_empty() {
+        return None;
+    }
+    let run = results.iter().map(|r| r.date.as_str()).max().unwrap_or_default();
+    Some(format!(
+        "**OpenSSL's crypto floor + protocol cost across releases** (`{}`, historical-perf run of {run}, \
+         floor and library measured one after the other in one run per release, lowest of the rounds): {}",
+        HISTORICAL_FLOOR_ROW.trim_start_matches("handshake/").trim_end_matches("/openssl"),
+        cells.join("; ")
+    ))
 }
 
 /// The socket suite the README's echo table shows.
@@ -1050,6 +1089,47 @@ fn sockets_block(root: &Path) -> Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_historical_floor_headline_follows_each_release_with_a_floor() {
+        use historical::{Bench, Figure};
+        let time = |key: &str, floor: Option<&str>, us: f64| Bench {
+            key: key.into(),
+            library_id: "openssl-x".into(),
+            crypto_floor: floor.map(str::to_string),
+            figure: Figure::Time { median_ns: us * 1e3, lower_ns: us * 1e3, upper_ns: us * 1e3, bytes: None },
+        };
+        let floor_key = HISTORICAL_FLOOR_ROW.replace("/openssl", "/crypto-floor-openssl");
+        let release = |name: &str, benchmarks: Vec<Bench>| ReleaseResult {
+            library: Library::Openssl,
+            release: name.into(),
+            crate_version: format!("1.0.0+{name}"),
+            libcrypto: String::new(),
+            date: "2026-11-26".into(),
+            cpu: "c".into(),
+            quick: false,
+            rounds: 2,
+            benchmarks,
+            failure: None,
+        };
+        let f = Some("crypto-floor-openssl");
+        assert_eq!(
+            historical_floor_headline(&[release("1.1.1w", vec![time(HISTORICAL_FLOOR_ROW, None, 500.0)])]),
+            None
+        );
+        let line = historical_floor_headline(&[
+            release("1.1.1w", vec![time(HISTORICAL_FLOOR_ROW, f, 500.0), time(&floor_key, None, 400.0)]),
+            release("3.0.8", vec![time(HISTORICAL_FLOOR_ROW, f, 900.0), time(&floor_key, None, 450.0)]),
+            release("3.6.3", vec![time(HISTORICAL_FLOOR_ROW, f, 300.0), time(&floor_key, None, 310.0)]),
+        ])
+        .unwrap();
+        assert!(
+            line.contains(
+                ": 1.1.1w 400 + 100 µs (20%); 3.0.8 450 + 450 µs (50%); 3.6.3 310 µs, above its 300"
+            ),
+            "{line}"
+        );
+    }
 
     #[test]
     fn anchors_links_and_dates() {

@@ -16,7 +16,9 @@
 //! other's, so a wrong agreement fails the handshake. Records frame
 //! up to 16 KiB of data as TLS 1.3 does (5-byte header, the inner content
 //! type, a 16-byte tag; the key and IV from the handshake's last HMAC) and
-//! are sealed and opened with the suite's AEAD.
+//! are sealed and opened with the suite's AEAD, each record sealed from the
+//! caller's data as the backend's TLS library seals it
+//! ([`Backend::seal_from`]: copied then sealed in place, or out of place).
 
 use std::{collections::BTreeMap, marker::PhantomData, rc::Rc};
 
@@ -256,6 +258,7 @@ struct FloorConn<B: Backend> {
     /// Decrypted data not yet handed to the caller, and how much was.
     plain: Vec<u8>,
     plain_at: usize,
+    /// The body of the record being sent ([`Backend::seal_from`]'s `out`).
     record: Vec<u8>,
 }
 
@@ -610,11 +613,8 @@ impl<B: Backend> TlsConnection for FloorConn<B> {
         for chunk in data.chunks(MAX_FRAGMENT) {
             let len = u16::try_from(chunk.len() + 1 + TAG_LEN)?.to_be_bytes();
             let header = [CONTENT_APPLICATION_DATA, 3, 3, len[0], len[1]];
-            self.record.clear();
-            self.record.extend_from_slice(chunk);
-            self.record.push(CONTENT_APPLICATION_DATA);
             let nonce = dir.nonce();
-            B::seal(&dir.key, nonce, &header, &mut self.record)?;
+            B::seal_from(&dir.key, nonce, &header, chunk, CONTENT_APPLICATION_DATA, &mut self.record)?;
             self.io.write_parts(&[&header, &self.record]);
         }
         Ok(())

@@ -129,6 +129,7 @@ pub fn read(path: &Path) -> Result<Vec<Bench>> {
                 out.push(Bench {
                     key: format!("{group}/{protocol},{}B/{}", w.write_size, series(&row.library)),
                     library_id: row.library.clone(),
+                    crypto_floor: None,
                     figure: Figure::Allocations {
                         allocs_per_write: s.mean,
                         allocs_stddev: s.stddev,

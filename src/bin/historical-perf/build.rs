@@ -355,7 +355,7 @@ fn keep_targets(targets: &mut ArrayOfTables, wanted: &[&str], path: impl Fn(&str
 /// and [`Suite::features`]. The generated manifest keeps only these.
 pub fn features(library: Library, suite: Suite) -> Vec<&'static str> {
     let mut features = vec![library.feature(), "historical-perf"];
-    features.extend(suite.features());
+    features.extend(suite.features(library));
     features
 }
 
@@ -844,6 +844,10 @@ mod tests {
         assert_eq!(doc["features"]["rustls"].to_string(), criterion["features"]["rustls"].to_string());
         assert_eq!(features(release.library, Suite::Instructions), ["rustls", "historical-perf", "tools"]);
         assert_eq!(features(release.library, Suite::Criterion), ["rustls", "historical-perf"]);
+        assert_eq!(
+            features(Library::Openssl, Suite::Criterion),
+            ["openssl", "historical-perf", "crypto-floor"]
+        );
     }
 
     #[test]

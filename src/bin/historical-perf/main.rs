@@ -544,7 +544,7 @@ fn run_release(
         cmd.args(extra)
             .env("CARGO_TARGET_DIR", &paths.target)
             .env(skip::SKIPS_ENV, &skips_file)
-            .envs(suite.env(&home, quick))
+            .envs(suite.env(release.library, &home, quick))
             .env_remove("RUSTFLAGS");
         for (k, v) in &prepared.env {
             cmd.env(k, v);

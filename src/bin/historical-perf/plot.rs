@@ -16,7 +16,7 @@ use plotters::{
 use crate::{
     allocations,
     releases::Library,
-    results::{ReleaseResult, Shown, Unit, keys, table},
+    results::{ReleaseResult, Shown, Unit, floor_keys, keys, table},
     suite::Suite,
 };
 
@@ -93,13 +93,23 @@ pub fn note(results: &[ReleaseResult]) -> String {
 }
 
 /// Draws every benchmark of `results` (one library, version order) into
-/// `dir`; `note` (CPU, date) goes under each title. Returns the files.
+/// `dir`; `note` (CPU, date) goes under each title. A benchmark with a
+/// crypto floor ([`ReleaseResult::floor_of`]) is drawn with its floor as a
+/// second line; a floor has no graph of its own. Returns the files.
 pub fn draw_all(results: &[ReleaseResult], dir: &Path, note: &str) -> Result<Vec<PathBuf>> {
     std::fs::create_dir_all(dir)?;
+    let floors = floor_keys(results);
     let mut files = Vec::new();
-    for key in keys(results) {
+    for key in keys(results).into_iter().filter(|k| !floors.contains(k)) {
         let path = dir.join(file_name(&key));
-        draw(results, &key, note, &path)?;
+        let floor = results.iter().find_map(|r| {
+            let b = r.benchmarks.iter().find(|b| b.key == key)?;
+            r.floor_of(b).map(|f| f.key.clone())
+        });
+        match floor {
+            Some(floor) => draw_lines(results, &key, &[&key, &floor], note, &path)?,
+            None => draw(results, &key, note, &path)?,
+        }
         files.push(path);
     }
     Ok(files)
@@ -214,7 +224,8 @@ pub fn draw_dtls(results: &[ReleaseResult], dir: &Path, note: &str) -> Result<Ve
 
 /// Draws benchmarks `lines` (of one unit) across `results` into `path`,
 /// one coloured line each, named in a legend under the title by their key's
-/// group and parameters. Releases without a figure keep their place on the
+/// group and parameters, or by their series when those are the same (a
+/// library and its crypto floor). Releases without a figure keep their place on the
 /// x axis, empty; error bars for figures with an interval.
 pub fn draw_lines(
     results: &[ReleaseResult],
@@ -244,12 +255,18 @@ pub fn draw_lines(
     let (top_area, body) = root.split_vertically(head);
     top_area.draw(&Text::new(title.to_string(), (10, 8), ("sans-serif", 16))).map_err(plot_err)?;
     top_area.draw(&Text::new(note.to_string(), (10, 32), ("sans-serif", 12))).map_err(plot_err)?;
+    let split = |key: &'_ String| key.rsplit_once('/').map(|(h, s)| (h.to_string(), s.to_string()));
+    let one_head = lines.windows(2).all(|w| split(w[0]).map(|p| p.0) == split(w[1]).map(|p| p.0));
     for (i, key) in lines.iter().enumerate() {
         let color = PALETTE[i % PALETTE.len()];
         let y = 56 + legend_row as i32 * i as i32 + 6;
         top_area.draw(&PathElement::new(vec![(14, y), (44, y)], color.stroke_width(3))).map_err(plot_err)?;
         top_area.draw(&Circle::new((29, y), 4, color.filled())).map_err(plot_err)?;
-        let name = key.rsplit_once('/').map_or(key.as_str(), |(head, _)| head);
+        let name = match split(key) {
+            Some((_, series)) if one_head && lines.len() > 1 => series,
+            Some((head, _)) => head,
+            None => key.to_string(),
+        };
         top_area.draw(&Text::new(name.to_string(), (52, y - 7), ("sans-serif", 13))).map_err(plot_err)?;
     }
     let mut chart = release_chart(&body, &labels, unit, y_max)?;
@@ -370,6 +387,29 @@ mod tests {
         let svg =
             std::fs::read_to_string(dir.join(file_name("throughput/server-auth,x,1024B/openssl"))).unwrap();
         assert!(svg.contains("MB/s"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_floor_is_a_second_line_on_its_librarys_graph_not_a_graph() {
+        let dir = std::env::temp_dir().join(format!("tls-bench-hist-plot-floor-{}", std::process::id()));
+        let mut results = [
+            fixture("1.1.1w", "111.28.2+1.1.1w", 1_000_000.0, None),
+            fixture("3.6.3", "300.6.1+3.6.3", 1_200_000.0, None),
+        ];
+        for r in &mut results {
+            let mut floor = r.benchmarks[0].clone();
+            floor.key = "handshake/server-auth,x/crypto-floor-openssl".into();
+            floor.library_id = format!("crypto-floor-openssl-{}", r.release);
+            r.benchmarks[0].crypto_floor = Some("crypto-floor-openssl".into());
+            r.benchmarks.push(floor);
+        }
+        let files = draw_all(&results, &dir, "fixture").unwrap();
+        assert_eq!(files.len(), 2, "{files:?}");
+        let svg = std::fs::read_to_string(dir.join(file_name("handshake/server-auth,x/openssl"))).unwrap();
+        let legend = |name: &str| svg.lines().any(|l| l.trim() == name);
+        assert!(legend("crypto-floor-openssl") && legend("openssl"), "both named in the legend");
+        assert!(!dir.join(file_name("handshake/server-auth,x/crypto-floor-openssl")).exists());
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -10,7 +10,7 @@ use std::{
 
 use anyhow::{Context, Result};
 pub use tls_bench::results::historical::{
-    Bench, Figure, ReleaseResult, Shown, Unit, keys, load, series, table,
+    Bench, Figure, ReleaseResult, Shown, Unit, floor_keys, keys, load, series, table,
 };
 
 use crate::releases::Release;
@@ -71,6 +71,7 @@ pub mod tests {
                 Bench {
                     key: "handshake/server-auth,x/openssl".into(),
                     library_id: format!("openssl-{release}"),
+                    crypto_floor: None,
                     figure: Figure::Time {
                         median_ns: handshake_ns,
                         lower_ns: handshake_ns * 0.98,
@@ -81,6 +82,7 @@ pub mod tests {
                 Bench {
                     key: "throughput/server-auth,x,1024B/openssl".into(),
                     library_id: format!("openssl-{release}"),
+                    crypto_floor: None,
                     figure: Figure::Time {
                         median_ns: 65_536.0,
                         lower_ns: 60_000.0,
@@ -213,6 +215,7 @@ pub mod tests {
         let count = |key: &str, per: Per, per_unit: u64, units: u64, iterations: u64| Bench {
             key: key.into(),
             library_id: format!("rustls-{release}+ring"),
+            crypto_floor: None,
             figure: Figure::Instructions {
                 per_unit: per_unit as f64,
                 per,
@@ -286,6 +289,7 @@ pub mod tests {
         let rate = |key: &str, ns: f64| Bench {
             key: key.into(),
             library_id: format!("openssl-{release}"),
+            crypto_floor: None,
             figure: Figure::Rate {
                 mean_ns: ns,
                 mean_lower_ns: ns * 0.95,
@@ -297,6 +301,7 @@ pub mod tests {
         let allocs = |key: &str, v: f64| Bench {
             key: key.into(),
             library_id: format!("openssl-{release}"),
+            crypto_floor: None,
             figure: Figure::Allocations {
                 allocs_per_write: v,
                 allocs_stddev: 0.0,

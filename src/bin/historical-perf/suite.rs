@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Result, ensure};
-use tls_bench::{criterion_json, gungraun_json, instructions};
+use tls_bench::{bench::FLOORS_ENV, criterion_json, gungraun_json, instructions};
 
 use crate::{
     allocations::{self, MEMORY_RUNS, MemoryRun},
@@ -95,12 +95,30 @@ impl Suite {
 
     /// The features the suite needs besides the library's and
     /// `historical-perf`: `tools` when it keeps a binary ([`Suite::bins`]:
-    /// run-case, memory), none for Criterion.
-    pub fn features(self) -> &'static [&'static str] {
+    /// run-case, memory); for Criterion `crypto-floor` when it runs
+    /// `library`'s floor ([`Suite::floors`]), else none.
+    pub fn features(self, library: Library) -> &'static [&'static str] {
         match self {
+            Suite::Criterion if self.floors(library) => &["crypto-floor"],
             Suite::Criterion => &[],
             Suite::Instructions | Suite::Dtls => &["tools"],
         }
+    }
+
+    /// Whether the suite runs `library`'s crypto floor beside it in each
+    /// release ([`tls_bench::bench::FLOORS_ENV`]): the handshakes' and
+    /// records' primitives through the release's own libcrypto, in the same
+    /// Criterion run, so the table and graphs give the protocol cost across
+    /// releases. Criterion and OpenSSL only: the floor of OpenSSL is the
+    /// release's own libcrypto through the `openssl` crate (OpenSSL 1.1.1
+    /// through its own compat module, `tls_bench::floor::ossl111`). rustls's
+    /// floor is today's aws-lc-rs or *ring*, not the crypto crate of a
+    /// 0.20 or 0.21 release (*ring* 0.16), and s2n-tls's is today's
+    /// aws-lc-rs, not the AWS-LC or system libcrypto a past s2n-tls
+    /// linked: for them a floor would measure another crypto library, so
+    /// none runs.
+    pub fn floors(self, library: Library) -> bool {
+        self == Suite::Criterion && library == Library::Openssl
     }
 
     /// The dev-dependencies the suite needs among those a historical build
@@ -140,13 +158,18 @@ impl Suite {
     }
 
     /// The environment of `cargo bench` besides the release's own: where
-    /// the raw output goes (`home`), and for the instruction counts their
+    /// the raw output goes (`home`), the crypto floor when the suite runs
+    /// `library`'s ([`Suite::floors`]: [`FLOORS_ENV`] `=1`), and for the
+    /// instruction counts their
     /// iterations ([`instructions::MODE_ENV`]: `quick` with `quick`, else
     /// `full`) and the `summary.json` files [`gungraun_json`] reads, set
     /// whatever the caller's environment says.
-    pub fn env(self, home: &Path, quick: bool) -> Vec<(&'static str, String)> {
+    pub fn env(self, library: Library, home: &Path, quick: bool) -> Vec<(&'static str, String)> {
         let home = home.display().to_string();
         match self {
+            Suite::Criterion if self.floors(library) => {
+                vec![("CRITERION_HOME", home), (FLOORS_ENV, "1".to_string())]
+            }
             Suite::Criterion | Suite::Dtls => vec![("CRITERION_HOME", home)],
             Suite::Instructions => vec![
                 ("GUNGRAUN_HOME", home),
@@ -328,15 +351,24 @@ pub mod tests {
         assert_eq!(Suite::Dtls.out_dir(base, false), base.join("dtls"));
         assert_eq!(Suite::Dtls.out_dir(base, true), base.join("dtls/quick"));
         assert!(Suite::Criterion.memory_runs().is_empty() && Suite::Instructions.memory_runs().is_empty());
-        let env = Suite::Instructions.env(Path::new("/h"), true);
+        let env = Suite::Instructions.env(Library::Rustls, Path::new("/h"), true);
         assert!(env.contains(&("GUNGRAUN_HOME", "/h".into())), "{env:?}");
         assert!(env.contains(&("TLS_BENCH_INSTRUCTIONS", "quick".into())), "{env:?}");
         assert!(
             Suite::Instructions
-                .env(Path::new("/h"), false)
+                .env(Library::Rustls, Path::new("/h"), false)
                 .contains(&("TLS_BENCH_INSTRUCTIONS", "full".into()))
         );
-        assert_eq!(Suite::Criterion.env(Path::new("/h"), true), [("CRITERION_HOME", "/h".to_string())]);
+        assert_eq!(
+            Suite::Criterion.env(Library::Rustls, Path::new("/h"), true),
+            [("CRITERION_HOME", "/h".to_string())]
+        );
+        // OpenSSL's floor runs beside it (its own libcrypto); no other's.
+        assert_eq!(
+            Suite::Criterion.env(Library::Openssl, Path::new("/h"), true),
+            [("CRITERION_HOME", "/h".to_string()), ("TLS_BENCH_FLOORS", "1".to_string())]
+        );
+        assert!(!Suite::Criterion.floors(Library::S2nTls) && !Suite::Dtls.floors(Library::Openssl));
         assert!(Suite::Instructions.bench_args(true).is_empty());
         assert_eq!(
             Suite::Criterion.bench_args(true),
@@ -371,10 +403,13 @@ pub mod tests {
         let home = Suite::Dtls.home(Path::new("/w"), &openssl);
         assert_eq!(home, Path::new("/w/criterion-dtls/openssl/3.2.1"));
         assert_eq!(
-            Suite::Dtls.env(&home, true),
+            Suite::Dtls.env(Library::Openssl, &home, true),
             [("CRITERION_HOME", "/w/criterion-dtls/openssl/3.2.1".into())]
         );
-        assert_eq!(Suite::Dtls.env(&home, false), Suite::Dtls.env(&home, true));
+        assert_eq!(
+            Suite::Dtls.env(Library::Openssl, &home, false),
+            Suite::Dtls.env(Library::Openssl, &home, true)
+        );
         // The Criterion suite's run lengths, the send loop's groups.
         for quick in [true, false] {
             let (dtls, criterion) = (Suite::Dtls.bench_args(quick), Suite::Criterion.bench_args(quick));
