@@ -135,7 +135,10 @@ fn select(bench: &str) -> Option<Selection> {
     let filter = IdFilter::from_args(env::args().skip(1)).unwrap_or_else(fail_on);
     let mut libs = stacks::all();
     if floors_from_env().unwrap_or_else(fail_on) {
-        libs.extend(stacks::crypto_floors());
+        // Only the floors a built library goes with (a past rustls has no
+        // aws-lc-rs provider: its floor would run alone).
+        let used: Vec<String> = libs.iter().filter_map(|l| l.crypto_floor()).collect();
+        libs.extend(stacks::crypto_floors().into_iter().filter(|f| used.contains(&f.name())));
     }
     let selected = |case: &Case| case.workload.figures(sides).iter().any(|&f| filter.matches(&case.id(f)));
     let cases = matrix.all_cases(&libs);

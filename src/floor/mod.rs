@@ -27,7 +27,9 @@ pub mod count;
 pub mod ops;
 pub mod speed;
 
-#[cfg(feature = "rustls")]
+/// Not with rustls 0.20/0.21 (historical-perf), whose builds have no
+/// aws-lc-rs.
+#[cfg(all(feature = "rustls", not(rustls_0_21)))]
 pub mod aws_lc_rs;
 /// Named apart from the `boring` crate it calls.
 #[cfg(feature = "boring")]

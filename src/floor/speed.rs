@@ -127,10 +127,14 @@ pub struct Measured {
 #[allow(clippy::vec_init_then_push, unused_mut)]
 pub fn backends() -> Vec<Measured> {
     let mut out = Vec::new();
+    #[cfg(all(feature = "rustls", not(tls_bench_rustls_fips), not(rustls_0_21)))]
+    {
+        use crate::floor::aws_lc_rs::AwsLcRs;
+        out.push(Measured { backend: AwsLcRs::name(), measure: measure::<AwsLcRs> });
+    }
     #[cfg(all(feature = "rustls", not(tls_bench_rustls_fips)))]
     {
-        use crate::floor::{aws_lc_rs::AwsLcRs, ring::Ring};
-        out.push(Measured { backend: AwsLcRs::name(), measure: measure::<AwsLcRs> });
+        use crate::floor::ring::Ring;
         out.push(Measured { backend: Ring::name(), measure: measure::<Ring> });
     }
     #[cfg(feature = "openssl")]

@@ -77,12 +77,10 @@ pub fn crypto_floors() -> Vec<Box<dyn TlsLibrary>> {
     let mut floors: Vec<Box<dyn TlsLibrary>> = Vec::new();
     // Not under the FIPS configuration (aws-lc-config/rustls.toml): not
     // checked there yet.
+    #[cfg(all(feature = "crypto-floor", feature = "rustls", not(tls_bench_rustls_fips), not(rustls_0_21)))]
+    floors.push(Box::new(crypto_floor::CryptoFloor::<crate::floor::aws_lc_rs::AwsLcRs>::default()));
     #[cfg(all(feature = "crypto-floor", feature = "rustls", not(tls_bench_rustls_fips)))]
-    {
-        use crate::floor::{aws_lc_rs::AwsLcRs, ring::Ring};
-        floors.push(Box::new(crypto_floor::CryptoFloor::<AwsLcRs>::default()));
-        floors.push(Box::new(crypto_floor::CryptoFloor::<Ring>::default()));
-    }
+    floors.push(Box::new(crypto_floor::CryptoFloor::<crate::floor::ring::Ring>::default()));
     #[cfg(all(feature = "crypto-floor", feature = "openssl"))]
     floors.push(Box::new(crypto_floor::CryptoFloor::<crate::floor::ossl::Ossl>::default()));
     #[cfg(all(feature = "crypto-floor", feature = "boring"))]

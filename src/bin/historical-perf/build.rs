@@ -697,6 +697,30 @@ fn build_openssl(paths: &Paths, release: &Release) -> Result<PathBuf> {
     Ok(install)
 }
 
+/// Why a release's crypto floor must not run, `None` when it may:
+/// `libcrypto` ([`libcrypto_of`]) lists a floor crate (*ring*,
+/// aws-lc-rs) in two versions, so the release links another version than
+/// the floor's own (rustls 0.20 links *ring* 0.16; the floor, *ring* 0.17)
+/// and its floor would measure another crypto library. With one version
+/// each, the release's crypto and the floor's are the same crate.
+pub fn floor_refusal(libcrypto: &str) -> Option<String> {
+    let crates: Vec<(&str, &str)> = libcrypto.split(", ").filter_map(|c| c.split_once(' ')).collect();
+    let twice: Vec<String> = ["ring", "aws-lc-rs"]
+        .into_iter()
+        .filter_map(|name| {
+            let versions: Vec<&str> = crates.iter().filter(|(n, _)| *n == name).map(|(_, v)| *v).collect();
+            (versions.len() > 1).then(|| format!("{name} {}", versions.join(" and ")))
+        })
+        .collect();
+    (!twice.is_empty()).then(|| {
+        format!(
+            "it links {}: a crypto crate of another version than the floor's, whose figures would measure \
+             another crypto library",
+            twice.join("; ")
+        )
+    })
+}
+
 /// The crypto library a non-OpenSSL build links: the crypto crates in its
 /// dependency graph (`cargo tree` with the features built; the lock file
 /// would also list optional crates that are not built).
@@ -843,7 +867,13 @@ mod tests {
         }
         assert_eq!(doc["features"]["rustls"].to_string(), criterion["features"]["rustls"].to_string());
         assert_eq!(features(release.library, Suite::Instructions), ["rustls", "historical-perf", "tools"]);
-        assert_eq!(features(release.library, Suite::Criterion), ["rustls", "historical-perf"]);
+        assert_eq!(
+            features(release.library, Suite::Criterion),
+            ["rustls", "historical-perf", "crypto-floor"]
+        );
+        assert_eq!(floor_refusal("aws-lc-rs 1.19.0, aws-lc-sys 0.47.0, ring 0.17.14"), None);
+        let refusal = floor_refusal("ring 0.16.20, ring 0.17.14").unwrap();
+        assert!(refusal.starts_with("it links ring 0.16.20 and 0.17.14: "), "{refusal}");
         assert_eq!(
             features(Library::Openssl, Suite::Criterion),
             ["openssl", "historical-perf", "crypto-floor"]

@@ -532,6 +532,13 @@ fn run_release(
     if skips_file.exists() {
         std::fs::remove_file(&skips_file).with_context(|| format!("removing {}", skips_file.display()))?;
     }
+    let libcrypto = build::libcrypto_of(paths, &prepared, release.library)?;
+    // A floor of another crypto library than the release links is not run
+    // (the suite's environment turned it on).
+    let refusal = suite.floors(release.library).then(|| build::floor_refusal(&libcrypto)).flatten();
+    if let Some(why) = &refusal {
+        eprintln!("historical-perf: {} {}: no crypto floor: {why}", release.library, release.label());
+    }
     let cargo = |extra: &[&str]| -> Command {
         let mut cmd = build::cargo();
         cmd.args(["bench", "--manifest-path"])
@@ -546,6 +553,9 @@ fn run_release(
             .env(skip::SKIPS_ENV, &skips_file)
             .envs(suite.env(release.library, &home, quick))
             .env_remove("RUSTFLAGS");
+        if refusal.is_some() {
+            cmd.env(tls_bench::bench::FLOORS_ENV, "0");
+        }
         for (k, v) in &prepared.env {
             cmd.env(k, v);
         }
@@ -578,7 +588,11 @@ fn run_release(
     let missing = suite.missing_groups(&benchmarks);
     ensure!(missing.is_empty(), "no {} figure; skips: {}", missing.join(", "), skips.join("; "));
     let label = release.label();
-    for b in &benchmarks {
+    // A floor is named by its crypto crate's version (rustls's *ring*),
+    // not the release's.
+    let floors: Vec<&str> = benchmarks.iter().filter_map(|b| b.crypto_floor.as_deref()).collect();
+    let is_floor = |b: &Bench| b.key.rsplit_once('/').is_some_and(|(_, s)| floors.contains(&s));
+    for b in benchmarks.iter().filter(|b| !is_floor(b)) {
         ensure!(
             b.library_id.contains(&label),
             "benchmark {} ran {} rather than release {label}",
@@ -586,5 +600,5 @@ fn run_release(
             b.library_id
         );
     }
-    Ok((benchmarks, build::libcrypto_of(paths, &prepared, release.library)?))
+    Ok((benchmarks, libcrypto))
 }

@@ -105,20 +105,20 @@ impl Suite {
         }
     }
 
-    /// Whether the suite runs `library`'s crypto floor beside it in each
-    /// release ([`tls_bench::bench::FLOORS_ENV`]): the handshakes' and
-    /// records' primitives through the release's own libcrypto, in the same
-    /// Criterion run, so the table and graphs give the protocol cost across
-    /// releases. Criterion and OpenSSL only: the floor of OpenSSL is the
-    /// release's own libcrypto through the `openssl` crate (OpenSSL 1.1.1
-    /// through its own compat module, `tls_bench::floor::ossl111`). rustls's
-    /// floor is today's aws-lc-rs or *ring*, not the crypto crate of a
-    /// 0.20 or 0.21 release (*ring* 0.16), and s2n-tls's is today's
-    /// aws-lc-rs, not the AWS-LC or system libcrypto a past s2n-tls
-    /// linked: for them a floor would measure another crypto library, so
-    /// none runs.
+    /// Whether the suite builds `library`'s crypto floor to run beside it
+    /// in each release ([`tls_bench::bench::FLOORS_ENV`]): the handshakes'
+    /// and records' primitives through the release's own crypto, in the
+    /// same Criterion run, so the table and graphs give the protocol cost
+    /// across releases. Criterion only, and OpenSSL (the release's own
+    /// libcrypto through the `openssl` crate; OpenSSL 1.1.1 through its own
+    /// compat module, `tls_bench::floor::ossl111`) and rustls (the floor's
+    /// *ring* and aws-lc-rs, run only where the release links those same
+    /// crates: [`crate::build::floor_refusal`]). Not s2n-tls: its floor is
+    /// this build's aws-lc-rs (with the `rustls` feature, which a
+    /// historical s2n-tls build leaves out), not the era's AWS-LC or the
+    /// system libcrypto a past s2n-tls linked.
     pub fn floors(self, library: Library) -> bool {
-        self == Suite::Criterion && library == Library::Openssl
+        self == Suite::Criterion && matches!(library, Library::Openssl | Library::Rustls)
     }
 
     /// The dev-dependencies the suite needs among those a historical build
@@ -360,7 +360,7 @@ pub mod tests {
                 .contains(&("TLS_BENCH_INSTRUCTIONS", "full".into()))
         );
         assert_eq!(
-            Suite::Criterion.env(Library::Rustls, Path::new("/h"), true),
+            Suite::Criterion.env(Library::S2nTls, Path::new("/h"), true),
             [("CRITERION_HOME", "/h".to_string())]
         );
         // OpenSSL's floor runs beside it (its own libcrypto); no other's.
@@ -369,6 +369,7 @@ pub mod tests {
             [("CRITERION_HOME", "/h".to_string()), ("TLS_BENCH_FLOORS", "1".to_string())]
         );
         assert!(!Suite::Criterion.floors(Library::S2nTls) && !Suite::Dtls.floors(Library::Openssl));
+        assert!(Suite::Criterion.floors(Library::Rustls));
         assert!(Suite::Instructions.bench_args(true).is_empty());
         assert_eq!(
             Suite::Criterion.bench_args(true),
