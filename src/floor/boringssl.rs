@@ -297,12 +297,8 @@ impl Backend for BoringSsl {
     }
 
     /// Out of place, as `SSLAEADContext::SealScatter` seals a TLS 1.3
-    /// record (`tls_seal_scatter_record`): `EVP_AEAD_CTX_seal_scatter`
-    /// from `fragment` (`in`) into the start of `out` (`out`), the type as
-    /// `extra_in`, its ciphertext and the tag into the rest (`out_tag`).
-    /// The boring crate's `seal_scatter_mut` seals only in place, hence
-    /// boring-sys. Every AEAD takes `extra_in` in this BoringSSL (its
-    /// `EVP_AEAD_CTX_seal_scatter` is `EVP_AEAD_CTX_sealv` of two iovecs).
+    /// record ([`super::evp_aead::seal_from`]). The boring crate's
+    /// `seal_scatter_mut` seals only in place, hence boring-sys.
     fn seal_from(
         key: &AeadKey,
         nonce: [u8; 12],
@@ -311,46 +307,9 @@ impl Backend for BoringSsl {
         content_type: u8,
         out: &mut Vec<u8>,
     ) -> Result<()> {
-        let ctx = key.0.borrow_mut();
-        let len = fragment.len();
-        let suffix_len = 1 + TAG_LEN;
-        // Uninitialised, as BoringSSL's write buffer is: a resize would
-        // zero it first (a memset of the record's length).
-        out.clear();
-        out.reserve(len + suffix_len);
-        let (body, suffix) = out.spare_capacity_mut()[..len + suffix_len].split_at_mut(len);
-        let mut written = 0;
-        // SAFETY: `ctx` is a keyed context; `body` is writable for `len`
-        // bytes, the ciphertext of `fragment` (`len` bytes, passed with its
-        // length); `suffix` is writable for `suffix_len` bytes, passed as
-        // the most to write there (the type's ciphertext and the tag); the
-        // output buffers are `out`'s spare capacity, which `fragment` (a
-        // shared borrow) cannot alias; the nonce, the type and the AAD are
-        // passed with their lengths.
-        let ok = unsafe {
-            ffi::EVP_AEAD_CTX_seal_scatter(
-                ctx.as_ptr(),
-                body.as_mut_ptr().cast(),
-                suffix.as_mut_ptr().cast(),
-                &mut written,
-                suffix_len,
-                nonce.as_ptr(),
-                nonce.len(),
-                fragment.as_ptr(),
-                len,
-                &content_type,
-                1,
-                aad.as_ptr(),
-                aad.len(),
-            )
-        } == 1;
-        ensure!(ok, "sealing failed: {}", ossl::error::ErrorStack::get());
-        ensure!(written == suffix_len, "sealing wrote {written} bytes after the fragment, not {suffix_len}");
-        // SAFETY: the call succeeded, so it wrote all `len` bytes of `body`
-        // and `written` (== `suffix_len`) bytes of `suffix`: the first
-        // `len + suffix_len` bytes of the capacity are initialised.
-        unsafe { out.set_len(len + suffix_len) };
-        Ok(())
+        let ctx = key.0.borrow();
+        // SAFETY: `ctx` is this key's keyed context, borrowed for the call.
+        unsafe { super::evp_aead::seal_from(ctx.as_ptr(), nonce, aad, fragment, content_type, out) }
     }
 
     fn open(key: &AeadKey, nonce: [u8; 12], aad: &[u8], in_out: &mut [u8]) -> Result<usize> {

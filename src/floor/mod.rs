@@ -38,6 +38,8 @@ pub mod boringssl;
 pub mod cipher_ctx;
 #[cfg(any(feature = "boring", openssl_awslc, all(feature = "openssl", not(ossl300))))]
 pub mod ec_key;
+#[cfg(any(feature = "boring", openssl_awslc))]
+pub mod evp_aead;
 #[cfg(any(feature = "openssl", feature = "boring"))]
 pub mod hmac_ctx;
 #[cfg(feature = "openssl")]

@@ -196,14 +196,9 @@ mod aws_lc {
         Ok(())
     }
 
-    /// Seals `fragment || content_type` out of place into `out` (cleared
-    /// first), as `SSLAEADContext::SealScatter` seals a TLS 1.3 record
-    /// (`tls_seal_scatter_record`): `EVP_AEAD_CTX_seal_scatter` from
-    /// `fragment` (`in`) into the start of `out` (`out`), the type as
-    /// `extra_in`, its ciphertext and the tag into the rest (`out_tag`).
-    /// All three AEADs take `extra_in` (`seal_scatter_supports_extra_in`
-    /// is 1 for `EVP_aead_aes_{128,256}_gcm` and
-    /// `EVP_aead_chacha20_poly1305`), so none needs the copying default.
+    /// Seals `fragment || content_type` out of place into `out`, as
+    /// `SSLAEADContext::SealScatter` seals a TLS 1.3 record
+    /// ([`super::super::evp_aead::seal_from`]).
     pub fn seal_from(
         key: &AeadKey,
         nonce: [u8; 12],
@@ -212,45 +207,8 @@ mod aws_lc {
         content_type: u8,
         out: &mut Vec<u8>,
     ) -> Result<()> {
-        let len = fragment.len();
-        let suffix_len = 1 + TAG_LEN;
-        // Uninitialised, as AWS-LC's write buffer is: a resize would zero
-        // it first (a memset of the record's length).
-        out.clear();
-        out.reserve(len + suffix_len);
-        let (body, suffix) = out.spare_capacity_mut()[..len + suffix_len].split_at_mut(len);
-        let mut written = 0;
-        // SAFETY: `key` is a keyed context; `body` is writable for `len`
-        // bytes, the ciphertext of `fragment` (`len` bytes, passed with its
-        // length); `suffix` is writable for `suffix_len` bytes, passed as
-        // the most to write there (the type's ciphertext and the tag); the
-        // output buffers are `out`'s spare capacity, which `fragment` (a
-        // shared borrow) cannot alias; the nonce, the type and the AAD are
-        // passed with their lengths.
-        let ok = unsafe {
-            ffi::EVP_AEAD_CTX_seal_scatter(
-                key.0.as_ptr(),
-                body.as_mut_ptr().cast(),
-                suffix.as_mut_ptr().cast(),
-                &mut written,
-                suffix_len,
-                nonce.as_ptr(),
-                nonce.len(),
-                fragment.as_ptr(),
-                len,
-                &content_type,
-                1,
-                aad.as_ptr(),
-                aad.len(),
-            )
-        } == 1;
-        ensure!(ok, "sealing failed: {}", ErrorStack::get());
-        ensure!(written == suffix_len, "sealing wrote {written} bytes after the fragment, not {suffix_len}");
-        // SAFETY: the call succeeded, so it wrote all `len` bytes of `body`
-        // and `written` (== `suffix_len`) bytes of `suffix`: the first
-        // `len + suffix_len` bytes of the capacity are initialised.
-        unsafe { out.set_len(len + suffix_len) };
-        Ok(())
+        // SAFETY: `key` owns its keyed context (freed only on drop).
+        unsafe { crate::floor::evp_aead::seal_from(key.0.as_ptr(), nonce, aad, fragment, content_type, out) }
     }
 
     /// Decrypts `in_out` (ciphertext and tag) in place
