@@ -51,3 +51,50 @@ pub fn peer(group: &EcGroupRef, point: &[u8]) -> Result<PKey<Public>> {
     let point = EcPoint::from_bytes(group, point, &mut ctx)?;
     Ok(PKey::from_ec_key(EcKey::from_public_key(group, &point)?)?)
 }
+
+/// The key exchange of a libcrypto whose TLS layer makes NIST-curve shares
+/// through these calls and has no ML-KEM the floor can call (OpenSSL
+/// 1.1.1, [`super::ossl111`]; AWS-LC under the `openssl` crate,
+/// [`super::ossl`]): the compat module's `ec_key_gen`, `ec_peer` and
+/// `mlkem_*` functions, each ML-KEM one an error saying `$why`.
+#[cfg(feature = "openssl")]
+macro_rules! ec_key_kx_without_mlkem {
+    ($why:expr) => {
+        use anyhow::bail;
+
+        use $crate::{
+            config::openssl::ossl::pkey::{PKey, Private, Public},
+            floor::{ec_key, ops::Kx},
+        };
+
+        /// A NIST-curve key pair and its public key's uncompressed point
+        /// ([`ec_key::key_gen`]).
+        pub fn ec_key_gen(kx: Kx) -> anyhow::Result<(PKey<Private>, Vec<u8>)> {
+            ec_key::key_gen(kx)
+        }
+
+        /// The peer's point on `private`'s group ([`ec_key::peer`]).
+        pub fn ec_peer(private: &PKey<Private>, point: &[u8]) -> anyhow::Result<PKey<Public>> {
+            ec_key::peer(private.ec_key()?.group(), point)
+        }
+
+        pub fn mlkem_unsupported() -> Option<String> {
+            Some($why.to_string())
+        }
+
+        pub fn mlkem_key_gen() -> anyhow::Result<(PKey<Private>, Vec<u8>)> {
+            bail!($why)
+        }
+
+        pub fn mlkem_encapsulate(_peer: &[u8]) -> anyhow::Result<(Vec<u8>, Vec<u8>)> {
+            bail!($why)
+        }
+
+        pub fn mlkem_decapsulate(_private: &PKey<Private>, _ciphertext: &[u8]) -> anyhow::Result<Vec<u8>> {
+            bail!($why)
+        }
+    };
+}
+
+#[cfg(feature = "openssl")]
+pub(crate) use ec_key_kx_without_mlkem;

@@ -80,19 +80,12 @@ use aws_lc as compat;
 mod aws_lc {
     use std::ptr::{self, NonNull};
 
-    use anyhow::{Context, Result, anyhow, bail, ensure};
+    use anyhow::{Context, Result, anyhow, ensure};
 
-    use super::ossl::{
-        error::ErrorStack,
-        pkey::{PKey, Private, Public},
-    };
-    use crate::{
-        config::openssl::ffi,
-        floor::{ec_key, ops::Kx},
-        params::Aead,
-    };
+    use super::ossl::error::ErrorStack;
+    use crate::{config::openssl::ffi, params::Aead};
 
-    const NO_MLKEM: &str = "the openssl crate has no ML-KEM interface on AWS-LC";
+    crate::floor::ec_key::ec_key_kx_without_mlkem!("the openssl crate has no ML-KEM interface on AWS-LC");
 
     /// An AEAD tag, in bytes: all three AEADs' default.
     const TAG_LEN: usize = 16;
@@ -100,31 +93,6 @@ mod aws_lc {
     /// `EVP_AEAD_DEFAULT_TAG_LENGTH` (0: the AEAD's own, [`TAG_LEN`]), as
     /// `SSLAEADContext` keys its contexts.
     const DEFAULT_TAG_LEN: usize = ffi::EVP_AEAD_DEFAULT_TAG_LENGTH as usize;
-
-    pub fn ec_key_gen(kx: Kx) -> Result<(PKey<Private>, Vec<u8>)> {
-        ec_key::key_gen(kx)
-    }
-
-    /// The peer's point on `private`'s group.
-    pub fn ec_peer(private: &PKey<Private>, point: &[u8]) -> Result<PKey<Public>> {
-        ec_key::peer(private.ec_key()?.group(), point)
-    }
-
-    pub fn mlkem_unsupported() -> Option<String> {
-        Some(NO_MLKEM.to_string())
-    }
-
-    pub fn mlkem_key_gen() -> Result<(PKey<Private>, Vec<u8>)> {
-        bail!(NO_MLKEM)
-    }
-
-    pub fn mlkem_encapsulate(_peer: &[u8]) -> Result<(Vec<u8>, Vec<u8>)> {
-        bail!(NO_MLKEM)
-    }
-
-    pub fn mlkem_decapsulate(_private: &PKey<Private>, _ciphertext: &[u8]) -> Result<Vec<u8>> {
-        bail!(NO_MLKEM)
-    }
 
     /// A keyed `EVP_AEAD_CTX` (`EVP_AEAD_CTX_new`), freed on drop.
     pub struct AeadKey(NonNull<ffi::EVP_AEAD_CTX>);
