@@ -10,9 +10,8 @@
 
 use std::{env, fs, path::Path};
 
-/// Version of `crate_name` in the lock file, or "unknown" if it is not there
-/// exactly once.
-fn locked_version(lock: &str, crate_name: &str) -> String {
+/// Versions of `crate_name` in the lock file, in its order.
+fn locked_versions(lock: &str, crate_name: &str) -> Vec<String> {
     let mut found = Vec::new();
     let mut lines = lock.lines();
     while let Some(line) = lines.next() {
@@ -22,7 +21,13 @@ fn locked_version(lock: &str, crate_name: &str) -> String {
             found.push(v.trim_end_matches('"').to_string());
         }
     }
-    match found.as_slice() {
+    found
+}
+
+/// Version of `crate_name` in the lock file, or "unknown" if it is not there
+/// exactly once.
+fn locked_version(lock: &str, crate_name: &str) -> String {
+    match locked_versions(lock, crate_name).as_slice() {
         [one] => one.clone(),
         _ => "unknown".to_string(),
     }
@@ -46,6 +51,7 @@ fn main() {
     println!("cargo::rustc-check-cfg=cfg(rustls_0_22)");
     println!("cargo::rustc-check-cfg=cfg(rustls_0_21)");
     println!("cargo::rustc-check-cfg=cfg(rustls_0_20)");
+    println!("cargo::rustc-check-cfg=cfg(ring_0_16)");
     println!("cargo::rustc-check-cfg=cfg(s2n_before_0_3)");
     println!("cargo::rustc-check-cfg=cfg(s2n_no_session_tickets)");
     println!("cargo::rustc-check-cfg=cfg(s2n_no_system_certs_switch)");
@@ -62,7 +68,6 @@ fn main() {
         ("s2n-tls", "TLS_BENCH_S2N_TLS_VERSION"),
         ("boring", "TLS_BENCH_BORING_VERSION"),
         ("aws-lc-rs", "TLS_BENCH_AWS_LC_RS_VERSION"),
-        ("ring", "TLS_BENCH_RING_VERSION"),
         ("gungraun", "TLS_BENCH_GUNGRAUN_VERSION"),
     ] {
         println!("cargo::rustc-env={var}={}", locked_version(&lock, krate));
@@ -92,6 +97,19 @@ fn main() {
     }
     if minor_patch(&rustls, 20).is_some() {
         println!("cargo::rustc-cfg=rustls_0_20");
+    }
+    // *ring*: one version, or rustls 0.20's two (historical-perf): its own
+    // crypto on *ring* 0.16 and its webpki's verifications on 0.17, as the
+    // floor's compat module then calls them (src/floor/ring_0_16.rs).
+    let rings = locked_versions(&lock, "ring");
+    match rings.iter().find(|v| minor_patch(v, 16).is_some()) {
+        Some(old) => {
+            println!("cargo::rustc-cfg=ring_0_16");
+            println!("cargo::rustc-env=TLS_BENCH_RING_VERSION={old}");
+            let verify = rings.iter().find(|v| minor_patch(v, 17).is_some());
+            println!("cargo::rustc-env=TLS_BENCH_WEBPKI_RING_VERSION={}", verify.map_or("unknown", |v| v));
+        }
+        None => println!("cargo::rustc-env=TLS_BENCH_RING_VERSION={}", locked_version(&lock, "ring")),
     }
     let s2n_tls = locked_version(&lock, "s2n-tls");
     if minor_patch(&s2n_tls, 0).or(minor_patch(&s2n_tls, 1)).or(minor_patch(&s2n_tls, 2)).is_some() {

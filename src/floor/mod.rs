@@ -50,6 +50,8 @@ pub mod ossl111;
 pub mod ossl3;
 #[cfg(feature = "rustls")]
 pub mod ring;
+#[cfg(all(feature = "rustls", ring_0_16))]
+mod ring_0_16;
 #[cfg(feature = "rustls")]
 mod ring_like;
 

@@ -8,9 +8,14 @@
 //! `rsa_signature_len` and `kem_*` functions.
 
 /// Implements the shared methods of [`super::Backend`] for `$backend`
-/// over crate `$c` (`aws_lc_rs` or `ring`).
+/// over crate `$c` (`aws_lc_rs` or `ring`); with `verify: $v`, the
+/// signature verifications over crate `$v` instead (rustls 0.20 verifies
+/// through its webpki's *ring* 0.17, [`super::ring_0_16`]).
 macro_rules! ring_like_backend {
     ($backend:ident, $c:ident) => {
+        $crate::floor::ring_like::ring_like_backend!($backend, $c, verify: $c);
+    };
+    ($backend:ident, $c:ident, verify: $v:ident) => {
         use anyhow::{Result, anyhow, bail};
         use $c::{aead, agreement, hmac, rand::SystemRandom, signature};
 
@@ -39,12 +44,13 @@ macro_rules! ring_like_backend {
             })
         }
 
-        fn verify_alg(sig: Sig) -> &'static dyn signature::VerificationAlgorithm {
+        fn verify_alg(sig: Sig) -> &'static dyn $v::signature::VerificationAlgorithm {
+            use $v::signature as verification;
             match sig {
-                Sig::EcdsaP256Sha256 => &signature::ECDSA_P256_SHA256_ASN1,
-                Sig::EcdsaP384Sha384 => &signature::ECDSA_P384_SHA384_ASN1,
-                Sig::RsaPssSha256(_) => &signature::RSA_PSS_2048_8192_SHA256,
-                Sig::RsaPkcs1Sha256(_) => &signature::RSA_PKCS1_2048_8192_SHA256,
+                Sig::EcdsaP256Sha256 => &verification::ECDSA_P256_SHA256_ASN1,
+                Sig::EcdsaP384Sha384 => &verification::ECDSA_P384_SHA384_ASN1,
+                Sig::RsaPssSha256(_) => &verification::RSA_PSS_2048_8192_SHA256,
+                Sig::RsaPkcs1Sha256(_) => &verification::RSA_PKCS1_2048_8192_SHA256,
             }
         }
 
@@ -128,7 +134,7 @@ macro_rules! ring_like_backend {
             }
 
             fn verify(sig: Sig, key: &Vec<u8>, msg: &[u8], signature: &[u8]) -> Result<()> {
-                signature::UnparsedPublicKey::new(verify_alg(sig), key)
+                $v::signature::UnparsedPublicKey::new(verify_alg(sig), key)
                     .verify(msg, signature)
                     .map_err(|_| anyhow!("{sig}: the signature does not verify"))
             }

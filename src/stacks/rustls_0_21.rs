@@ -52,11 +52,11 @@ impl TlsLibrary for Rustls {
         format!("rustls-{}+{}", env!("TLS_BENCH_RUSTLS_VERSION"), self.provider.name())
     }
 
-    /// *ring*, for a rustls 0.21 that links the floor's own *ring* 0.17
-    /// (0.21.12 does; historical-perf runs no floor for a release that
-    /// links another *ring*, `floor_refusal`). None for 0.20, which links
-    /// *ring* 0.16.
-    #[cfg(all(feature = "crypto-floor", not(rustls_0_20)))]
+    /// *ring*: the floor's own version is the release's (historical-perf
+    /// builds 0.20 with the floor on *ring* 0.16, [`crate::floor::ring`];
+    /// it runs no floor for a release that links another *ring*,
+    /// `floor_refusal`).
+    #[cfg(feature = "crypto-floor")]
     fn crypto_floor(&self) -> Option<String> {
         use crate::floor::{Backend, ring::Ring};
         Some(super::crypto_floor::floor_name(&Ring::name()))

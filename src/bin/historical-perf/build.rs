@@ -107,7 +107,8 @@ pub fn run(cmd: &mut Command, what: &str) -> Result<Output> {
 /// suite's binaries and benches ([`Suite::bins`], [`Suite::benches`]), no
 /// tests or examples, no aws-lc-config target tables, only the features
 /// [`features`] names (so no `tools` dependencies for the Criterion
-/// suite), the library's version pinned (`=x.y.z`), and the features of
+/// suite), the library's version pinned (`=x.y.z`; for rustls 0.20 the
+/// crypto floor's *ring* at the 0.16 the release links), and the features of
 /// the crates it shares with the repository's own build pinned to that
 /// build's ([`SHARED_FEATURES`], [`share_features`]).
 /// Errors: the repository's Cargo.toml or Cargo.lock cannot be read or
@@ -150,7 +151,23 @@ pub fn manifest(repo: &Path, release: &Release, suite: Suite) -> Result<String> 
                 ..22 => {
                     rustls["features"] = value(toml_edit::Array::from_iter(["tls12", "logging"]));
                     doc["features"]["rustls"] = value(toml_edit::Array::from_iter(["dep:rustls"]));
-                    doc["dependencies"].as_table_mut().context("no [dependencies]")?.remove("aws-lc-rs");
+                    let deps = doc["dependencies"].as_table_mut().context("no [dependencies]")?;
+                    deps.remove("aws-lc-rs");
+                    // 0.20 calls *ring* 0.16, and its webpki 0.22.4 *ring* 0.17
+                    // for verifications: the crypto floor calls the same
+                    // (src/floor/ring_0_16.rs), the second as `webpki_ring`.
+                    if release.version.minor < 21 && deps.contains_key("ring") {
+                        deps["ring"]["version"] = value("0.16");
+                        let mut webpki_ring = toml_edit::InlineTable::new();
+                        webpki_ring.insert("package", "ring".into());
+                        webpki_ring.insert("version", "0.17".into());
+                        webpki_ring.insert("optional", true.into());
+                        deps.insert("webpki-ring", Item::Value(webpki_ring.into()));
+                        doc["features"]["crypto-floor"]
+                            .as_array_mut()
+                            .context("no crypto-floor feature")?
+                            .push("dep:webpki-ring");
+                    }
                 }
                 _ => {}
             }
@@ -183,8 +200,8 @@ struct SharedFeatures {
 /// dev-dependencies included: `cargo test --release`, `cargo bench`, into
 /// the same target directory) for crates that every historical build also
 /// compiles but would resolve differently: the `tools` crates (clap's
-/// `derive` and default features, plotters' `errorbar`, serde_core's
-/// defaults), crates other libraries' dependencies extend (cc's `parallel`
+/// `derive` and default features, plotters' `errorbar` and `area_series`,
+/// serde_core's defaults and `alloc`), crates other libraries' dependencies extend (cc's `parallel`
 /// through aws-lc-sys, num-traits' `i128`, smallvec's `const_*`), and
 /// syn's for the proc-macros. A different feature set of any one of them
 /// is a different build of it and of everything above it (Criterion,
@@ -233,14 +250,14 @@ const SHARED_FEATURES: [SharedFeatures; 8] = [
         krate: "plotters",
         req: "0.3.7",
         default_features: false,
-        features: &["svg_backend", "errorbar", "line_series"],
+        features: &["svg_backend", "errorbar", "line_series", "area_series"],
     },
     SharedFeatures {
         table: "dev-dependencies",
         krate: "serde_core",
         req: "1",
         default_features: true,
-        features: &[],
+        features: &["alloc"],
     },
     SharedFeatures {
         table: "dev-dependencies",
@@ -364,8 +381,9 @@ pub fn features(library: Library, suite: Suite) -> Vec<&'static str> {
 /// [`Suite::Instructions`], see [`Suite::dev_dependencies`]), and the
 /// socket runner's tokio adapters (each pins today's release of its
 /// library). Left in, they would hold crates such as aws-lc-rs at today's
-/// versions in the lock file.
-const UNUSED_BY_BENCHMARKS: [(&str, &str); 8] = [
+/// versions in the lock file. And Cargo.toml's feature pin of syn, whose
+/// place [`SHARED_FEATURES`] takes here (both syn versions, all features).
+const UNUSED_BY_BENCHMARKS: [(&str, &str); 9] = [
     ("dependencies", "rcgen"),
     ("dependencies", "s2n-tls-tokio"),
     ("dependencies", "tokio-rustls"),
@@ -374,6 +392,7 @@ const UNUSED_BY_BENCHMARKS: [(&str, &str); 8] = [
     ("dev-dependencies", "rustls-webpki"),
     ("dev-dependencies", "x509-parser"),
     ("dev-dependencies", "gungraun"),
+    ("build-dependencies", "syn"),
 ];
 
 /// Leaves only the dependencies of the [`features`] the build turns on:
@@ -700,16 +719,20 @@ fn build_openssl(paths: &Paths, release: &Release) -> Result<PathBuf> {
 /// Why a release's crypto floor must not run, `None` when it may:
 /// `libcrypto` ([`libcrypto_of`]) lists a floor crate (*ring*,
 /// aws-lc-rs) in two versions, so the release links another version than
-/// the floor's own (rustls 0.20 links *ring* 0.16; the floor, *ring* 0.17)
-/// and its floor would measure another crypto library. With one version
-/// each, the release's crypto and the floor's are the same crate.
+/// the floor's own and its floor would measure another crypto library.
+/// With one version each, the release's crypto and the floor's are the
+/// same crate. One pair is known and mirrored: rustls 0.20's *ring* 0.16
+/// and its webpki's *ring* 0.17 ([`manifest`] gives the floor both, each
+/// where the release calls it: src/floor/ring_0_16.rs).
 pub fn floor_refusal(libcrypto: &str) -> Option<String> {
     let crates: Vec<(&str, &str)> = libcrypto.split(", ").filter_map(|c| c.split_once(' ')).collect();
     let twice: Vec<String> = ["ring", "aws-lc-rs"]
         .into_iter()
         .filter_map(|name| {
             let versions: Vec<&str> = crates.iter().filter(|(n, _)| *n == name).map(|(_, v)| *v).collect();
-            (versions.len() > 1).then(|| format!("{name} {}", versions.join(" and ")))
+            let mirrored = name == "ring"
+                && matches!(versions.as_slice(), [a, b] if a.starts_with("0.16.") && b.starts_with("0.17."));
+            (versions.len() > 1 && !mirrored).then(|| format!("{name} {}", versions.join(" and ")))
         })
         .collect();
     (!twice.is_empty()).then(|| {
@@ -822,6 +845,26 @@ mod tests {
         assert_eq!(features, ["tls12", "logging", "aws_lc_rs", "ring"], "0.22's own feature names");
     }
 
+    #[test]
+    fn rustls_0_20s_floor_is_on_the_ring_it_links() {
+        let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let ring = |minor| {
+            let release = Release { library: Library::Rustls, version: Version::new(0, minor, 9) };
+            let doc: DocumentMut = manifest(repo, &release, Suite::Criterion).unwrap().parse().unwrap();
+            doc["dependencies"]["ring"]["version"].as_str().unwrap().to_string()
+        };
+        assert_eq!(ring(20), "0.16");
+        assert_eq!(ring(21), "0.17");
+        let release = Release { library: Library::Rustls, version: Version::new(0, 20, 9) };
+        let doc: DocumentMut = manifest(repo, &release, Suite::Criterion).unwrap().parse().unwrap();
+        let webpki_ring = &doc["dependencies"]["webpki-ring"];
+        assert_eq!(
+            (webpki_ring["package"].as_str(), webpki_ring["version"].as_str()),
+            (Some("ring"), Some("0.17"))
+        );
+        assert!(strings(doc["features"].get("crypto-floor")).contains(&"dep:webpki-ring".to_string()));
+    }
+
     /// The `[[bin]]` or `[[bench]]` (`kind`) targets of a generated
     /// manifest: name and path.
     fn targets(doc: &DocumentMut, kind: &str) -> Vec<(String, String)> {
@@ -872,8 +915,12 @@ mod tests {
             ["rustls", "historical-perf", "crypto-floor"]
         );
         assert_eq!(floor_refusal("aws-lc-rs 1.19.0, aws-lc-sys 0.47.0, ring 0.17.14"), None);
-        let refusal = floor_refusal("ring 0.16.20, ring 0.17.14").unwrap();
-        assert!(refusal.starts_with("it links ring 0.16.20 and 0.17.14: "), "{refusal}");
+        // rustls 0.20's pair, which the floor mirrors; any other pair is refused.
+        assert_eq!(floor_refusal("ring 0.16.20, ring 0.17.14"), None);
+        let refusal = floor_refusal("ring 0.17.8, ring 0.17.14").unwrap();
+        assert!(refusal.starts_with("it links ring 0.17.8 and 0.17.14: "), "{refusal}");
+        let refusal = floor_refusal("aws-lc-rs 1.13.0, aws-lc-rs 1.19.0, ring 0.17.14").unwrap();
+        assert!(refusal.starts_with("it links aws-lc-rs 1.13.0 and 1.19.0: "), "{refusal}");
         assert_eq!(
             features(Library::Openssl, Suite::Criterion),
             ["openssl", "historical-perf", "crypto-floor"]
