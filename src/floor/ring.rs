@@ -18,32 +18,28 @@ pub struct Ring;
 /// An ephemeral private key of *ring*: an X25519 or ECDH key.
 pub type Private = agreement::EphemeralPrivateKey;
 
-/// The *ring* version, e.g. `0.17.14`; with rustls 0.20's two, the
-/// verifications' after `-verify-` (`0.16.20-verify-0.17.14`).
-fn version() -> &'static str {
-    #[cfg(not(ring_0_16))]
-    return env!("TLS_BENCH_RING_VERSION");
-    #[cfg(ring_0_16)]
-    return concat!(env!("TLS_BENCH_RING_VERSION"), "-verify-", env!("TLS_BENCH_WEBPKI_RING_VERSION"));
-}
-
 fn kem_unsupported(op: Op) -> Option<String> {
     matches!(op, Op::KeyGen(Kx::MlKem768) | Op::Encapsulate(_) | Op::Decapsulate(_))
         .then(|| "ring has no ML-KEM".to_string())
 }
 
-// The calls whose signatures changed in *ring* 0.17: 0.17's own, or 0.16's
-// given the same shapes (rustls 0.20 links 0.16).
+// The version, and the calls whose signatures changed in *ring* 0.17:
+// 0.17's own, or 0.16's given the same shapes (rustls 0.20 links 0.16).
 #[cfg(ring_0_16)]
-use super::ring_0_16::{agree, ecdsa_from_pkcs8, rsa_signature_len};
+use super::ring_0_16::{agree, ecdsa_from_pkcs8, rsa_signature_len, version};
 #[cfg(not(ring_0_16))]
-use ring_0_17::{agree, ecdsa_from_pkcs8, rsa_signature_len};
+use ring_0_17::{agree, ecdsa_from_pkcs8, rsa_signature_len, version};
 
-/// *ring* 0.17's key parser, agreement and RSA signature length.
+/// *ring* 0.17's version, key parser, agreement and RSA signature length.
 #[cfg(not(ring_0_16))]
 mod ring_0_17 {
     use anyhow::{Result, anyhow};
     use ring::{agreement, rand::SystemRandom, signature};
+
+    /// The *ring* version, e.g. `0.17.14`.
+    pub(super) fn version() -> &'static str {
+        env!("TLS_BENCH_RING_VERSION")
+    }
 
     pub(super) fn ecdsa_from_pkcs8(
         alg: &'static signature::EcdsaSigningAlgorithm,
