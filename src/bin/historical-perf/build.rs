@@ -716,30 +716,56 @@ fn build_openssl(paths: &Paths, release: &Release) -> Result<PathBuf> {
     Ok(install)
 }
 
-/// Why a release's crypto floor must not run, `None` when it may:
-/// `libcrypto` ([`libcrypto_of`]) lists a floor crate (*ring*,
-/// aws-lc-rs) in two versions, so the release links another version than
-/// the floor's own and its floor would measure another crypto library.
-/// With one version each, the release's crypto and the floor's are the
-/// same crate. One pair is known and mirrored: rustls 0.20's *ring* 0.16
-/// and its webpki's *ring* 0.17 ([`manifest`] gives the floor both, each
-/// where the release calls it: src/floor/ring_0_16.rs).
-pub fn floor_refusal(libcrypto: &str) -> Option<String> {
+/// The floor's own crypto crates (*ring*, aws-lc-rs) as a generated
+/// `manifest` asks for them: each dependency on one, by package name, with
+/// its version requirement (rustls 0.20's build names *ring* twice,
+/// [`manifest`]). Errors: the manifest or a requirement does not parse.
+pub fn floor_crates(manifest: &str) -> Result<Vec<(String, semver::VersionReq)>> {
+    let doc: DocumentMut = manifest.parse().context("parsing the generated manifest")?;
+    let deps = doc.get("dependencies").and_then(Item::as_table_like).context("no [dependencies]")?;
+    let mut crates = Vec::new();
+    for (key, item) in deps.iter() {
+        let package = item.get("package").and_then(Item::as_str).unwrap_or(key);
+        if !FLOOR_CRATES.contains(&package) {
+            continue;
+        }
+        let version = item.as_str().or_else(|| item.get("version").and_then(Item::as_str)).unwrap_or("*");
+        let req = semver::VersionReq::parse(version).with_context(|| format!("{key} = {version}"))?;
+        crates.push((package.to_string(), req));
+    }
+    Ok(crates)
+}
+
+/// The crates a floor backend calls for a Rust library ([`floor_crates`]).
+const FLOOR_CRATES: [&str; 2] = ["ring", "aws-lc-rs"];
+
+/// Why a release's crypto floor must not run, `None` when it may: the
+/// release's graph (`libcrypto`, [`libcrypto_of`]) holds a version of a
+/// floor crate that none of the floor's own dependencies on it
+/// ([`floor_crates`]) resolves to, or more versions of it than the floor
+/// has dependencies on it. Then the release calls crypto the floor does not
+/// (rustls 0.20 on *ring* 0.16 beside a floor on *ring* 0.17), and its
+/// floor would measure another crypto library. rustls 0.20's build gives
+/// the floor both its *ring* versions ([`manifest`]), so it runs.
+pub fn floor_refusal(libcrypto: &str, floor: &[(String, semver::VersionReq)]) -> Option<String> {
     let crates: Vec<(&str, &str)> = libcrypto.split(", ").filter_map(|c| c.split_once(' ')).collect();
-    let twice: Vec<String> = ["ring", "aws-lc-rs"]
+    let foreign: Vec<String> = FLOOR_CRATES
         .into_iter()
         .filter_map(|name| {
-            let versions: Vec<&str> = crates.iter().filter(|(n, _)| *n == name).map(|(_, v)| *v).collect();
-            let mirrored = name == "ring"
-                && matches!(versions.as_slice(), [a, b] if a.starts_with("0.16.") && b.starts_with("0.17."));
-            (versions.len() > 1 && !mirrored).then(|| format!("{name} {}", versions.join(" and ")))
+            let linked: Vec<&str> = crates.iter().filter(|(n, _)| *n == name).map(|(_, v)| *v).collect();
+            let reqs: Vec<&semver::VersionReq> =
+                floor.iter().filter(|(n, _)| n == name).map(|(_, r)| r).collect();
+            let called =
+                |v: &&str| semver::Version::parse(v).is_ok_and(|v| reqs.iter().any(|r| r.matches(&v)));
+            (linked.len() > reqs.len().max(1) || !linked.iter().all(called))
+                .then(|| format!("{name} {}", linked.join(" and ")))
         })
         .collect();
-    (!twice.is_empty()).then(|| {
+    (!foreign.is_empty()).then(|| {
         format!(
             "it links {}: a crypto crate of another version than the floor's, whose figures would measure \
              another crypto library",
-            twice.join("; ")
+            foreign.join("; ")
         )
     })
 }
@@ -914,12 +940,31 @@ mod tests {
             features(release.library, Suite::Criterion),
             ["rustls", "historical-perf", "crypto-floor"]
         );
-        assert_eq!(floor_refusal("aws-lc-rs 1.19.0, aws-lc-sys 0.47.0, ring 0.17.14"), None);
-        // rustls 0.20's pair, which the floor mirrors; any other pair is refused.
-        assert_eq!(floor_refusal("ring 0.16.20, ring 0.17.14"), None);
-        let refusal = floor_refusal("ring 0.17.8, ring 0.17.14").unwrap();
+        let floor = |reqs: &[(&str, &str)]| -> Vec<(String, semver::VersionReq)> {
+            reqs.iter().map(|(n, r)| (n.to_string(), semver::VersionReq::parse(r).unwrap())).collect()
+        };
+        let today = floor(&[("ring", "0.17"), ("aws-lc-rs", "1.19")]);
+        assert_eq!(floor_refusal("aws-lc-rs 1.19.0, aws-lc-sys 0.47.0, ring 0.17.14", &today), None);
+        // rustls 0.20: refused with the floor on *ring* 0.17 alone, run with
+        // the floor on both (its manifest's `ring` and `webpki-ring`).
+        let refusal = floor_refusal("ring 0.16.20, ring 0.17.14", &today).unwrap();
+        assert!(refusal.starts_with("it links ring 0.16.20 and 0.17.14: "), "{refusal}");
+        let both = floor(&[("ring", "0.16"), ("ring", "0.17")]);
+        assert_eq!(floor_refusal("ring 0.16.20, ring 0.17.14", &both), None);
+        let generated: DocumentMut = manifest(
+            repo,
+            &Release { library: Library::Rustls, version: Version::new(0, 20, 9) },
+            Suite::Criterion,
+        )
+        .unwrap()
+        .parse()
+        .unwrap();
+        let from_manifest = floor_crates(&generated.to_string()).unwrap();
+        assert_eq!(floor_refusal("ring 0.16.20, ring 0.17.14", &from_manifest), None, "{from_manifest:?}");
+        // Two versions matching one dependency: one is not the floor's.
+        let refusal = floor_refusal("ring 0.17.8, ring 0.17.14", &today).unwrap();
         assert!(refusal.starts_with("it links ring 0.17.8 and 0.17.14: "), "{refusal}");
-        let refusal = floor_refusal("aws-lc-rs 1.13.0, aws-lc-rs 1.19.0, ring 0.17.14").unwrap();
+        let refusal = floor_refusal("aws-lc-rs 1.13.0, aws-lc-rs 1.19.0, ring 0.17.14", &today).unwrap();
         assert!(refusal.starts_with("it links aws-lc-rs 1.13.0 and 1.19.0: "), "{refusal}");
         assert_eq!(
             features(Library::Openssl, Suite::Criterion),

@@ -535,7 +535,13 @@ fn run_release(
     let libcrypto = build::libcrypto_of(paths, &prepared, release.library)?;
     // A floor of another crypto library than the release links is not run
     // (the suite's environment turned it on).
-    let refusal = suite.floors(release.library).then(|| build::floor_refusal(&libcrypto)).flatten();
+    let refusal = if suite.floors(release.library) {
+        let manifest = std::fs::read_to_string(&prepared.manifest)
+            .with_context(|| format!("reading {}", prepared.manifest.display()))?;
+        build::floor_refusal(&libcrypto, &build::floor_crates(&manifest)?)
+    } else {
+        None
+    };
     if let Some(why) = &refusal {
         eprintln!("historical-perf: {} {}: no crypto floor: {why}", release.library, release.label());
     }
