@@ -6,7 +6,9 @@
 //! openssl-sys links AWS-LC), and marks s2n-tls releases older than the
 //! negotiated-group getters the s2n-tls stack uses (`s2n_no_kx_group_getter`,
 //! `s2n_no_kem_group_getter`, `s2n_no_curve_getter`) or older than the API it
-//! is written against (`s2n_raw_api`).
+//! is written against (`s2n_raw_api`), and says whether the crypto floor
+//! has an aws-lc-rs backend (`aws_lc_rs_floor`) and whether that aws-lc-rs
+//! predates ML-KEM-768 (`aws_lc_rs_before_1_10`).
 
 use std::{env, fs, path::Path};
 
@@ -58,6 +60,8 @@ fn main() {
     println!("cargo::rustc-check-cfg=cfg(s2n_system_libcrypto)");
     println!("cargo::rustc-check-cfg=cfg(s2n_no_curve_getter)");
     println!("cargo::rustc-check-cfg=cfg(s2n_raw_api)");
+    println!("cargo::rustc-check-cfg=cfg(aws_lc_rs_floor)");
+    println!("cargo::rustc-check-cfg=cfg(aws_lc_rs_before_1_10)");
     let manifest = env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR");
     // The lock file of the workspace this package is built in.
     let lock_path = Path::new(&manifest).join("Cargo.lock");
@@ -146,6 +150,27 @@ fn main() {
         if s2n < 10 {
             println!("cargo::rustc-cfg=s2n_no_kem_group_getter");
         }
+    }
+    // The aws-lc-rs floor (src/floor/aws_lc_rs.rs), with `crypto-floor`
+    // where the library under test links aws-lc-rs: rustls from 0.22 (its
+    // default provider) and s2n-tls from 0.2 (its AWS-LC; 0.1 linked
+    // aws-lc-sys alone and 0.0 the system's libcrypto, and historical-perf's
+    // builds of them have no aws-lc-rs).
+    let feature = |name: &str| env::var_os(format!("CARGO_FEATURE_{name}")).is_some();
+    let rustls_aws_lc_rs =
+        feature("RUSTLS") && minor_patch(&rustls, 21).or(minor_patch(&rustls, 20)).is_none();
+    let s2n_aws_lc_rs = feature("S2N_TLS") && minor_patch(&s2n_tls, 0).or(minor_patch(&s2n_tls, 1)).is_none();
+    if feature("CRYPTO_FLOOR") && (rustls_aws_lc_rs || s2n_aws_lc_rs) {
+        println!("cargo::rustc-cfg=aws_lc_rs_floor");
+    }
+    // aws-lc-rs before 1.10.0 (s2n-tls 0.2 and 0.3.1's era in
+    // historical-perf): no ML-KEM-768 in `kem`.
+    let before_1_10 = |v: &String| {
+        let mut parts = v.split('.').map(|p| p.parse::<u64>().ok());
+        matches!((parts.next().flatten(), parts.next().flatten()), (Some(1), Some(minor)) if minor < 10)
+    };
+    if locked_versions(&lock, "aws-lc-rs").iter().any(before_1_10) {
+        println!("cargo::rustc-cfg=aws_lc_rs_before_1_10");
     }
     // openssl-sys on AWS-LC (feature `aws-lc`) exports DEP_OPENSSL_AWSLC.
     if env::var_os("DEP_OPENSSL_AWSLC").is_some() {

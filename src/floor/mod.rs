@@ -9,8 +9,8 @@
 //! a library is; a library's time less its floor's is its protocol cost
 //! (parsing, state machine, buffers, allocation, locking).
 //!
-//! Backends: aws-lc-rs and *ring* with the `rustls` feature (aws-lc-rs
-//! serves s2n-tls too), libcrypto through the `openssl` crate with
+//! Backends: aws-lc-rs with the `rustls` or the `s2n-tls` feature, *ring*
+//! with `rustls`, libcrypto through the `openssl` crate with
 //! `openssl` (OpenSSL, or AWS-LC under the crate), BoringSSL's libcrypto
 //! through the `boring` crate (and `boring-sys` where the crate has no
 //! interface) with `boring` ([`boringssl`]).
@@ -27,9 +27,9 @@ pub mod count;
 pub mod ops;
 pub mod speed;
 
-/// Not with rustls 0.20/0.21 (historical-perf), whose builds have no
-/// aws-lc-rs.
-#[cfg(all(feature = "rustls", not(rustls_0_21)))]
+/// Where the library under test links aws-lc-rs (cfg `aws_lc_rs_floor`,
+/// build.rs): rustls from 0.22, s2n-tls from 0.2.
+#[cfg(aws_lc_rs_floor)]
 pub mod aws_lc_rs;
 /// Named apart from the `boring` crate it calls.
 #[cfg(feature = "boring")]
@@ -52,7 +52,7 @@ pub mod ossl3;
 pub mod ring;
 #[cfg(all(feature = "rustls", ring_0_16))]
 mod ring_0_16;
-#[cfg(feature = "rustls")]
+#[cfg(any(feature = "rustls", aws_lc_rs_floor))]
 mod ring_like;
 
 use ops::{Hash, Kx, Op, Sig};

@@ -15,13 +15,7 @@ super::ring_like::ring_like_backend!(Ring, ring, verify: webpki_ring);
 /// *ring* as a floor backend.
 pub struct Ring;
 
-/// An ephemeral private key of *ring*: an X25519 or ECDH key.
-pub type Private = agreement::EphemeralPrivateKey;
-
-fn kem_unsupported(op: Op) -> Option<String> {
-    matches!(op, Op::KeyGen(Kx::MlKem768) | Op::Encapsulate(_) | Op::Decapsulate(_))
-        .then(|| "ring has no ML-KEM".to_string())
-}
+super::ring_like::without_ml_kem!("ring has no ML-KEM".to_string());
 
 // The version, and the calls whose signatures changed in *ring* 0.17:
 // 0.17's own, or 0.16's given the same shapes (rustls 0.20 links 0.16).
@@ -60,24 +54,4 @@ mod ring_0_17 {
     pub(super) fn rsa_signature_len(k: &signature::RsaKeyPair) -> usize {
         k.public().modulus_len()
     }
-}
-
-fn from_agreement(k: agreement::EphemeralPrivateKey) -> Private {
-    k
-}
-
-fn agreement_key(private: Private) -> Result<agreement::EphemeralPrivateKey> {
-    Ok(private)
-}
-
-fn kem_key_gen() -> Result<(Private, Vec<u8>)> {
-    bail!("ring has no ML-KEM")
-}
-
-fn kem_encapsulate(_peer: &[u8]) -> Result<(Vec<u8>, Vec<u8>)> {
-    bail!("ring has no ML-KEM")
-}
-
-fn kem_decapsulate(_private: Private, _ciphertext: &[u8]) -> Result<Vec<u8>> {
-    bail!("ring has no ML-KEM")
 }

@@ -197,3 +197,40 @@ macro_rules! ring_like_backend {
 }
 
 pub(crate) use ring_like_backend;
+
+/// The ML-KEM half of [`ring_like_backend`] for a crate without ML-KEM-768
+/// (*ring*; aws-lc-rs before 1.10.0): ephemeral keys are agreement keys,
+/// and every ML-KEM operation is unsupported for the reason `$why` (a
+/// `String` expression).
+macro_rules! without_ml_kem {
+    ($why:expr) => {
+        /// An ephemeral private key: an X25519 or ECDH key.
+        pub type Private = agreement::EphemeralPrivateKey;
+
+        fn kem_unsupported(op: Op) -> Option<String> {
+            matches!(op, Op::KeyGen(Kx::MlKem768) | Op::Encapsulate(_) | Op::Decapsulate(_)).then(|| $why)
+        }
+
+        fn from_agreement(k: agreement::EphemeralPrivateKey) -> Private {
+            k
+        }
+
+        fn agreement_key(private: Private) -> Result<agreement::EphemeralPrivateKey> {
+            Ok(private)
+        }
+
+        fn kem_key_gen() -> Result<(Private, Vec<u8>)> {
+            bail!($why)
+        }
+
+        fn kem_encapsulate(_peer: &[u8]) -> Result<(Vec<u8>, Vec<u8>)> {
+            bail!($why)
+        }
+
+        fn kem_decapsulate(_private: Private, _ciphertext: &[u8]) -> Result<Vec<u8>> {
+            bail!($why)
+        }
+    };
+}
+
+pub(crate) use without_ml_kem;

@@ -127,7 +127,7 @@ pub struct Measured {
 #[allow(clippy::vec_init_then_push, unused_mut)]
 pub fn backends() -> Vec<Measured> {
     let mut out = Vec::new();
-    #[cfg(all(feature = "rustls", not(tls_bench_rustls_fips), not(rustls_0_21)))]
+    #[cfg(all(aws_lc_rs_floor, not(tls_bench_rustls_fips)))]
     {
         use crate::floor::aws_lc_rs::AwsLcRs;
         out.push(Measured { backend: AwsLcRs::name(), measure: measure::<AwsLcRs> });

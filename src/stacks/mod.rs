@@ -3,7 +3,10 @@
 //! cargo feature is on.
 
 /// The crypto floor of an implementation, as a library.
-#[cfg(all(feature = "crypto-floor", any(feature = "rustls", feature = "openssl", feature = "boring")))]
+#[cfg(all(
+    feature = "crypto-floor",
+    any(feature = "rustls", aws_lc_rs_floor, feature = "openssl", feature = "boring")
+))]
 pub mod crypto_floor;
 #[cfg(any(feature = "openssl", feature = "boring"))]
 pub mod openssl;
@@ -68,8 +71,9 @@ pub fn s2n_policy_alternatives(
 
 /// The crypto floors of this build's crypto implementations
 /// ([`crypto_floor`], feature `crypto-floor`): aws-lc-rs (rustls's default
-/// provider; s2n-tls's AWS-LC) and *ring* (rustls's other provider), with
-/// `rustls` (not in its FIPS configuration); libcrypto through the
+/// provider; s2n-tls's AWS-LC), with `rustls` or `s2n-tls` (build.rs's
+/// `aws_lc_rs_floor`), and *ring* (rustls's other provider), with `rustls`
+/// (neither in rustls's FIPS configuration); libcrypto through the
 /// `openssl` crate, with `openssl`; BoringSSL through the `boring` crate,
 /// with `boring`. Not in [`all`]: `compare` and the tests ask for them.
 #[allow(clippy::vec_init_then_push, unused_mut)]
@@ -77,7 +81,7 @@ pub fn crypto_floors() -> Vec<Box<dyn TlsLibrary>> {
     let mut floors: Vec<Box<dyn TlsLibrary>> = Vec::new();
     // Not under the FIPS configuration (aws-lc-config/rustls.toml): not
     // checked there yet.
-    #[cfg(all(feature = "crypto-floor", feature = "rustls", not(tls_bench_rustls_fips), not(rustls_0_21)))]
+    #[cfg(all(aws_lc_rs_floor, not(tls_bench_rustls_fips)))]
     floors.push(Box::new(crypto_floor::CryptoFloor::<crate::floor::aws_lc_rs::AwsLcRs>::default()));
     #[cfg(all(feature = "crypto-floor", feature = "rustls", not(tls_bench_rustls_fips)))]
     floors.push(Box::new(crypto_floor::CryptoFloor::<crate::floor::ring::Ring>::default()));

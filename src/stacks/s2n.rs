@@ -76,14 +76,9 @@ impl TlsLibrary for S2nTlsPolicy {
 }
 
 impl TlsLibrary for S2nTls {
-    /// aws-lc-rs: s2n-tls links AWS-LC through this build's aws-lc-rs.
-    #[cfg(all(
-        feature = "crypto-floor",
-        feature = "rustls",
-        not(tls_bench_rustls_fips),
-        not(tls_bench_s2n_fips),
-        not(s2n_system_libcrypto)
-    ))]
+    /// aws-lc-rs: s2n-tls (from 0.2) links AWS-LC through this build's
+    /// aws-lc-rs.
+    #[cfg(all(aws_lc_rs_floor, not(tls_bench_rustls_fips), not(tls_bench_s2n_fips)))]
     fn crypto_floor(&self) -> Option<String> {
         use crate::floor::{Backend, aws_lc_rs::AwsLcRs};
         Some(super::crypto_floor::floor_name(&AwsLcRs::name()))

@@ -176,6 +176,7 @@ pub fn manifest(repo: &Path, release: &Release, suite: Suite) -> Result<String> 
             // s2n-tls pins its own s2n-tls-sys to the same version.
             doc["dependencies"]["s2n-tls-sys"]["version"] = value(pinned.clone());
             doc["dependencies"]["s2n-tls"]["version"] = value(pinned);
+            s2n_aws_lc_rs(&mut doc, release)?;
         }
         // The newest `openssl` crate, on the OpenSSL built beforehand.
         Library::Openssl => {}
@@ -183,6 +184,35 @@ pub fn manifest(repo: &Path, release: &Release, suite: Suite) -> Result<String> 
     let lock = fs::read_to_string(repo.join("Cargo.lock")).context("reading Cargo.lock")?;
     share_features(&mut doc, &lock)?;
     Ok(doc.to_string())
+}
+
+/// The aws-lc-rs of an s2n-tls build, which the crypto floor calls
+/// (src/floor/aws_lc_rs.rs): from s2n-tls 0.2, the release's own, whatever
+/// 1.x it is (requirement "1"; [`pin_crypto_to_era`] then takes it to the
+/// release's era); before 0.2 (aws-lc-sys alone in 0.1, the system's
+/// libcrypto in 0.0) none, as the `s2n-tls` feature's `dep:aws-lc-rs` would
+/// add one the release does not call (the floor is then refused,
+/// [`crate::releases::Release::floor_unsupported`]). The floor's *ring*
+/// (rustls's) goes. Errors: the manifest lacks a table this edits.
+fn s2n_aws_lc_rs(doc: &mut DocumentMut, release: &Release) -> Result<()> {
+    let features = doc["features"].as_table_mut().context("no [features]")?;
+    let links = release.s2n_on_aws_lc_rs();
+    for (feature, dep) in [("crypto-floor", "dep:ring"), ("s2n-tls", "dep:aws-lc-rs")] {
+        if dep == "dep:aws-lc-rs" && links {
+            continue;
+        }
+        if let Some(list) = features.get_mut(feature).and_then(Item::as_array_mut) {
+            list.retain(|v| v.as_str() != Some(dep));
+        }
+    }
+    let deps = doc["dependencies"].as_table_mut().context("no [dependencies]")?;
+    deps.remove("ring");
+    if links {
+        deps.get_mut("aws-lc-rs").context("no aws-lc-rs dependency")?["version"] = value("1");
+    } else {
+        deps.remove("aws-lc-rs");
+    }
+    Ok(())
 }
 
 /// A crate whose features a historical build pins ([`SHARED_FEATURES`]):
@@ -372,7 +402,7 @@ fn keep_targets(targets: &mut ArrayOfTables, wanted: &[&str], path: impl Fn(&str
 /// and [`Suite::features`]. The generated manifest keeps only these.
 pub fn features(library: Library, suite: Suite) -> Vec<&'static str> {
     let mut features = vec![library.feature(), "historical-perf"];
-    features.extend(suite.features(library));
+    features.extend(suite.features());
     features
 }
 
@@ -651,16 +681,20 @@ fn retargeted(
 /// again at its own version (`cargo update -p name@v --precise v`), which
 /// takes the repository's versions back. Otherwise it, and everything above
 /// it (pprof), would be a build of its own, for nothing the benchmarks
-/// measure. Stops when a pass changes nothing it finds. Errors: a lock file
-/// cannot be read, or cargo refuses.
+/// measure. Stops when a pass finds nothing, or only packages it found in
+/// an earlier pass (locking one again can move another back: s2n-tls
+/// 0.2.3's era, whose aws-lc-sys build tools hold windows-sys 0.59 beside
+/// the repository's 0.61, turned tempfile, rustix, errno and is-terminal
+/// round in a cycle of passes). Errors: a lock file cannot be read, or
+/// cargo refuses.
 fn relock_unpinned(paths: &Paths, manifest: &Path) -> Result<()> {
     let repo = lock_edges(&fs::read_to_string(paths.repo.join("Cargo.lock")).context("reading Cargo.lock")?)?;
     let lock = manifest.with_file_name("Cargo.lock");
-    let mut last = Vec::new();
+    let mut seen = BTreeSet::new();
     loop {
         let text = fs::read_to_string(&lock).with_context(|| format!("reading {}", lock.display()))?;
         let changed = retargeted(&repo, &lock_edges(&text)?);
-        if changed.is_empty() || changed == last {
+        if changed.iter().all(|pkg| seen.contains(pkg)) {
             return Ok(());
         }
         for pkg in &changed {
@@ -674,7 +708,7 @@ fn relock_unpinned(paths: &Paths, manifest: &Path) -> Result<()> {
                 &format!("locking {name} {version} as the repository does"),
             )?;
         }
-        last = changed;
+        seen.extend(changed);
     }
 }
 
@@ -889,6 +923,43 @@ mod tests {
             (Some("ring"), Some("0.17"))
         );
         assert!(strings(doc["features"].get("crypto-floor")).contains(&"dep:webpki-ring".to_string()));
+    }
+
+    #[test]
+    fn s2n_tls_floor_is_on_the_release_s_aws_lc_rs_from_0_2_and_refused_before() {
+        let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let s2n = |v: &str| Release { library: Library::S2nTls, version: Version::parse(v).unwrap() };
+        let doc = |release: &Release, suite| -> DocumentMut {
+            manifest(repo, release, suite).unwrap().parse().unwrap()
+        };
+        for suite in [Suite::Criterion, Suite::Instructions] {
+            let on = doc(&s2n("0.2.3"), suite);
+            // The release's aws-lc-rs, whichever 1.x the era pin picks; no *ring*.
+            assert_eq!(on["dependencies"]["aws-lc-rs"]["version"].as_str(), Some("1"));
+            assert!(!on["dependencies"].as_table().unwrap().contains_key("ring"));
+            assert!(strings(on["features"].get("s2n-tls")).contains(&"dep:aws-lc-rs".to_string()));
+            assert!(!strings(on["features"].get("crypto-floor")).contains(&"dep:ring".to_string()));
+            assert_eq!(floor_crates(&on.to_string()).unwrap().len(), 1);
+            // Before 0.2: no aws-lc-rs the release would not call.
+            for old in ["0.1.2", "0.0.8"] {
+                let off = doc(&s2n(old), suite);
+                assert!(!off["dependencies"].as_table().unwrap().contains_key("aws-lc-rs"), "{old}");
+                assert!(!strings(off["features"].get("s2n-tls")).contains(&"dep:aws-lc-rs".to_string()));
+                assert!(floor_crates(&off.to_string()).unwrap().is_empty());
+            }
+        }
+        assert_eq!(s2n("0.2.3").floor_unsupported(), None);
+        assert_eq!(s2n("0.3.47").floor_unsupported(), None);
+        let why = s2n("0.1.2").floor_unsupported().unwrap();
+        assert!(why.starts_with("s2n-tls 0.1.2 links AWS-LC through aws-lc-sys alone"), "{why}");
+        let why = s2n("0.0.35").floor_unsupported().unwrap();
+        assert!(why.starts_with("s2n-tls 0.0.35 links the system's libcrypto"), "{why}");
+        let floor = floor_crates(&doc(&s2n("0.3.1"), Suite::Criterion).to_string()).unwrap();
+        assert_eq!(floor_refusal("aws-lc-rs 1.8.1, aws-lc-sys 0.20.1", &floor), None);
+        assert_eq!(
+            features(Library::S2nTls, Suite::Criterion),
+            ["s2n-tls", "historical-perf", "crypto-floor"]
+        );
     }
 
     /// The `[[bin]]` or `[[bench]]` (`kind`) targets of a generated

@@ -535,10 +535,10 @@ fn run_release(
     let libcrypto = build::libcrypto_of(paths, &prepared, release.library)?;
     // A floor of another crypto library than the release links is not run
     // (the suite's environment turned it on).
-    let refusal = if suite.floors(release.library) {
+    let refusal = if suite.floors() {
         let manifest = std::fs::read_to_string(&prepared.manifest)
             .with_context(|| format!("reading {}", prepared.manifest.display()))?;
-        build::floor_refusal(&libcrypto, &build::floor_crates(&manifest)?)
+        release.floor_unsupported().or(build::floor_refusal(&libcrypto, &build::floor_crates(&manifest)?))
     } else {
         None
     };
@@ -557,7 +557,7 @@ fn run_release(
         cmd.args(extra)
             .env("CARGO_TARGET_DIR", &paths.target)
             .env(skip::SKIPS_ENV, &skips_file)
-            .envs(suite.env(release.library, &home, quick))
+            .envs(suite.env(&home, quick))
             .env_remove("RUSTFLAGS");
         if refusal.is_some() {
             cmd.env(tls_bench::bench::FLOORS_ENV, "0");

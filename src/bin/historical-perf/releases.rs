@@ -50,6 +50,34 @@ impl Release {
             _ => Ok(()),
         }
     }
+
+    /// Whether this release's crypto is aws-lc-rs, as the crypto floor
+    /// calls it (src/floor/aws_lc_rs.rs): s2n-tls from 0.2 (from
+    /// s2n-tls-sys's dependencies, and each recorded release's
+    /// `libcrypto`). False for other libraries.
+    pub fn s2n_on_aws_lc_rs(&self) -> bool {
+        self.library == Library::S2nTls && self.version >= Version::new(0, 2, 0)
+    }
+
+    /// Why this release's crypto floor cannot be built, `None` when it
+    /// can (then [`crate::build::floor_refusal`] still checks the built
+    /// graph): s2n-tls before 0.2 links AWS-LC through aws-lc-sys alone
+    /// (0.1) or the system's libcrypto through openssl-sys (0.0), and the
+    /// floor has a backend for neither (aws-lc-rs's, and libcrypto's
+    /// through the `openssl` crate, which the s2n-tls build does not have).
+    pub fn floor_unsupported(&self) -> Option<String> {
+        (self.library == Library::S2nTls && !self.s2n_on_aws_lc_rs()).then(|| {
+            let crypto = if self.version.minor == 0 {
+                "the system's libcrypto through openssl-sys"
+            } else {
+                "AWS-LC through aws-lc-sys alone"
+            };
+            format!(
+                "s2n-tls {} links {crypto}, and the floor calls AWS-LC only through aws-lc-rs (from s2n-tls 0.2)",
+                self.version
+            )
+        })
+    }
 }
 
 impl fmt::Display for Release {

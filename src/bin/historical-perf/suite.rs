@@ -95,30 +95,27 @@ impl Suite {
 
     /// The features the suite needs besides the library's and
     /// `historical-perf`: `tools` when it keeps a binary ([`Suite::bins`]:
-    /// run-case, memory); for Criterion `crypto-floor` when it runs
-    /// `library`'s floor ([`Suite::floors`]), else none.
-    pub fn features(self, library: Library) -> &'static [&'static str] {
+    /// run-case, memory); for Criterion `crypto-floor` ([`Suite::floors`]).
+    pub fn features(self) -> &'static [&'static str] {
         match self {
-            Suite::Criterion if self.floors(library) => &["crypto-floor"],
+            Suite::Criterion if self.floors() => &["crypto-floor"],
             Suite::Criterion => &[],
             Suite::Instructions | Suite::Dtls => &["tools"],
         }
     }
 
-    /// Whether the suite builds `library`'s crypto floor to run beside it
+    /// Whether the suite builds the library's crypto floor to run beside it
     /// in each release ([`tls_bench::bench::FLOORS_ENV`]): the handshakes'
     /// and records' primitives through the release's own crypto, in the
     /// same Criterion run, so the table and graphs give the protocol cost
     /// across releases. Criterion only, and OpenSSL (the release's own
     /// libcrypto through the `openssl` crate; OpenSSL 1.1.1 through its own
-    /// compat module, `tls_bench::floor::ossl111`) and rustls (the floor's
+    /// compat module, `tls_bench::floor::ossl111`), rustls (the floor's
     /// *ring* and aws-lc-rs, run only where the release links those same
-    /// crates: [`crate::build::floor_refusal`]). Not s2n-tls: its floor is
-    /// this build's aws-lc-rs (with the `rustls` feature, which a
-    /// historical s2n-tls build leaves out), not the era's AWS-LC or the
-    /// system libcrypto a past s2n-tls linked.
-    pub fn floors(self, library: Library) -> bool {
-        self == Suite::Criterion && matches!(library, Library::Openssl | Library::Rustls)
+    /// crates: [`crate::build::floor_refusal`]) and s2n-tls (the
+    /// release's aws-lc-rs, from 0.2: [`Release::floor_unsupported`]).
+    pub fn floors(self) -> bool {
+        self == Suite::Criterion
     }
 
     /// The dev-dependencies the suite needs among those a historical build
@@ -159,15 +156,15 @@ impl Suite {
 
     /// The environment of `cargo bench` besides the release's own: where
     /// the raw output goes (`home`), the crypto floor when the suite runs
-    /// `library`'s ([`Suite::floors`]: [`FLOORS_ENV`] `=1`), and for the
+    /// it ([`Suite::floors`]: [`FLOORS_ENV`] `=1`), and for the
     /// instruction counts their
     /// iterations ([`instructions::MODE_ENV`]: `quick` with `quick`, else
     /// `full`) and the `summary.json` files [`gungraun_json`] reads, set
     /// whatever the caller's environment says.
-    pub fn env(self, library: Library, home: &Path, quick: bool) -> Vec<(&'static str, String)> {
+    pub fn env(self, home: &Path, quick: bool) -> Vec<(&'static str, String)> {
         let home = home.display().to_string();
         match self {
-            Suite::Criterion if self.floors(library) => {
+            Suite::Criterion if self.floors() => {
                 vec![("CRITERION_HOME", home), (FLOORS_ENV, "1".to_string())]
             }
             Suite::Criterion | Suite::Dtls => vec![("CRITERION_HOME", home)],
@@ -351,25 +348,19 @@ pub mod tests {
         assert_eq!(Suite::Dtls.out_dir(base, false), base.join("dtls"));
         assert_eq!(Suite::Dtls.out_dir(base, true), base.join("dtls/quick"));
         assert!(Suite::Criterion.memory_runs().is_empty() && Suite::Instructions.memory_runs().is_empty());
-        let env = Suite::Instructions.env(Library::Rustls, Path::new("/h"), true);
+        let env = Suite::Instructions.env(Path::new("/h"), true);
         assert!(env.contains(&("GUNGRAUN_HOME", "/h".into())), "{env:?}");
         assert!(env.contains(&("TLS_BENCH_INSTRUCTIONS", "quick".into())), "{env:?}");
         assert!(
             Suite::Instructions
-                .env(Library::Rustls, Path::new("/h"), false)
+                .env(Path::new("/h"), false)
                 .contains(&("TLS_BENCH_INSTRUCTIONS", "full".into()))
         );
         assert_eq!(
-            Suite::Criterion.env(Library::S2nTls, Path::new("/h"), true),
-            [("CRITERION_HOME", "/h".to_string())]
-        );
-        // OpenSSL's floor runs beside it (its own libcrypto); no other's.
-        assert_eq!(
-            Suite::Criterion.env(Library::Openssl, Path::new("/h"), true),
+            Suite::Criterion.env(Path::new("/h"), true),
             [("CRITERION_HOME", "/h".to_string()), ("TLS_BENCH_FLOORS", "1".to_string())]
         );
-        assert!(!Suite::Criterion.floors(Library::S2nTls) && !Suite::Dtls.floors(Library::Openssl));
-        assert!(Suite::Criterion.floors(Library::Rustls));
+        assert!(Suite::Criterion.floors() && !Suite::Dtls.floors() && !Suite::Instructions.floors());
         assert!(Suite::Instructions.bench_args(true).is_empty());
         assert_eq!(
             Suite::Criterion.bench_args(true),
@@ -404,13 +395,10 @@ pub mod tests {
         let home = Suite::Dtls.home(Path::new("/w"), &openssl);
         assert_eq!(home, Path::new("/w/criterion-dtls/openssl/3.2.1"));
         assert_eq!(
-            Suite::Dtls.env(Library::Openssl, &home, true),
+            Suite::Dtls.env(&home, true),
             [("CRITERION_HOME", "/w/criterion-dtls/openssl/3.2.1".into())]
         );
-        assert_eq!(
-            Suite::Dtls.env(Library::Openssl, &home, false),
-            Suite::Dtls.env(Library::Openssl, &home, true)
-        );
+        assert_eq!(Suite::Dtls.env(&home, false), Suite::Dtls.env(&home, true));
         // The Criterion suite's run lengths, the send loop's groups.
         for quick in [true, false] {
             let (dtls, criterion) = (Suite::Dtls.bench_args(quick), Suite::Criterion.bench_args(quick));
