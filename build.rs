@@ -153,18 +153,19 @@ fn main() {
     }
     // The aws-lc-rs floor (src/floor/aws_lc_rs.rs), with `crypto-floor`
     // where the library under test links aws-lc-rs: rustls from 0.22 (its
-    // default provider) and s2n-tls from 0.2 (its AWS-LC; 0.1 linked
-    // aws-lc-sys alone and 0.0 the system's libcrypto, and historical-perf's
-    // builds of them have no aws-lc-rs).
+    // default provider) and s2n-tls from 0.1 (its AWS-LC: historical-perf's
+    // builds of 0.1.0-0.1.4, which link aws-lc-sys alone, add an aws-lc-rs
+    // on the same aws-lc-sys; 0.0 links the system's libcrypto, and its
+    // builds have no aws-lc-rs).
     let feature = |name: &str| env::var_os(format!("CARGO_FEATURE_{name}")).is_some();
     let rustls_aws_lc_rs =
         feature("RUSTLS") && minor_patch(&rustls, 21).or(minor_patch(&rustls, 20)).is_none();
-    let s2n_aws_lc_rs = feature("S2N_TLS") && minor_patch(&s2n_tls, 0).or(minor_patch(&s2n_tls, 1)).is_none();
+    let s2n_aws_lc_rs = feature("S2N_TLS") && minor_patch(&s2n_tls, 0).is_none();
     if feature("CRYPTO_FLOOR") && (rustls_aws_lc_rs || s2n_aws_lc_rs) {
         println!("cargo::rustc-cfg=aws_lc_rs_floor");
     }
-    // aws-lc-rs before 1.10.0 (s2n-tls 0.2 and 0.3.1's era in
-    // historical-perf): no ML-KEM-768 in `kem`.
+    // aws-lc-rs before 1.10.0 (s2n-tls 0.1.2, 0.2.3 and 0.3.1's era in
+    // historical-perf): no ML-KEM-768 in `kem` (1.5.2 has no `kem`).
     let before_1_10 = |v: &String| {
         let mut parts = v.split('.').map(|p| p.parse::<u64>().ok());
         matches!((parts.next().flatten(), parts.next().flatten()), (Some(1), Some(minor)) if minor < 10)

@@ -2,9 +2,9 @@
 //! s2n-tls links the same AWS-LC through aws-lc-rs (one `aws-lc-sys` per
 //! build), s2n-tls's crypto. ML-KEM-768 through `aws_lc_rs::kem` (FIPS
 //! 203), which has it from aws-lc-rs 1.10.0: historical-perf's builds of
-//! s2n-tls 0.2 and 0.3.1 link 1.7.0 and 1.8.1, whose floor has no ML-KEM
-//! (cfg `aws_lc_rs_before_1_10`, set by build.rs from the lock file; those
-//! releases negotiate no ML-KEM group either).
+//! s2n-tls 0.1.2, 0.2.3 and 0.3.1 link 1.5.2, 1.7.0 and 1.8.1, whose floor
+//! has no ML-KEM (cfg `aws_lc_rs_before_1_10`, set by build.rs from the
+//! lock file; those releases negotiate no ML-KEM group either).
 
 super::ring_like::ring_like_backend!(AwsLcRs, aws_lc_rs);
 

@@ -27,8 +27,8 @@ pub mod count;
 pub mod ops;
 pub mod speed;
 
-/// Where the library under test links aws-lc-rs (cfg `aws_lc_rs_floor`,
-/// build.rs): rustls from 0.22, s2n-tls from 0.2.
+/// Where the library under test links AWS-LC through aws-lc-rs (cfg
+/// `aws_lc_rs_floor`, build.rs): rustls from 0.22, s2n-tls from 0.1 (its AWS-LC).
 #[cfg(aws_lc_rs_floor)]
 pub mod aws_lc_rs;
 /// Named apart from the `boring` crate it calls.

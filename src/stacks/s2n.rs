@@ -76,8 +76,9 @@ impl TlsLibrary for S2nTlsPolicy {
 }
 
 impl TlsLibrary for S2nTls {
-    /// aws-lc-rs: s2n-tls (from 0.2) links AWS-LC through this build's
-    /// aws-lc-rs.
+    /// aws-lc-rs: s2n-tls (from 0.1) links AWS-LC through this build's
+    /// aws-lc-rs (historical-perf's builds of 0.1.0-0.1.4: its aws-lc-sys
+    /// under an aws-lc-rs of the release's day).
     #[cfg(all(aws_lc_rs_floor, not(tls_bench_rustls_fips), not(tls_bench_s2n_fips)))]
     fn crypto_floor(&self) -> Option<String> {
         use crate::floor::{Backend, aws_lc_rs::AwsLcRs};

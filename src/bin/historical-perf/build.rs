@@ -187,16 +187,17 @@ pub fn manifest(repo: &Path, release: &Release, suite: Suite) -> Result<String> 
 }
 
 /// The aws-lc-rs of an s2n-tls build, which the crypto floor calls
-/// (src/floor/aws_lc_rs.rs): from s2n-tls 0.2, the release's own, whatever
-/// 1.x it is (requirement "1"; [`pin_crypto_to_era`] then takes it to the
-/// release's era); before 0.2 (aws-lc-sys alone in 0.1, the system's
-/// libcrypto in 0.0) none, as the `s2n-tls` feature's `dep:aws-lc-rs` would
-/// add one the release does not call (the floor is then refused,
-/// [`crate::releases::Release::floor_unsupported`]). The floor's *ring*
-/// (rustls's) goes. Errors: the manifest lacks a table this edits.
+/// (src/floor/aws_lc_rs.rs): from s2n-tls 0.1, whatever 1.x the release's
+/// era has (requirement "1"; [`pin_crypto_to_era`] then takes it to the
+/// release's day): from 0.1.5 the release's own, in 0.1.0-0.1.4 one on
+/// the release's aws-lc-sys ([`Release::s2n_on_aws_lc`]); in 0.0 (the
+/// system's libcrypto) none, as the `s2n-tls` feature's `dep:aws-lc-rs`
+/// would add an AWS-LC the release does not call (the floor is then
+/// refused, [`Release::floor_unsupported`]). The floor's *ring* (rustls's)
+/// goes. Errors: the manifest lacks a table this edits.
 fn s2n_aws_lc_rs(doc: &mut DocumentMut, release: &Release) -> Result<()> {
     let features = doc["features"].as_table_mut().context("no [features]")?;
-    let links = release.s2n_on_aws_lc_rs();
+    let links = release.s2n_on_aws_lc();
     for (feature, dep) in [("crypto-floor", "dep:ring"), ("s2n-tls", "dep:aws-lc-rs")] {
         if dep == "dep:aws-lc-rs" && links {
             continue;
@@ -208,7 +209,11 @@ fn s2n_aws_lc_rs(doc: &mut DocumentMut, release: &Release) -> Result<()> {
     let deps = doc["dependencies"].as_table_mut().context("no [dependencies]")?;
     deps.remove("ring");
     if links {
-        deps.get_mut("aws-lc-rs").context("no aws-lc-rs dependency")?["version"] = value("1");
+        let aws_lc_rs = deps.get_mut("aws-lc-rs").context("no aws-lc-rs dependency")?;
+        aws_lc_rs["version"] = value("1");
+        // Its AWS-LC (aws-lc-rs 1.5 builds nothing without it; s2n-tls-sys
+        // turns it on from 0.1.5).
+        aws_lc_rs["features"] = value(toml_edit::Array::from_iter(["aws-lc-sys"]));
     } else {
         deps.remove("aws-lc-rs");
     }
@@ -773,13 +778,21 @@ pub fn floor_crates(manifest: &str) -> Result<Vec<(String, semver::VersionReq)>>
 /// The crates a floor backend calls for a Rust library ([`floor_crates`]).
 const FLOOR_CRATES: [&str; 2] = ["ring", "aws-lc-rs"];
 
+/// A floor crate and the crate under it that holds the C library: a graph
+/// with two versions of the second has two libraries, of which the floor
+/// calls one (s2n-tls 0.1's build adds aws-lc-rs beside the release's
+/// aws-lc-sys, [`s2n_aws_lc_rs`]: on another aws-lc-sys it would measure
+/// another AWS-LC).
+const FLOOR_SYS_CRATES: [(&str, &str); 1] = [("aws-lc-rs", "aws-lc-sys")];
+
 /// Why a release's crypto floor must not run, `None` when it may: the
 /// release's graph (`libcrypto`, [`libcrypto_of`]) holds a version of a
 /// floor crate that none of the floor's own dependencies on it
 /// ([`floor_crates`]) resolves to, or more versions of it than the floor
-/// has dependencies on it. Then the release calls crypto the floor does not
-/// (rustls 0.20 on *ring* 0.16 beside a floor on *ring* 0.17), and its
-/// floor would measure another crypto library. rustls 0.20's build gives
+/// has dependencies on it, or two versions of the C library under a floor
+/// crate ([`FLOOR_SYS_CRATES`]). Then the release calls crypto the floor
+/// does not (rustls 0.20 on *ring* 0.16 beside a floor on *ring* 0.17), and
+/// its floor would measure another crypto library. rustls 0.20's build gives
 /// the floor both its *ring* versions ([`manifest`]), so it runs.
 pub fn floor_refusal(libcrypto: &str, floor: &[(String, semver::VersionReq)]) -> Option<String> {
     let crates: Vec<(&str, &str)> = libcrypto.split(", ").filter_map(|c| c.split_once(' ')).collect();
@@ -794,6 +807,11 @@ pub fn floor_refusal(libcrypto: &str, floor: &[(String, semver::VersionReq)]) ->
             (linked.len() > reqs.len().max(1) || !linked.iter().all(called))
                 .then(|| format!("{name} {}", linked.join(" and ")))
         })
+        .chain(FLOOR_SYS_CRATES.into_iter().filter_map(|(floor_crate, sys)| {
+            let linked: Vec<&str> = crates.iter().filter(|(n, _)| *n == sys).map(|(_, v)| *v).collect();
+            (linked.len() > 1 && floor.iter().any(|(n, _)| n == floor_crate))
+                .then(|| format!("{sys} {}", linked.join(" and ")))
+        }))
         .collect();
     (!foreign.is_empty()).then(|| {
         format!(
@@ -926,36 +944,40 @@ mod tests {
     }
 
     #[test]
-    fn s2n_tls_floor_is_on_the_release_s_aws_lc_rs_from_0_2_and_refused_before() {
+    fn s2n_tls_floor_is_aws_lc_rs_on_the_release_s_aws_lc_and_refused_on_the_system_libcrypto() {
         let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
         let s2n = |v: &str| Release { library: Library::S2nTls, version: Version::parse(v).unwrap() };
         let doc = |release: &Release, suite| -> DocumentMut {
             manifest(repo, release, suite).unwrap().parse().unwrap()
         };
-        for suite in [Suite::Criterion, Suite::Instructions] {
-            let on = doc(&s2n("0.2.3"), suite);
+        for (suite, v) in [(Suite::Criterion, "0.2.3"), (Suite::Instructions, "0.1.2")] {
+            let on = doc(&s2n(v), suite);
             // The release's aws-lc-rs, whichever 1.x the era pin picks; no *ring*.
             assert_eq!(on["dependencies"]["aws-lc-rs"]["version"].as_str(), Some("1"));
+            assert_eq!(strings(on["dependencies"]["aws-lc-rs"].get("features")), ["aws-lc-sys"]);
             assert!(!on["dependencies"].as_table().unwrap().contains_key("ring"));
             assert!(strings(on["features"].get("s2n-tls")).contains(&"dep:aws-lc-rs".to_string()));
             assert!(!strings(on["features"].get("crypto-floor")).contains(&"dep:ring".to_string()));
             assert_eq!(floor_crates(&on.to_string()).unwrap().len(), 1);
-            // Before 0.2: no aws-lc-rs the release would not call.
-            for old in ["0.1.2", "0.0.8"] {
-                let off = doc(&s2n(old), suite);
-                assert!(!off["dependencies"].as_table().unwrap().contains_key("aws-lc-rs"), "{old}");
-                assert!(!strings(off["features"].get("s2n-tls")).contains(&"dep:aws-lc-rs".to_string()));
-                assert!(floor_crates(&off.to_string()).unwrap().is_empty());
-            }
+            // 0.0: no aws-lc-rs, on the system's libcrypto.
+            let off = doc(&s2n("0.0.8"), suite);
+            assert!(!off["dependencies"].as_table().unwrap().contains_key("aws-lc-rs"));
+            assert!(!strings(off["features"].get("s2n-tls")).contains(&"dep:aws-lc-rs".to_string()));
+            assert!(floor_crates(&off.to_string()).unwrap().is_empty());
         }
-        assert_eq!(s2n("0.2.3").floor_unsupported(), None);
-        assert_eq!(s2n("0.3.47").floor_unsupported(), None);
-        let why = s2n("0.1.2").floor_unsupported().unwrap();
-        assert!(why.starts_with("s2n-tls 0.1.2 links AWS-LC through aws-lc-sys alone"), "{why}");
+        for v in ["0.1.2", "0.2.3", "0.3.47"] {
+            assert_eq!(s2n(v).floor_unsupported(), None, "{v}");
+        }
         let why = s2n("0.0.35").floor_unsupported().unwrap();
         assert!(why.starts_with("s2n-tls 0.0.35 links the system's libcrypto"), "{why}");
         let floor = floor_crates(&doc(&s2n("0.3.1"), Suite::Criterion).to_string()).unwrap();
         assert_eq!(floor_refusal("aws-lc-rs 1.8.1, aws-lc-sys 0.20.1", &floor), None);
+        // 0.1.2's aws-lc-rs on another aws-lc-sys than the release's.
+        let refusal = floor_refusal("aws-lc-rs 1.6.0, aws-lc-sys 0.12.1, aws-lc-sys 0.13.0", &floor).unwrap();
+        assert!(refusal.starts_with("it links aws-lc-sys 0.12.1 and 0.13.0: "), "{refusal}");
+        assert_eq!(floor_refusal("aws-lc-rs 1.5.2, aws-lc-sys 0.12.1", &floor), None);
+        // Two aws-lc-sys without an aws-lc-rs floor: not the floor's concern.
+        assert_eq!(floor_refusal("aws-lc-sys 0.12.1, aws-lc-sys 0.13.0", &[]), None);
         assert_eq!(
             features(Library::S2nTls, Suite::Criterion),
             ["s2n-tls", "historical-perf", "crypto-floor"]

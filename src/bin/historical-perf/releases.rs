@@ -51,29 +51,28 @@ impl Release {
         }
     }
 
-    /// Whether this release's crypto is aws-lc-rs, as the crypto floor
-    /// calls it (src/floor/aws_lc_rs.rs): s2n-tls from 0.2 (from
-    /// s2n-tls-sys's dependencies, and each recorded release's
-    /// `libcrypto`). False for other libraries.
-    pub fn s2n_on_aws_lc_rs(&self) -> bool {
-        self.library == Library::S2nTls && self.version >= Version::new(0, 2, 0)
+    /// Whether this s2n-tls release links AWS-LC, whose floor is aws-lc-rs
+    /// (src/floor/aws_lc_rs.rs) on the release's own aws-lc-sys: from 0.1
+    /// (s2n-tls-sys's dependencies; each recorded release's `libcrypto`).
+    /// 0.1 links aws-lc-sys 0.12 alone: its build adds aws-lc-rs, which the
+    /// era pin takes to 1.5.2 (the newest by 0.1.2's day), on the same
+    /// aws-lc-sys ([`crate::build::floor_refusal`] refuses a second one);
+    /// from 0.1.5 s2n-tls-sys links aws-lc-rs itself. False for other
+    /// libraries, and for s2n-tls 0.0 (the system's libcrypto).
+    pub fn s2n_on_aws_lc(&self) -> bool {
+        self.library == Library::S2nTls && self.version >= Version::new(0, 1, 0)
     }
 
     /// Why this release's crypto floor cannot be built, `None` when it
     /// can (then [`crate::build::floor_refusal`] still checks the built
-    /// graph): s2n-tls before 0.2 links AWS-LC through aws-lc-sys alone
-    /// (0.1) or the system's libcrypto through openssl-sys (0.0), and the
-    /// floor has a backend for neither (aws-lc-rs's, and libcrypto's
-    /// through the `openssl` crate, which the s2n-tls build does not have).
+    /// graph): s2n-tls 0.0 links the system's libcrypto through
+    /// openssl-sys, and the floor's backend for it (the `openssl` crate's)
+    /// is not in an s2n-tls build.
     pub fn floor_unsupported(&self) -> Option<String> {
-        (self.library == Library::S2nTls && !self.s2n_on_aws_lc_rs()).then(|| {
-            let crypto = if self.version.minor == 0 {
-                "the system's libcrypto through openssl-sys"
-            } else {
-                "AWS-LC through aws-lc-sys alone"
-            };
+        (self.library == Library::S2nTls && !self.s2n_on_aws_lc()).then(|| {
             format!(
-                "s2n-tls {} links {crypto}, and the floor calls AWS-LC only through aws-lc-rs (from s2n-tls 0.2)",
+                "s2n-tls {} links the system's libcrypto through openssl-sys, and the floor's backend for it (the \
+                 openssl crate's) is not in an s2n-tls build",
                 self.version
             )
         })
