@@ -5,7 +5,9 @@
 //! differs (the ECDSA key parser's arguments, the agreement call, ML-KEM)
 //! each module writes itself as `ecdsa_from_pkcs8`, `agree`,
 //! `agreement_key`, `from_agreement`,
-//! `rsa_signature_len` and `kem_*` functions.
+//! `rsa_signature_len` and `kem_*` functions; a crate without ML-KEM-768
+//! (*ring*, aws-lc-rs before 1.10.0) takes the last four from
+//! [`without_ml_kem`].
 
 /// Implements the shared methods of [`super::Backend`] for `$backend`
 /// over crate `$c` (`aws_lc_rs` or `ring`); with `verify: $v`, the

@@ -198,10 +198,11 @@ pub fn manifest(repo: &Path, release: &Release, suite: Suite) -> Result<String> 
 fn s2n_aws_lc_rs(doc: &mut DocumentMut, release: &Release) -> Result<()> {
     let features = doc["features"].as_table_mut().context("no [features]")?;
     let links = release.s2n_on_aws_lc();
-    for (feature, dep) in [("crypto-floor", "dep:ring"), ("s2n-tls", "dep:aws-lc-rs")] {
-        if dep == "dep:aws-lc-rs" && links {
-            continue;
-        }
+    let mut dropped = vec![("crypto-floor", "dep:ring")];
+    if !links {
+        dropped.push(("s2n-tls", "dep:aws-lc-rs"));
+    }
+    for (feature, dep) in dropped {
         if let Some(list) = features.get_mut(feature).and_then(Item::as_array_mut) {
             list.retain(|v| v.as_str() != Some(dep));
         }
