@@ -871,6 +871,16 @@ impl SocketsRun {
         Ok(SocketsRun { dir, run, env, scaling, s_time, baseline })
     }
 
+    /// The command that wrote `s-time.txt`: rounds (a median line) since 2026-11-26, one 10-s turn
+    /// each before.
+    fn s_time_command(&self) -> &'static str {
+        if self.s_time.contains("(the median of") {
+            "`sockets/s-time-check.sh`"
+        } else {
+            "`sockets/s-time-check.sh 10` (one 10-s turn a client, before the check ran in rounds)"
+        }
+    }
+
     /// The `socket-handshake` rows (full, then resumed), in the run's order.
     fn handshake_rows(&self) -> Vec<&RowSummary> {
         self.run.rows.iter().filter(|r| r.group == "socket-handshake").collect()
@@ -893,11 +903,12 @@ fn sockets_section(root: &Path) -> Result<Section> {
     let mut body = format!(
         "Data: {} (made by `sockets/record.sh`): `compare/`, a `compare --sockets` run ({} rounds; \
          [sockets](../docs/sockets.md#compare---sockets)); `scaling/`, one `handshake-scaling` run per \
-         library; `s-time.txt`, `sockets/s-time-check.sh 10`; `baseline.txt`, `load` beside a plain tokio echo \
+         library; `s-time.txt`, {}; `baseline.txt`, `load` beside a plain tokio echo \
          pair. The compare run, as its `environment.json` \
          records it:\n\n{}\n",
         path_link(&format!("{rel}/")),
         s.run.rounds,
+        s.s_time_command(),
         s.env.markdown()
     );
     body.push_str(&graphs(root, &[&s.dir.join("compare")])?);
