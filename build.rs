@@ -8,7 +8,8 @@
 //! `s2n_no_kem_group_getter`, `s2n_no_curve_getter`) or older than the API it
 //! is written against (`s2n_raw_api`), and says whether the crypto floor
 //! has an aws-lc-rs backend (`aws_lc_rs_floor`) and whether that aws-lc-rs
-//! predates ML-KEM-768 (`aws_lc_rs_before_1_10`).
+//! predates ML-KEM-768 (`aws_lc_rs_before_1_10`), and whether the `openssl`
+//! crate is built (`openssl_crate`: feature `openssl` or `openssl-floor`).
 
 use std::{env, fs, path::Path};
 
@@ -62,6 +63,7 @@ fn main() {
     println!("cargo::rustc-check-cfg=cfg(s2n_raw_api)");
     println!("cargo::rustc-check-cfg=cfg(aws_lc_rs_floor)");
     println!("cargo::rustc-check-cfg=cfg(aws_lc_rs_before_1_10)");
+    println!("cargo::rustc-check-cfg=cfg(openssl_crate)");
     let manifest = env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR");
     // The lock file of the workspace this package is built in.
     let lock_path = Path::new(&manifest).join("Cargo.lock");
@@ -163,6 +165,12 @@ fn main() {
     let s2n_aws_lc_rs = feature("S2N_TLS") && minor_patch(&s2n_tls, 0).is_none();
     if feature("CRYPTO_FLOOR") && (rustls_aws_lc_rs || s2n_aws_lc_rs) {
         println!("cargo::rustc-cfg=aws_lc_rs_floor");
+    }
+    // The `openssl` crate (src/config/openssl.rs's aliases, the floor's
+    // backend src/floor/ossl.rs): with the OpenSSL stack, or alone for the
+    // floor of s2n-tls 0.0's system libcrypto (`openssl-floor`).
+    if feature("OPENSSL") || feature("OPENSSL_FLOOR") {
+        println!("cargo::rustc-cfg=openssl_crate");
     }
     // aws-lc-rs before 1.10.0 (s2n-tls 0.1.2, 0.2.3 and 0.3.1's era in
     // historical-perf): no ML-KEM-768 in `kem` (1.5.2 has no `kem`).

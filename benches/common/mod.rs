@@ -160,6 +160,7 @@ fn select(bench: &str) -> Option<Selection> {
             }
         }
     }
+    drop_lone_floors(&libs, &mut runners);
     if runners.is_empty() {
         let per_side = !sides
             && matrix
@@ -171,6 +172,33 @@ fn select(bench: &str) -> Option<Selection> {
     }
     let crypto_floors = crypto_floors(&libs, &runners);
     Some(Selection { filter, sides, runners, crypto_floors })
+}
+
+/// Drops, with a named skip, each crypto floor's case that no library
+/// going with that floor runs (s2n-tls 0.0.8 has no resumption: its floor's
+/// resumption case would be a row with nothing to compare it to).
+fn drop_lone_floors(libs: &[Box<dyn TlsLibrary>], runners: &mut Vec<(Case, Box<Runner>)>) {
+    let goes_with: Vec<(String, String)> =
+        libs.iter().filter_map(|l| Some((l.name(), l.crypto_floor()?))).collect();
+    let lone: Vec<bool> = runners
+        .iter()
+        .map(|(case, _)| {
+            goes_with.iter().any(|(_, floor)| *floor == case.library)
+                && !runners.iter().any(|(c, _)| {
+                    c.row() == case.row()
+                        && goes_with.iter().any(|(lib, floor)| *lib == c.library && *floor == case.library)
+                })
+        })
+        .collect();
+    let mut lone = lone.into_iter();
+    runners.retain(|(case, _)| {
+        let drop = lone.next().unwrap_or(false);
+        if drop {
+            let why = "no library that this floor goes with runs this case";
+            tls_bench::skip::report(&case.to_string(), why).unwrap_or_else(fail_on);
+        }
+        !drop
+    });
 }
 
 /// Each library the cases measure whose crypto floor they measure too,

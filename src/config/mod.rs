@@ -15,7 +15,7 @@
 /// (the socket runner's HTTPS): not part of any in-memory benchmark.
 #[cfg(feature = "sockets")]
 pub mod extensions;
-#[cfg(any(feature = "openssl", feature = "boring"))]
+#[cfg(any(openssl_crate, feature = "boring"))]
 pub mod openssl;
 #[cfg(any(feature = "openssl", feature = "boring"))]
 pub mod openssl_conn;

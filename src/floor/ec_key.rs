@@ -57,7 +57,7 @@ pub fn peer(group: &EcGroupRef, point: &[u8]) -> Result<PKey<Public>> {
 /// 1.1.1, [`super::ossl111`]; AWS-LC under the `openssl` crate,
 /// [`super::ossl`]): the compat module's `ec_key_gen`, `ec_peer` and
 /// `mlkem_*` functions, each ML-KEM one an error saying `$why`.
-#[cfg(feature = "openssl")]
+#[cfg(openssl_crate)]
 macro_rules! ec_key_kx_without_mlkem {
     ($why:expr) => {
         use anyhow::bail;
@@ -96,5 +96,5 @@ macro_rules! ec_key_kx_without_mlkem {
     };
 }
 
-#[cfg(feature = "openssl")]
+#[cfg(openssl_crate)]
 pub(crate) use ec_key_kx_without_mlkem;

@@ -34,19 +34,19 @@ pub mod aws_lc_rs;
 /// Named apart from the `boring` crate it calls.
 #[cfg(feature = "boring")]
 pub mod boringssl;
-#[cfg(all(feature = "openssl", not(openssl_awslc)))]
+#[cfg(all(openssl_crate, not(openssl_awslc)))]
 pub mod cipher_ctx;
-#[cfg(any(feature = "boring", openssl_awslc, all(feature = "openssl", not(ossl300))))]
+#[cfg(any(feature = "boring", openssl_awslc, all(openssl_crate, not(ossl300))))]
 pub mod ec_key;
 #[cfg(any(feature = "boring", openssl_awslc))]
 pub mod evp_aead;
-#[cfg(any(feature = "openssl", feature = "boring"))]
+#[cfg(any(openssl_crate, feature = "boring"))]
 pub mod hmac_ctx;
-#[cfg(feature = "openssl")]
+#[cfg(openssl_crate)]
 pub mod ossl;
-#[cfg(all(feature = "openssl", not(openssl_awslc), not(ossl300)))]
+#[cfg(all(openssl_crate, not(openssl_awslc), not(ossl300)))]
 pub mod ossl111;
-#[cfg(all(feature = "openssl", not(openssl_awslc), ossl300))]
+#[cfg(all(openssl_crate, not(openssl_awslc), ossl300))]
 pub mod ossl3;
 #[cfg(feature = "rustls")]
 pub mod ring;

@@ -203,7 +203,8 @@ pub(crate) use ring_like_backend;
 /// The ML-KEM half of [`ring_like_backend`] for a crate without ML-KEM-768
 /// (*ring*; aws-lc-rs before 1.10.0): ephemeral keys are agreement keys,
 /// and every ML-KEM operation is unsupported for the reason `$why` (a
-/// `String` expression).
+/// `String` expression). Built where one of them is.
+#[cfg(any(feature = "rustls", aws_lc_rs_before_1_10))]
 macro_rules! without_ml_kem {
     ($why:expr) => {
         /// An ephemeral private key: an X25519 or ECDH key.
@@ -235,4 +236,5 @@ macro_rules! without_ml_kem {
     };
 }
 
+#[cfg(any(feature = "rustls", aws_lc_rs_before_1_10))]
 pub(crate) use without_ml_kem;

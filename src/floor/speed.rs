@@ -137,7 +137,7 @@ pub fn backends() -> Vec<Measured> {
         use crate::floor::ring::Ring;
         out.push(Measured { backend: Ring::name(), measure: measure::<Ring> });
     }
-    #[cfg(feature = "openssl")]
+    #[cfg(openssl_crate)]
     out.push(Measured {
         backend: crate::floor::ossl::Ossl::name(),
         measure: measure::<crate::floor::ossl::Ossl>,

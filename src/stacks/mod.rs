@@ -5,7 +5,7 @@
 /// The crypto floor of an implementation, as a library.
 #[cfg(all(
     feature = "crypto-floor",
-    any(feature = "rustls", aws_lc_rs_floor, feature = "openssl", feature = "boring")
+    any(feature = "rustls", aws_lc_rs_floor, openssl_crate, feature = "boring")
 ))]
 pub mod crypto_floor;
 #[cfg(any(feature = "openssl", feature = "boring"))]
@@ -85,7 +85,7 @@ pub fn crypto_floors() -> Vec<Box<dyn TlsLibrary>> {
     floors.push(Box::new(crypto_floor::CryptoFloor::<crate::floor::aws_lc_rs::AwsLcRs>::default()));
     #[cfg(all(feature = "crypto-floor", feature = "rustls", not(tls_bench_rustls_fips)))]
     floors.push(Box::new(crypto_floor::CryptoFloor::<crate::floor::ring::Ring>::default()));
-    #[cfg(all(feature = "crypto-floor", feature = "openssl"))]
+    #[cfg(all(feature = "crypto-floor", openssl_crate))]
     floors.push(Box::new(crypto_floor::CryptoFloor::<crate::floor::ossl::Ossl>::default()));
     #[cfg(all(feature = "crypto-floor", feature = "boring"))]
     floors.push(Box::new(crypto_floor::CryptoFloor::<crate::floor::boringssl::BoringSsl>::default()));

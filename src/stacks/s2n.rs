@@ -85,6 +85,16 @@ impl TlsLibrary for S2nTls {
         Some(super::crypto_floor::floor_name(&AwsLcRs::name()))
     }
 
+    /// libcrypto through the `openssl` crate: s2n-tls 0.0.x links the
+    /// system's libcrypto through openssl-sys, which the `openssl` crate
+    /// (feature `openssl-floor` in historical-perf's builds) calls too: one
+    /// openssl-sys in a build (its `links = "openssl"`), so one libcrypto.
+    #[cfg(all(feature = "crypto-floor", s2n_system_libcrypto, openssl_crate))]
+    fn crypto_floor(&self) -> Option<String> {
+        use crate::floor::{Backend, ossl::Ossl};
+        Some(super::crypto_floor::floor_name(&Ossl::name()))
+    }
+
     fn name(&self) -> String {
         // s2n-tls 0.0.x (historical-perf) links the system's OpenSSL libcrypto.
         let backend = if cfg!(s2n_system_libcrypto) {

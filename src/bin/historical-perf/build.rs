@@ -135,7 +135,7 @@ pub fn manifest(repo: &Path, release: &Release, suite: Suite) -> Result<String> 
     let benches = doc["bench"].as_array_of_tables_mut().context("no [[bench]]")?;
     keep_targets(benches, suite.benches(), |name| abs(&format!("benches/{name}.rs")))?;
     doc.insert("workspace", Item::Table(Table::new()));
-    prune(&mut doc, release.library, suite)?;
+    prune(&mut doc, release, suite)?;
     let pinned = format!("={}", release.version);
     match release.library {
         Library::Rustls => {
@@ -192,9 +192,9 @@ pub fn manifest(repo: &Path, release: &Release, suite: Suite) -> Result<String> 
 /// release's day): from 0.1.5 the release's own, in 0.1.0-0.1.4 one on
 /// the release's aws-lc-sys ([`Release::s2n_on_aws_lc`]); in 0.0 (the
 /// system's libcrypto) none, as the `s2n-tls` feature's `dep:aws-lc-rs`
-/// would add an AWS-LC the release does not call (the floor is then
-/// refused, [`Release::floor_unsupported`]). The floor's *ring* (rustls's)
-/// goes. Errors: the manifest lacks a table this edits.
+/// would add an AWS-LC the release does not call (its floor is the
+/// `openssl` crate's, [`Release::floor_features`]). The floor's *ring*
+/// (rustls's) goes. Errors: the manifest lacks a table this edits.
 fn s2n_aws_lc_rs(doc: &mut DocumentMut, release: &Release) -> Result<()> {
     let features = doc["features"].as_table_mut().context("no [features]")?;
     let links = release.s2n_on_aws_lc();
@@ -403,12 +403,16 @@ fn keep_targets(targets: &mut ArrayOfTables, wanted: &[&str], path: impl Fn(&str
     Ok(())
 }
 
-/// The features a build of `library` for `suite` turns on (`cargo bench
+/// The features a build of `release` for `suite` turns on (`cargo bench
 /// --no-default-features --features ...`): the library's, `historical-perf`,
-/// and [`Suite::features`]. The generated manifest keeps only these.
-pub fn features(library: Library, suite: Suite) -> Vec<&'static str> {
-    let mut features = vec![library.feature(), "historical-perf"];
+/// [`Suite::features`], and with the floors [`Release::floor_features`].
+/// The generated manifest keeps only these.
+pub fn features(release: &Release, suite: Suite) -> Vec<&'static str> {
+    let mut features = vec![release.library.feature(), "historical-perf"];
     features.extend(suite.features());
+    if suite.floors() {
+        features.extend(release.floor_features());
+    }
     features
 }
 
@@ -440,7 +444,7 @@ const UNUSED_BY_BENCHMARKS: [(&str, &str); 9] = [
 /// as do its entries naming an emptied feature.
 /// An old release then resolves with nothing of the other libraries in its
 /// lock file.
-fn prune(doc: &mut DocumentMut, library: Library, suite: Suite) -> Result<()> {
+fn prune(doc: &mut DocumentMut, release: &Release, suite: Suite) -> Result<()> {
     let features = doc["features"].as_table_mut().context("no [features]")?;
     let refs = |item: &Item| -> Vec<String> {
         item.as_array()
@@ -453,7 +457,7 @@ fn prune(doc: &mut DocumentMut, library: Library, suite: Suite) -> Result<()> {
             })
             .unwrap_or_default()
     };
-    let kept = self::features(library, suite);
+    let kept = self::features(release, suite);
     let mut used = Vec::new();
     let mut dropped = Vec::new();
     for (name, item) in features.iter_mut() {
@@ -826,7 +830,7 @@ pub fn floor_refusal(libcrypto: &str, floor: &[(String, semver::VersionReq)]) ->
 /// The crypto library a non-OpenSSL build links: the crypto crates in its
 /// dependency graph (`cargo tree` with the features built; the lock file
 /// would also list optional crates that are not built).
-pub fn libcrypto_of(paths: &Paths, prepared: &Prepared, library: Library) -> Result<String> {
+pub fn libcrypto_of(paths: &Paths, prepared: &Prepared, release: &Release) -> Result<String> {
     if !prepared.libcrypto.is_empty() {
         return Ok(prepared.libcrypto.clone());
     }
@@ -835,7 +839,7 @@ pub fn libcrypto_of(paths: &Paths, prepared: &Prepared, library: Library) -> Res
             .args(["tree", "--manifest-path"])
             .arg(&prepared.manifest)
             .args(["--no-default-features", "--features"])
-            .arg(features(library, Suite::Criterion).join(","))
+            .arg(features(release, Suite::Criterion).join(","))
             .args(["-e", "normal", "--prefix", "none"])
             .env("CARGO_TARGET_DIR", &paths.target),
         "listing the crypto crates (cargo tree)",
@@ -945,7 +949,7 @@ mod tests {
     }
 
     #[test]
-    fn s2n_tls_floor_is_aws_lc_rs_on_the_release_s_aws_lc_and_refused_on_the_system_libcrypto() {
+    fn s2n_tls_floor_is_aws_lc_rs_on_the_release_s_aws_lc_and_the_openssl_crate_on_the_system_libcrypto() {
         let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
         let s2n = |v: &str| Release { library: Library::S2nTls, version: Version::parse(v).unwrap() };
         let doc = |release: &Release, suite| -> DocumentMut {
@@ -965,12 +969,30 @@ mod tests {
             assert!(!off["dependencies"].as_table().unwrap().contains_key("aws-lc-rs"));
             assert!(!strings(off["features"].get("s2n-tls")).contains(&"dep:aws-lc-rs".to_string()));
             assert!(floor_crates(&off.to_string()).unwrap().is_empty());
+            // Its floor, with the Criterion suite only: the `openssl` crate on the
+            // release's openssl-sys (no OpenSSL stack, no vendored OpenSSL).
+            let deps = off["dependencies"].as_table().unwrap();
+            let floors = suite == Suite::Criterion;
+            for dep in ["openssl", "foreign-types"] {
+                assert_eq!(deps.contains_key(dep), floors, "{dep} in {suite:?}");
+            }
+            assert_eq!(
+                strings(off["features"].get("openssl-floor")).len(),
+                if floors { 3 } else { 0 },
+                "{suite:?}"
+            );
+            assert!(!strings(off["features"].get("openssl")).iter().any(|f| f.contains("vendored")));
+            assert!(!deps.contains_key("tokio-openssl"));
         }
         for v in ["0.1.2", "0.2.3", "0.3.47"] {
-            assert_eq!(s2n(v).floor_unsupported(), None, "{v}");
+            assert!(s2n(v).floor_features().is_empty(), "{v}");
         }
-        let why = s2n("0.0.35").floor_unsupported().unwrap();
-        assert!(why.starts_with("s2n-tls 0.0.35 links the system's libcrypto"), "{why}");
+        assert_eq!(s2n("0.0.35").floor_features(), ["openssl-floor"]);
+        assert_eq!(
+            features(&s2n("0.0.35"), Suite::Criterion),
+            ["s2n-tls", "historical-perf", "crypto-floor", "openssl-floor"]
+        );
+        assert_eq!(features(&s2n("0.0.35"), Suite::Instructions), ["s2n-tls", "historical-perf", "tools"]);
         let floor = floor_crates(&doc(&s2n("0.3.1"), Suite::Criterion).to_string()).unwrap();
         assert_eq!(floor_refusal("aws-lc-rs 1.8.1, aws-lc-sys 0.20.1", &floor), None);
         // 0.1.2's aws-lc-rs on another aws-lc-sys than the release's.
@@ -980,7 +1002,7 @@ mod tests {
         // Two aws-lc-sys without an aws-lc-rs floor: not the floor's concern.
         assert_eq!(floor_refusal("aws-lc-sys 0.12.1, aws-lc-sys 0.13.0", &[]), None);
         assert_eq!(
-            features(Library::S2nTls, Suite::Criterion),
+            features(&s2n("0.3.47"), Suite::Criterion),
             ["s2n-tls", "historical-perf", "crypto-floor"]
         );
     }
@@ -1029,11 +1051,8 @@ mod tests {
             );
         }
         assert_eq!(doc["features"]["rustls"].to_string(), criterion["features"]["rustls"].to_string());
-        assert_eq!(features(release.library, Suite::Instructions), ["rustls", "historical-perf", "tools"]);
-        assert_eq!(
-            features(release.library, Suite::Criterion),
-            ["rustls", "historical-perf", "crypto-floor"]
-        );
+        assert_eq!(features(&release, Suite::Instructions), ["rustls", "historical-perf", "tools"]);
+        assert_eq!(features(&release, Suite::Criterion), ["rustls", "historical-perf", "crypto-floor"]);
         let floor = |reqs: &[(&str, &str)]| -> Vec<(String, semver::VersionReq)> {
             reqs.iter().map(|(n, r)| (n.to_string(), semver::VersionReq::parse(r).unwrap())).collect()
         };
@@ -1061,7 +1080,10 @@ mod tests {
         let refusal = floor_refusal("aws-lc-rs 1.13.0, aws-lc-rs 1.19.0, ring 0.17.14", &today).unwrap();
         assert!(refusal.starts_with("it links aws-lc-rs 1.13.0 and 1.19.0: "), "{refusal}");
         assert_eq!(
-            features(Library::Openssl, Suite::Criterion),
+            features(
+                &Release { library: Library::Openssl, version: Version::new(3, 0, 0) },
+                Suite::Criterion
+            ),
             ["openssl", "historical-perf", "crypto-floor"]
         );
     }

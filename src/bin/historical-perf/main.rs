@@ -532,13 +532,13 @@ fn run_release(
     if skips_file.exists() {
         std::fs::remove_file(&skips_file).with_context(|| format!("removing {}", skips_file.display()))?;
     }
-    let libcrypto = build::libcrypto_of(paths, &prepared, release.library)?;
+    let libcrypto = build::libcrypto_of(paths, &prepared, release)?;
     // A floor of another crypto library than the release links is not run
     // (the suite's environment turned it on).
     let refusal = if suite.floors() {
         let manifest = std::fs::read_to_string(&prepared.manifest)
             .with_context(|| format!("reading {}", prepared.manifest.display()))?;
-        release.floor_unsupported().or(build::floor_refusal(&libcrypto, &build::floor_crates(&manifest)?))
+        build::floor_refusal(&libcrypto, &build::floor_crates(&manifest)?)
     } else {
         None
     };
@@ -550,7 +550,7 @@ fn run_release(
         cmd.args(["bench", "--manifest-path"])
             .arg(&prepared.manifest)
             .args(["--no-default-features", "--features"])
-            .arg(build::features(release.library, suite).join(","));
+            .arg(build::features(release, suite).join(","));
         for bench in suite.benches() {
             cmd.args(["--bench", bench]);
         }

@@ -102,13 +102,21 @@ pub fn draw_all(results: &[ReleaseResult], dir: &Path, note: &str) -> Result<Vec
     let mut files = Vec::new();
     for key in keys(results).into_iter().filter(|k| !floors.contains(k)) {
         let path = dir.join(file_name(&key));
-        let floor = results.iter().find_map(|r| {
-            let b = r.benchmarks.iter().find(|b| b.key == key)?;
-            r.floor_of(b).map(|f| f.key.clone())
-        });
-        match floor {
-            Some(floor) => draw_lines(results, &key, &[&key, &floor], note, &path)?,
-            None => draw(results, &key, note, &path)?,
+        // Each floor the releases had, in release order: a library whose
+        // crypto changed (s2n-tls 0.0's system libcrypto, AWS-LC from 0.1)
+        // has a line per crypto library.
+        let mut floors: Vec<String> = Vec::new();
+        for r in results {
+            let floor = r.benchmarks.iter().find(|b| b.key == key).and_then(|b| r.floor_of(b));
+            if let Some(f) = floor.filter(|f| !floors.contains(&f.key)) {
+                floors.push(f.key.clone());
+            }
+        }
+        if floors.is_empty() {
+            draw(results, &key, note, &path)?;
+        } else {
+            let lines: Vec<&String> = std::iter::once(&key).chain(&floors).collect();
+            draw_lines(results, &key, &lines, note, &path)?;
         }
         files.push(path);
     }

@@ -63,19 +63,14 @@ impl Release {
         self.library == Library::S2nTls && self.version >= Version::new(0, 1, 0)
     }
 
-    /// Why this release's crypto floor cannot be built, `None` when it
-    /// can (then [`crate::build::floor_refusal`] still checks the built
-    /// graph): s2n-tls 0.0 links the system's libcrypto through
-    /// openssl-sys, and the floor's backend for it (the `openssl` crate's)
-    /// is not in an s2n-tls build.
-    pub fn floor_unsupported(&self) -> Option<String> {
-        (self.library == Library::S2nTls && !self.s2n_on_aws_lc()).then(|| {
-            format!(
-                "s2n-tls {} links the system's libcrypto through openssl-sys, and the floor's backend for it (the \
-                 openssl crate's) is not in an s2n-tls build",
-                self.version
-            )
-        })
+    /// The features this release's crypto floor needs besides
+    /// `crypto-floor`: `openssl-floor` for s2n-tls 0.0, which links the
+    /// system's libcrypto through openssl-sys (the floor calls it through
+    /// the `openssl` crate on the same openssl-sys, src/floor/ossl.rs);
+    /// none for the others (their floor's crates come with the library's
+    /// feature).
+    pub fn floor_features(&self) -> &'static [&'static str] {
+        if self.library == Library::S2nTls && !self.s2n_on_aws_lc() { &["openssl-floor"] } else { &[] }
     }
 }
 

@@ -113,7 +113,8 @@ impl Suite {
     /// compat module, `tls_bench::floor::ossl111`), rustls (the floor's
     /// *ring* and aws-lc-rs, run only where the release links those same
     /// crates: [`crate::build::floor_refusal`]) and s2n-tls (the
-    /// release's AWS-LC through aws-lc-rs, from 0.1: [`Release::floor_unsupported`]).
+    /// release's AWS-LC through aws-lc-rs from 0.1; in 0.0 the system's
+    /// libcrypto through the `openssl` crate, [`Release::floor_features`]).
     pub fn floors(self) -> bool {
         self == Suite::Criterion
     }
