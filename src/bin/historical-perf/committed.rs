@@ -148,8 +148,7 @@ fn write(library: Library, set: &[(Release, ReleaseResult)], root: &Path) -> Res
     remove_others(&results_root.join(library.to_string()), "json", &saved)?;
     let results: Vec<ReleaseResult> = set.iter().map(|(_, r)| r.clone()).collect();
     let graphs = graphs_dir(root, library);
-    let drawn = plot::report(Suite::Criterion, library, &results, &graphs)?;
-    remove_others(&graphs, "svg", &drawn)?;
+    plot::report(Suite::Criterion, library, &results, &graphs)?;
     eprintln!(
         "historical-perf: committed {} results of {library} in {}",
         saved.len(),
@@ -159,7 +158,7 @@ fn write(library: Library, set: &[(Release, ReleaseResult)], root: &Path) -> Res
 }
 
 /// Removes the `.ext` files in `dir` that are not in `keep`.
-fn remove_others(dir: &Path, ext: &str, keep: &[PathBuf]) -> Result<()> {
+pub fn remove_others(dir: &Path, ext: &str, keep: &[PathBuf]) -> Result<()> {
     for path in files_with(dir, ext)? {
         if !keep.contains(&path) {
             fs::remove_file(&path).with_context(|| format!("removing {}", path.display()))?;

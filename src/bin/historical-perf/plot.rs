@@ -34,14 +34,17 @@ pub fn file_name(key: &str) -> String {
 /// Draws `library`'s graphs from `results` (version order, of `suite`)
 /// into `dir`: one per benchmark ([`draw_all`]), or for DTLS the few of
 /// [`draw_dtls`]; prints their table on stdout and where the graphs went
-/// on stderr. Returns the graph files. Errors: `results` is empty, or a
-/// graph cannot be written.
+/// on stderr. Other graphs in `dir` (of benchmarks these results do not
+/// have) are removed: the directory holds this drawing whole. Returns the
+/// graph files. Errors: `results` is empty, or a graph cannot be written or
+/// an old one removed.
 pub fn report(suite: Suite, library: Library, results: &[ReleaseResult], dir: &Path) -> Result<Vec<PathBuf>> {
     ensure!(!results.is_empty(), "no results of {library} to draw");
     let files = match suite {
         Suite::Dtls => draw_dtls(results, dir, &note(results))?,
         Suite::Criterion | Suite::Instructions => draw_all(results, dir, &note(results))?,
     };
+    crate::committed::remove_others(dir, "svg", &files)?;
     println!("{}", table(library, results));
     eprintln!("historical-perf: {} graphs in {}", files.len(), dir.display());
     Ok(files)
@@ -395,6 +398,21 @@ mod tests {
         let svg =
             std::fs::read_to_string(dir.join(file_name("throughput/server-auth,x,1024B/openssl"))).unwrap();
         assert!(svg.contains("MB/s"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_drawing_removes_the_graphs_of_benchmarks_its_results_do_not_have() {
+        let dir = std::env::temp_dir().join(format!("tls-bench-hist-plot-stale-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let stale = dir.join(file_name("handshake/resumption,x/crypto-floor-openssl"));
+        std::fs::write(&stale, "<svg/>").unwrap();
+        std::fs::write(dir.join("notes.txt"), "kept").unwrap();
+        let results = [fixture("3.6.3", "300.6.1+3.6.3", 1_200_000.0, None)];
+        let files = report(Suite::Criterion, Library::Openssl, &results, &dir).unwrap();
+        assert_eq!(files.len(), 2);
+        assert!(files.iter().all(|f| f.exists()) && !stale.exists());
+        assert!(dir.join("notes.txt").exists(), "only graphs are removed");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
