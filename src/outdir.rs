@@ -41,6 +41,7 @@ impl RunDir {
             .to_string_lossy()
             .into_owned();
         check_replaceable(target, owns)?;
+        check_not_mount_point(target)?;
         let parent = match target.parent() {
             Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
             _ => PathBuf::from("."),
@@ -117,6 +118,27 @@ impl Drop for RunDir {
             let _removed = fs::remove_dir_all(&self.staging);
         }
     }
+}
+
+/// Errors when `target` is a mount point (on another device than its
+/// parent, as mountpoint(1) tells): a run replaces its directory whole by a
+/// rename, which a mount point refuses (EBUSY), so it would measure, then
+/// lose the run.
+fn check_not_mount_point(target: &Path) -> Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(meta) = fs::metadata(target) else { return Ok(()) };
+    let parent = match target.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let parent_meta = fs::metadata(parent).with_context(|| format!("reading {}", parent.display()))?;
+    ensure!(
+        meta.dev() == parent_meta.dev(),
+        "{} is a mount point: a run replaces its results directory whole (a rename, which a mount point \
+         refuses); give a directory inside it",
+        target.display()
+    );
+    Ok(())
 }
 
 /// Errors unless `target` is missing, an empty directory, or one whose

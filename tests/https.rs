@@ -234,6 +234,48 @@ fn alpn_chooses_http2_for_h2_clients_and_http1_for_the_others() {
     assert!(ran >= 1, "no TLS library ran");
 }
 
+/// A client that ends its HTTP/2 connection as hyper's does (GOAWAY,
+/// close_notify, then closed at once, not reading the server's goodbye)
+/// costs the server no failure: the server's goodbye meets the client's
+/// reset (EPIPE), which is the end of the connection (issue #40: 1 such
+/// connection in 200 was counted `reset`).
+#[test]
+fn a_client_closing_its_http2_connection_is_no_failure_of_the_server() {
+    use hyper_util::rt::{TokioExecutor, TokioIo};
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    for lib in libraries().into_iter().filter(|l| !l.plaintext()) {
+        let p = params(HandshakeKind::ServerAuth);
+        if !runs(&*lib, &p) {
+            continue;
+        }
+        let running = https(&*lib, &serve_options(p));
+        let addr = running.addr();
+        let h2 = lib.client(&p, &https::CLIENT_H2).unwrap();
+        runtime.block_on(async {
+            for _ in 0..100 {
+                let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+                tcp.set_nodelay(true).unwrap();
+                let stream = tokio::time::timeout(Duration::from_secs(10), h2.connect(tcp, None))
+                    .await
+                    .unwrap()
+                    .unwrap();
+                let (mut sender, connection) =
+                    hyper::client::conn::http2::handshake(TokioExecutor::new(), TokioIo::new(stream))
+                        .await
+                        .unwrap();
+                let connection = tokio::spawn(connection);
+                get_checked(|r| sender.send_request(r)).await;
+                drop(sender);
+                tokio::time::timeout(Duration::from_secs(5), connection).await.unwrap().unwrap().unwrap();
+            }
+        });
+        let summary = running.stop().unwrap();
+        let what = lib.name();
+        assert!(summary.errors.is_empty(), "{what}: {:?} {:?}", summary.errors, summary.error_examples);
+        assert_eq!((summary.requests, summary.http2), (100, 100), "{what}");
+    }
+}
+
 #[test]
 fn a_server_refuses_a_client_hello_naming_another_host() {
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
@@ -517,6 +559,12 @@ fn the_binaries_serve_load_and_refuse_mistakes() {
         summary.contains("handshakes 8 full") && summary.contains("8 HTTP requests answered"),
         "{summary}"
     );
+    // Per request, not per handshake; bodies sent, no "0 B received".
+    assert!(
+        summary.contains("µs per request") && summary.contains("800 B of response bodies sent"),
+        "{summary}"
+    );
+    assert!(!summary.contains("per handshake") && !summary.contains("B received"), "{summary}");
     assert!(summary.contains("errors: none") && summary.contains("RSS "), "{summary}");
     for (args, code, says) in [
         (&["--library", "nosuch"][..], 1, "error: unknown library \"nosuch\""),

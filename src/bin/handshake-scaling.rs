@@ -14,7 +14,7 @@ use tls_bench::{
     results::sockets::Point,
     sockets::{
         self,
-        cli::{ParamsArgs, duration_arg},
+        cli::{ParamsArgs, duration_arg, print},
         scaling::{ScalingOptions, run},
         threads::allowed_cores,
     },
@@ -77,9 +77,9 @@ fn run_cli(cli: Cli) -> Result<()> {
         &scaling.points,
     )?;
     out.commit()?;
-    print!("{}", scaling.markdown());
+    let printed = print(&scaling.markdown());
     eprintln!("handshake-scaling: results.json and handshakes.svg are in {}", cli.out.display());
-    Ok(())
+    printed
 }
 
 /// Handshakes per second per server thread against server threads, one line

@@ -12,13 +12,13 @@ use std::{path::PathBuf, process::ExitCode, sync::Arc, time::Duration};
 use anyhow::{Context, Result, anyhow, bail};
 use clap::Parser;
 use tls_bench::{
-    error::exit_code,
     params::HandshakeKind,
     sockets::{
         self,
         attack::{Attack, AttackClients, AttackOptions, run_attackers},
-        cli::{ParamsArgs, check_json, cores, duration_arg, write_json},
+        cli::{ParamsArgs, check_json, cores, duration_arg, print, write_json},
         https::Http,
+        interrupt::{self, OnSignal, exit_code},
         serve::{ServeOptions, start_with},
         siege::{SiegeOptions, run},
     },
@@ -110,6 +110,7 @@ fn run_cli(cli: Cli) -> Result<()> {
         max_connections: cli.max_connections as usize,
         cores: Vec::new(),
     };
+    interrupt::install(OnSignal::Report)?;
     let running = start_with(&*library, &serve, Arc::new(Http::new(cli.body as usize)))?;
     let addr = running.addr();
     let good = SiegeOptions {
@@ -127,27 +128,37 @@ fn run_cli(cli: Cli) -> Result<()> {
     };
     eprintln!("good load alone, {:?}", cli.time);
     let alone = run(&*library, &good)?;
-    let clients = AttackClients::of(&*library, &params)?;
-    let attack_options = AttackOptions {
-        kinds,
-        attackers: cli.attackers as usize,
-        duration: cli.time,
-        interval: cli.interval,
-        hold: cli.handshake_timeout.max(cli.idle_timeout) + Duration::from_secs(3),
-        flood: cli.flood as usize,
-        max_attempts: 100_000,
+    // A signal in the first phase: its report is kept, the second not run.
+    let (beside, counts) = if alone.interrupted {
+        (None, None)
+    } else {
+        let clients = AttackClients::of(&*library, &params)?;
+        let attack_options = AttackOptions {
+            kinds,
+            attackers: cli.attackers as usize,
+            duration: cli.time,
+            interval: cli.interval,
+            hold: cli.handshake_timeout.max(cli.idle_timeout) + Duration::from_secs(3),
+            flood: cli.flood as usize,
+            max_attempts: 100_000,
+        };
+        eprintln!("good load beside the attackers, {:?}", cli.time);
+        let attackers = std::thread::spawn(move || run_attackers(addr, clients, &attack_options));
+        let beside = run(&*library, &good);
+        let counts = attackers.join().map_err(|_| anyhow!("the attackers' thread panicked"))??;
+        (Some(beside?), Some(counts))
     };
-    eprintln!("good load beside the attackers, {:?}", cli.time);
-    let attackers = std::thread::spawn(move || run_attackers(addr, clients, &attack_options));
-    let beside = run(&*library, &good);
-    let counts = attackers.join().map_err(|_| anyhow!("the attackers' thread panicked"))??;
-    let beside = beside?;
     let summary = running.stop()?;
-    let json = serde_json::json!({ "alone": alone, "beside": beside, "attacks": counts, "server": summary });
+    let interrupted = interrupt::requested().is_some();
+    let json = serde_json::json!({
+        "alone": alone, "beside": beside, "attacks": counts.unwrap_or_default(), "server": summary,
+        "interrupted": interrupted,
+    });
     let saved: tls_bench::results::https::AttackRun =
         serde_json::from_value(json.clone()).context("reading the run back as --json holds it")?;
-    print!(
-        "https-attack: {} {params}, {} good users ({}), {:?} per phase, {} attackers per kind\n\n{}\n{}\nthe server: {}",
+    let printed = print(&format!(
+        "{}https-attack: {} {params}, {} good users ({}), {:?} per phase, {} attackers per kind\n\n{}\n{}\nthe server: {}",
+        if interrupted { "INTERRUPTED (what was measured until the signal) " } else { "" },
         library.name(),
         cli.concurrent,
         if cli.keep_alive { "keep-alive" } else { "new connection per request" },
@@ -156,7 +167,7 @@ fn run_cli(cli: Cli) -> Result<()> {
         saved.good_markdown(),
         saved.attacks_markdown(),
         summary.to_text()
-    );
+    ));
     write_json(cli.json.as_ref(), &json)?;
-    Ok(())
+    printed
 }

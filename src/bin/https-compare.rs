@@ -12,13 +12,13 @@ use std::{
 use anyhow::{Result, bail};
 use clap::Parser;
 use tls_bench::{
-    error::exit_code,
     outdir::RunDir,
     sockets::{
         self,
         child::Build,
-        cli::{ParamsArgs, client_library, cores, duration_arg},
+        cli::{ParamsArgs, client_library, cores, duration_arg, print},
         https_compare::{CompareOptions, owns, run, write},
+        interrupt::{self, OnSignal},
         threads::{check_cores, split_cores},
     },
     variants::Variant,
@@ -99,7 +99,7 @@ struct Cli {
 }
 
 fn main() -> ExitCode {
-    exit_code(run_cli(Cli::parse()))
+    interrupt::exit_code(run_cli(Cli::parse()))
 }
 
 fn run_cli(cli: Cli) -> Result<()> {
@@ -141,6 +141,8 @@ fn run_cli(cli: Cli) -> Result<()> {
     let libraries = sockets::libraries();
     let client = client_library(cli.client.as_deref())?;
     let out = RunDir::prepare(&cli.out, owns)?;
+    // A signal stops every server this run started, then exits.
+    interrupt::install(OnSignal::Exit)?;
     // Every other build's server first: nothing is timed while a compiler
     // runs.
     let mut others = Vec::new();
@@ -179,10 +181,15 @@ fn run_cli(cli: Cli) -> Result<()> {
         work: cli.out.with_file_name("work"),
     };
     let result = run(&libraries, &*client, &options, &|what| eprintln!("{what}"))?;
-    print!("{}", result.markdown()?);
+    let printed = print(&result.markdown()?);
     write(&result, out.path())?;
     out.commit()?;
     eprintln!("results in {}", cli.out.display());
+    printed?;
+    let unmeasured = result.unmeasured();
+    if !unmeasured.is_empty() {
+        bail!("rows that did not measure what was asked:\n  {}", unmeasured.join("\n  "));
+    }
     if cli.check_agreement {
         let wrong = result.disagreements()?;
         if !wrong.is_empty() {

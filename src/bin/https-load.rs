@@ -8,13 +8,11 @@ use std::{net::SocketAddr, process::ExitCode, time::Duration};
 
 use anyhow::{Result, bail};
 use clap::Parser;
-use tls_bench::{
-    error::exit_code,
-    sockets::{
-        self,
-        cli::{ClientArgs, ParamsArgs, check_json, cores, duration_arg, write_json},
-        siege::{SiegeOptions, run},
-    },
+use tls_bench::sockets::{
+    self,
+    cli::{ClientArgs, ParamsArgs, check_json, cores, duration_arg, print, socket_addr_arg, write_json},
+    interrupt::{self, OnSignal, exit_code},
+    siege::{SiegeOptions, run},
 };
 
 /// Siege-style HTTPS load for one library and parameter set.
@@ -27,8 +25,8 @@ struct Cli {
     library: String,
     #[command(flatten)]
     params: ParamsArgs,
-    /// The server's address.
-    #[arg(long, default_value = "127.0.0.1:4433")]
+    /// The server's address: an IP address and a port.
+    #[arg(long, default_value = "127.0.0.1:4433", value_parser = socket_addr_arg)]
     connect: SocketAddr,
     /// Users at once (siege's -c).
     #[arg(short = 'c', long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=100_000))]
@@ -60,6 +58,7 @@ fn run_cli(cli: Cli) -> Result<()> {
     let library = sockets::find(&cli.library)?;
     let params = cli.params.params()?;
     check_json(cli.client.json.as_ref())?;
+    interrupt::install(OnSignal::Report)?;
     let options = SiegeOptions {
         params,
         connect: cli.connect,
@@ -74,8 +73,13 @@ fn run_cli(cli: Cli) -> Result<()> {
         progress: !cli.client.quiet,
     };
     let report = run(&*library, &options)?;
-    print!("{}", report.to_text());
+    let printed = print(&report.to_text());
     write_json(cli.client.json.as_ref(), &report)?;
+    printed?;
+    if report.interrupted {
+        // Exits 130 or 143 (interrupt::exit_code): the report is partial.
+        return Ok(());
+    }
     let kinds: Vec<String> = report.errors.iter().map(|(k, n)| format!("{k} {n}")).collect();
     if report.transactions == 0 {
         bail!("no transaction completed ({}): nothing measured", kinds.join(", "));

@@ -9,11 +9,11 @@ use std::{path::PathBuf, process::ExitCode, time::Duration};
 use anyhow::{Context, Result, bail};
 use clap::Parser;
 use tls_bench::{
-    error::exit_code,
     outdir::RunDir,
     sockets::{
         self,
-        cli::{ParamsArgs, client_library, cores, duration_arg},
+        cli::{ParamsArgs, client_library, cores, duration_arg, print},
+        interrupt::{self, OnSignal},
         soak::{SoakOptions, owns, run},
     },
 };
@@ -58,7 +58,7 @@ struct Cli {
 }
 
 fn main() -> ExitCode {
-    exit_code(run_cli(Cli::parse()))
+    interrupt::exit_code(run_cli(Cli::parse()))
 }
 
 fn run_cli(cli: Cli) -> Result<()> {
@@ -69,6 +69,8 @@ fn run_cli(cli: Cli) -> Result<()> {
     let libraries = sockets::libraries();
     let client = client_library(cli.client.as_deref())?;
     let out = RunDir::prepare(&cli.out, owns)?;
+    // A signal stops every server this run started, then exits.
+    interrupt::install(OnSignal::Exit)?;
     let options = SoakOptions {
         params,
         concurrent: cli.concurrent as usize,
@@ -82,15 +84,20 @@ fn run_cli(cli: Cli) -> Result<()> {
     };
     let soak = run(&libraries, &*client, &options)?;
     let md = soak.markdown()?;
-    print!("{md}");
+    let printed = print(&md);
     std::fs::write(out.path().join("results.json"), serde_json::to_string_pretty(&soak)? + "\n")
         .context("writing results.json")?;
     std::fs::write(out.path().join("results.md"), &md).context("writing results.md")?;
     soak.svg(&out.path().join("rss.svg"))?;
     out.commit()?;
     eprintln!("results in {}", cli.out.display());
+    printed?;
     let growing: Vec<&str> =
         soak.servers.iter().filter(|s| s.growing == Some(true)).map(|s| s.server.as_str()).collect();
+    let unmeasured = soak.unmeasured();
+    if !unmeasured.is_empty() {
+        bail!("rows that did not measure what was asked:\n  {}", unmeasured.join("\n  "));
+    }
     if !growing.is_empty() {
         bail!("RSS still growing past {} KiB/min: {}", cli.max_growth, growing.join(", "));
     }

@@ -7,13 +7,11 @@ use std::{net::SocketAddr, path::PathBuf, process::ExitCode, time::Duration};
 
 use anyhow::{Context, Result, bail};
 use clap::Parser;
-use tls_bench::{
-    error::exit_code,
-    sockets::{
-        self,
-        cli::{ClientArgs, ParamsArgs, check_json, cores, duration_arg, write_json},
-        load::{self, LoadOptions, run},
-    },
+use tls_bench::sockets::{
+    self,
+    cli::{ClientArgs, ParamsArgs, check_json, cores, duration_arg, print, socket_addr_arg, write_json},
+    interrupt::{self, OnSignal, exit_code},
+    load::{self, LoadOptions, run},
 };
 
 /// A load client for one library and parameter set.
@@ -31,8 +29,8 @@ struct Cli {
     merge: Vec<PathBuf>,
     #[command(flatten)]
     params: ParamsArgs,
-    /// The server's address.
-    #[arg(long, default_value = "127.0.0.1:4433")]
+    /// The server's address: an IP address and a port.
+    #[arg(long, default_value = "127.0.0.1:4433", value_parser = socket_addr_arg)]
     connect: SocketAddr,
     /// Clients at once, each on one connection at a time.
     #[arg(short = 'c', long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100_000))]
@@ -66,6 +64,15 @@ fn main() -> ExitCode {
 
 fn run_cli(cli: Cli) -> Result<()> {
     if !cli.merge.is_empty() {
+        let mut seen = Vec::new();
+        for p in &cli.merge {
+            let resolved = std::fs::canonicalize(p).with_context(|| format!("reading {}", p.display()))?;
+            if seen.contains(&resolved) {
+                bail!("{} is given twice: give each client's report once", p.display());
+            }
+            seen.push(resolved);
+        }
+        check_json(cli.client.json.as_ref())?;
         let reports = cli
             .merge
             .iter()
@@ -76,12 +83,14 @@ fn run_cli(cli: Cli) -> Result<()> {
             })
             .collect::<Result<Vec<load::Report>>>()?;
         let merged = load::merge(&reports)?;
-        print!("{}", merged.to_table());
-        return write_json(cli.client.json.as_ref(), &merged);
+        let printed = print(&merged.to_table());
+        write_json(cli.client.json.as_ref(), &merged)?;
+        return printed;
     }
     let library = sockets::find(cli.library.as_deref().unwrap_or_default())?;
     let params = cli.params.params()?;
     check_json(cli.client.json.as_ref())?;
+    interrupt::install(OnSignal::Report)?;
     let options = LoadOptions {
         params,
         connect: cli.connect,
@@ -97,8 +106,13 @@ fn run_cli(cli: Cli) -> Result<()> {
         progress: !cli.client.quiet,
     };
     let report = run(&*library, &options)?;
-    print!("{}", report.to_table());
+    let printed = print(&report.to_table());
     write_json(cli.client.json.as_ref(), &report)?;
+    printed?;
+    if report.interrupted {
+        // Exits 130 or 143 (interrupt::exit_code): the report is partial.
+        return Ok(());
+    }
     let failed: u64 = report.errors.values().sum();
     let kinds: Vec<String> = report.errors.iter().map(|(k, n)| format!("{k} {n}")).collect();
     if report.requests == 0 {

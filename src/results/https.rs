@@ -537,9 +537,12 @@ pub struct AttackServer {
 pub struct AttackRun {
     /// Good clients alone.
     pub alone: Load,
-    /// Good clients beside the attackers.
-    pub beside: Load,
-    /// Each attack's attempts.
+    /// Good clients beside the attackers; `None` when a signal stopped the
+    /// run in its first phase.
+    #[serde(default)]
+    pub beside: Option<Load>,
+    /// Each attack's attempts (none when stopped in the first phase).
+    #[serde(default)]
     pub attacks: BTreeMap<String, AttackCount>,
     /// The server's counts.
     pub server: AttackServer,
@@ -561,7 +564,10 @@ impl AttackRun {
         format!(
             "| good clients | transactions/s | availability % | p50 ms | p99 ms | failed |\n|---|---|---|---|---|---|\n{}{}",
             line("alone", &self.alone),
-            line("beside the attackers", &self.beside)
+            self.beside.as_ref().map_or_else(
+                || "| beside the attackers | - | - | - | - | not run (interrupted) |\n".to_string(),
+                |b| line("beside the attackers", b)
+            )
         )
     }
 

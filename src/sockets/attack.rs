@@ -226,10 +226,14 @@ async fn until_closed(tcp: &mut TcpStream, hold: Duration, started: Instant) -> 
 
 impl Attacker {
     /// Attempts until `deadline` (one at a time; a flood is one attempt of
-    /// [`Attacker::flood`] connections), at most `max_attempts`.
+    /// [`Attacker::flood`] connections), at most `max_attempts`, or until a
+    /// signal ([`super::interrupt`]) once the attempt under way ends.
     pub async fn run(&self, deadline: Instant, max_attempts: u64) -> AttackCount {
         let mut count = AttackCount::default();
-        while Instant::now() < deadline && count.attempts < max_attempts {
+        while Instant::now() < deadline
+            && count.attempts < max_attempts
+            && super::interrupt::requested().is_none()
+        {
             if self.attack == Attack::Flood {
                 count.add(&self.flood().await);
                 continue;

@@ -151,7 +151,8 @@ impl ChildServer {
             let cores: Vec<String> = options.cores.iter().map(|c| c.to_string()).collect();
             cmd.args(["--cores", &cores.join(",")]);
         }
-        let mut child = cmd.spawn().with_context(|| format!("starting {}", exe.display()))?;
+        let mut child =
+            super::interrupt::spawn(&mut cmd).with_context(|| format!("starting {}", exe.display()))?;
         let stdout = child.stdout.take().context("no stdout")?;
         let (first, rest) = read_lines(stdout);
         let line = match first.recv_timeout(LIMIT) {
@@ -194,6 +195,7 @@ impl ChildServer {
         let started = Instant::now();
         let status = loop {
             if let Some(s) = self.child.try_wait().context("waiting for the child server")? {
+                super::interrupt::forget(&self.child);
                 break s;
             }
             if started.elapsed() > LIMIT {
@@ -222,6 +224,7 @@ impl ChildServer {
 fn kill(child: &mut Child) {
     let _killed = child.kill();
     let _reaped = child.wait();
+    super::interrupt::forget(child);
 }
 
 /// The first line of `stdout` on a channel, the rest on a thread.

@@ -62,10 +62,23 @@ impl ParamsArgs {
 
 /// The client library of `https-compare` and `https-soak`: the one
 /// `name` selects ([`super::find`]), or the build's first TLS library.
-/// Errors: no such library, or a build without TLS.
+/// Errors: no such library, plaintext TCP (the servers are TLS servers),
+/// or a build without TLS.
 pub fn client_library(name: Option<&str>) -> Result<Box<dyn super::Library>> {
     match name {
-        Some(name) => super::find(name),
+        Some(name) => {
+            let library = super::find(name)?;
+            if library.plaintext() {
+                let tls: Vec<String> =
+                    super::libraries().iter().filter(|l| !l.plaintext()).map(|l| l.name()).collect();
+                bail!(
+                    "--client {name}: the servers speak TLS (nginx's and every library's), so their \
+                     client must too; pick one of: {}",
+                    tls.join(", ")
+                );
+            }
+            Ok(library)
+        }
         None => match super::libraries().into_iter().find(|l| !l.plaintext()) {
             Some(l) => Ok(l),
             None => bail!("this build has no TLS library"),
@@ -97,21 +110,60 @@ pub fn duration(text: &str) -> Result<Duration> {
     Ok(Duration::from_secs_f64(secs))
 }
 
+/// An address written as an IP address and a port (`127.0.0.1:4433`,
+/// `[::1]:4433`), for clap. Errors: anything else, saying that a host name
+/// (`localhost:4433`) is not taken: the tools never resolve names, so a
+/// run's address is the one it names.
+pub fn socket_addr_arg(text: &str) -> Result<SocketAddr, String> {
+    text.parse().map_err(|_| {
+        format!(
+            "{text:?} is not an IP address and port (e.g. 127.0.0.1:4433, [::1]:4433); \
+             host names such as localhost are not resolved: give the address"
+        )
+    })
+}
+
 /// The same for clap (its value parsers give `String` errors).
 pub fn duration_arg(text: &str) -> Result<Duration, String> {
     duration(text).map_err(|e| e.to_string())
 }
 
 /// Checks a `--json` output path before any work: its directory is made
-/// if missing, and it must not be a directory. Errors: either fails.
+/// if missing, it must not be a directory, and it must take a write (a
+/// file there is opened to append, nothing written; a missing one is
+/// created, written and removed), so a read-only file system or a file
+/// without write permission is found before the measuring, not after.
+/// Errors: any of these fails, naming the path.
 pub fn check_json(json: Option<&PathBuf>) -> Result<()> {
+    use std::io::Write;
     if let Some(json) = json {
         if let Some(dir) = json.parent().filter(|d| !d.as_os_str().is_empty()) {
             ensure_dir(dir, "--json's directory")?;
         }
         anyhow::ensure!(!json.is_dir(), "--json {}: is a directory", json.display());
+        let cannot = |e: std::io::Error| anyhow!("--json {}: cannot be written: {e}", json.display());
+        if json.exists() {
+            std::fs::OpenOptions::new().append(true).open(json).map_err(cannot)?;
+        } else {
+            let mut probe =
+                std::fs::OpenOptions::new().write(true).create_new(true).open(json).map_err(cannot)?;
+            let written = probe.write_all(b"{}").and_then(|()| probe.sync_all());
+            drop(probe);
+            std::fs::remove_file(json).with_context(|| format!("removing the probe {}", json.display()))?;
+            written.map_err(cannot)?;
+        }
     }
     Ok(())
+}
+
+/// Writes `text` to stdout. Errors: stdout is closed or full (a pipe whose
+/// reader is gone: `serve | head -1`), said as an error, never a panic.
+/// A tool prints its report with this, keeps going to write its files,
+/// and returns this error last.
+pub fn print(text: &str) -> Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes()).and_then(|()| out.flush()).context("writing to stdout")
 }
 
 /// Writes `value` as pretty JSON to `json`, when given. Errors: the file
@@ -155,7 +207,7 @@ pub struct ServerArgs {
     #[command(flatten)]
     pub params: ParamsArgs,
     /// Address to listen on; port 0 picks a free one (printed).
-    #[arg(long, default_value = "127.0.0.1:4433")]
+    #[arg(long, default_value = "127.0.0.1:4433", value_parser = socket_addr_arg)]
     pub listen: SocketAddr,
     /// Worker threads [default: the cores available].
     #[arg(long, value_parser = clap::value_parser!(u16).range(1..=1024))]
@@ -196,22 +248,17 @@ impl ServerArgs {
     /// argument (named, with what is valid), the server cannot start.
     pub fn run(&self, what: &str, protocol: Arc<dyn Protocol>) -> Result<()> {
         if self.list {
-            for lib in super::libraries() {
-                println!("{}", lib.name());
-            }
-            return Ok(());
+            let names: Vec<String> = super::libraries().iter().map(|l| l.name() + "\n").collect();
+            return print(&names.concat());
         }
         let library = super::find(self.library.as_deref().unwrap_or_default())?;
         let params = self.params.params()?;
         if self.probe {
-            match library.server(&params, &protocol.extensions()) {
-                Ok(_) => println!("supported"),
-                Err(ConfigureError::Unsupported(why)) => println!("unsupported: {why}"),
-                Err(ConfigureError::Failed(e)) => {
-                    return Err(e.context(format!("{} {params}", library.name())));
-                }
-            }
-            return Ok(());
+            return match library.server(&params, &protocol.extensions()) {
+                Ok(_) => print("supported\n"),
+                Err(ConfigureError::Unsupported(why)) => print(&format!("unsupported: {why}\n")),
+                Err(ConfigureError::Failed(e)) => Err(e.context(format!("{} {params}", library.name()))),
+            };
         }
         check_json(self.json.as_ref())?;
         let threads = self.threads.map_or_else(cores, usize::from);
@@ -225,14 +272,25 @@ impl ServerArgs {
             cores: self.cores.clone(),
         };
         let running = start_with(&*library, &options, protocol)?;
-        println!(
-            "serving {what} with {} {params} on {} ({threads} threads); SIGINT or SIGTERM stops",
+        // The handlers first: a signal sent on reading the banner stops the
+        // server with its summary.
+        let signals = running.stop_signals()?;
+        // A banner nobody reads (stdout closed) does not stop the server:
+        // its error is returned with the summary's.
+        let banner = print(&format!(
+            "serving {what} with {} {} on {} ({threads} threads); SIGINT or SIGTERM stops\n",
             library.name(),
+            if library.plaintext() {
+                "(no TLS: the parameters do not apply)".to_string()
+            } else {
+                params.to_string()
+            },
             running.addr()
-        );
-        let summary = running.until_signal()?;
-        print!("{}", summary.to_text());
-        write_json(self.json.as_ref(), &summary)
+        ));
+        let summary = running.until(signals)?;
+        let printed = print(&summary.to_text());
+        write_json(self.json.as_ref(), &summary)?;
+        banner.and(printed)
     }
 }
 

@@ -112,13 +112,29 @@ impl Failure {
     /// A failure of `kind` ([`ErrorKind::of`] when the chain holds an I/O
     /// error) with `e`'s message.
     pub fn new(e: anyhow::Error, otherwise: ErrorKind) -> Failure {
-        Failure { kind: ErrorKind::of(&e, otherwise), message: format!("{e:#}") }
+        Failure { kind: ErrorKind::of(&e, otherwise), message: chain_text(&e) }
     }
 
     /// A failure of exactly `kind`, whatever the chain holds.
     pub fn exactly(kind: ErrorKind, e: anyhow::Error) -> Failure {
-        Failure { kind, message: format!("{e:#}") }
+        Failure { kind, message: chain_text(&e) }
     }
+}
+
+/// `e` and its causes, `: `-separated as `{:#}` writes them, less a cause
+/// that only repeats the one before (an `io::Error` wrapping another, or a
+/// library error quoting its I/O error, as hyper's and the TLS adapters'
+/// do: "reset (os error 104): reset (os error 104)").
+fn chain_text(e: &anyhow::Error) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if parts.last().is_some_and(|last| last.ends_with(&text)) {
+            continue;
+        }
+        parts.push(text);
+    }
+    parts.join(": ")
 }
 
 impl fmt::Display for Failure {
@@ -143,5 +159,16 @@ mod tests {
         let chained = anyhow::Error::new(e(io::ErrorKind::UnexpectedEof)).context("reading");
         assert_eq!(ErrorKind::of(&chained, ErrorKind::Io), ErrorKind::Closed);
         assert_eq!(ErrorKind::of(&anyhow::anyhow!("no io"), ErrorKind::Negotiated), ErrorKind::Negotiated);
+    }
+
+    #[test]
+    fn a_cause_that_repeats_the_one_before_is_said_once() {
+        let reset = io::Error::from_raw_os_error(libc::ECONNRESET);
+        let wrapped = io::Error::new(io::ErrorKind::ConnectionReset, reset);
+        let e = anyhow::Error::new(wrapped).context("serving HTTP");
+        let f = Failure::new(e, ErrorKind::Io);
+        assert_eq!(f.kind, ErrorKind::Reset);
+        assert_eq!(f.message.matches("os error 104").count(), 1, "{}", f.message);
+        assert!(f.message.starts_with("serving HTTP: "), "{}", f.message);
     }
 }

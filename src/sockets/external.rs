@@ -239,7 +239,8 @@ pub fn run(tool: Tool, load: &ToolLoad) -> Result<ToolRun> {
 
 /// A command's output, killed past `limit`.
 fn output(mut cmd: Command, limit: Duration) -> Result<std::process::Output> {
-    let mut child = cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn()?;
+    cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = super::interrupt::spawn(&mut cmd)?;
     let started = Instant::now();
     // Read both pipes on threads, so a chatty tool never blocks on a full pipe.
     let mut stdout = child.stdout.take().context("no stdout")?;
@@ -254,11 +255,13 @@ fn output(mut cmd: Command, limit: Duration) -> Result<std::process::Output> {
     });
     let status = loop {
         if let Some(s) = child.try_wait()? {
+            super::interrupt::forget(&child);
             break s;
         }
         if started.elapsed() > limit {
             let _ = child.kill();
             let _ = child.wait();
+            super::interrupt::forget(&child);
             bail!("ran past {limit:?}; killed");
         }
         std::thread::sleep(Duration::from_millis(50));

@@ -21,7 +21,7 @@ use std::{
     pin::Pin,
     sync::{
         Arc,
-        atomic::{AtomicU64, Ordering::Relaxed},
+        atomic::{AtomicBool, AtomicU64, Ordering::Relaxed},
     },
     task::{Context, Poll},
     time::{Duration, Instant},
@@ -119,28 +119,39 @@ fn respond(request: &Request<Incoming>, body: &Bytes) -> Response<Full<Bytes>> {
 async fn serve_http(body: &Bytes, stream: Box<dyn Stream>, mut conn: Conn<'_>) -> Result<(), Failure> {
     // Counted here, added to the server's counters once the connection ends.
     let answered = Arc::new(AtomicU64::new(0));
+    // Requests whose response body hyper has not taken whole.
+    let in_flight = Arc::new(AtomicU64::new(0));
     let service = {
-        let (answered, body) = (answered.clone(), body.clone());
+        let (answered, body, in_flight) = (answered.clone(), body.clone(), in_flight.clone());
         hyper::service::service_fn(move |request: Request<Incoming>| {
             let response = respond(&request, &body);
             if response.status() == StatusCode::OK {
                 answered.fetch_add(1, Relaxed);
             }
+            // An empty body is taken whole at once (hyper may never poll it).
+            let response = response.map(|body| {
+                let counted = (!hyper::body::Body::is_end_stream(&body)).then(|| {
+                    in_flight.fetch_add(1, Relaxed);
+                    in_flight.clone()
+                });
+                Tracked { body, in_flight: counted }
+            });
             std::future::ready(Ok::<_, Infallible>(response))
         })
     };
-    let result = if stream.alpn() == Some(H2) {
+    let h2 = stream.alpn() == Some(H2);
+    let reads = Reads::new(stream);
+    let last_read = reads.last.clone();
+    let result = if h2 {
         conn.http2();
-        let reads = Reads::new(stream);
-        let last_read = reads.last.clone();
         let mut builder = http2::Builder::new(TokioExecutor::new());
         builder.timer(TokioTimer::new());
         let connection = builder.serve_connection(TokioIo::new(reads), service);
-        drive(connection, |c| c.graceful_shutdown(), &mut conn, Some(last_read)).await
+        drive(connection, |c| c.graceful_shutdown(), &mut conn, Some(last_read.clone())).await
     } else {
         let mut builder = http1::Builder::new();
         builder.timer(TokioTimer::new()).header_read_timeout(conn.idle_timeout).keep_alive(true);
-        let connection = builder.serve_connection(TokioIo::new(stream), service);
+        let connection = builder.serve_connection(TokioIo::new(reads), service);
         drive(connection, |c| c.graceful_shutdown(), &mut conn, None).await
     };
     let n = answered.load(Relaxed);
@@ -148,6 +159,15 @@ async fn serve_http(body: &Bytes, stream: Box<dyn Stream>, mut conn: Conn<'_>) -
     conn.moved(0, n * body.len() as u64);
     match result {
         None | Some(Ok(())) => Ok(()),
+        // The peer closed (close_notify) and reset the server's goodbye.
+        // The peer closed, then reset the server's goodbye (see [`Reads`]).
+        Some(Err(e))
+            if in_flight.load(Relaxed) == 0
+                && (last_read.closed_then_reset.load(Relaxed)
+                    || (last_read.peer_closed.load(Relaxed) && reset_kind(&e))) =>
+        {
+            Ok(())
+        }
         Some(Err(e)) if e.is_timeout() => {
             conn.idle_closed();
             Ok(())
@@ -167,6 +187,56 @@ async fn serve_http(body: &Bytes, stream: Box<dyn Stream>, mut conn: Conn<'_>) -
             })
         }
     }
+}
+
+/// A response body that counts its request out of those in flight once
+/// hyper has taken it whole.
+struct Tracked {
+    body: Full<Bytes>,
+    in_flight: Option<Arc<AtomicU64>>,
+}
+
+impl hyper::body::Body for Tracked {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<hyper::body::Frame<Bytes>, Infallible>>> {
+        let r = Pin::new(&mut self.body).poll_frame(cx);
+        if hyper::body::Body::is_end_stream(&self.body)
+            && let Some(n) = self.in_flight.take()
+        {
+            n.fetch_sub(1, Relaxed);
+        }
+        r
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> hyper::body::SizeHint {
+        self.body.size_hint()
+    }
+}
+
+/// Whether hyper's error holds an I/O error of a connection its peer has
+/// ended: a broken pipe or a reset, h2's included (h2 says "broken pipe"
+/// for a connection that ended under its pings or streams; its error
+/// carries the I/O error without a `source`).
+fn reset_kind(e: &hyper::Error) -> bool {
+    use std::io::ErrorKind::{BrokenPipe, ConnectionReset, NotConnected};
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(c) = cause {
+        let io = c.downcast_ref::<std::io::Error>().or_else(|| c.downcast_ref::<h2::Error>()?.get_io());
+        if let Some(io) = io {
+            return matches!(io.kind(), BrokenPipe | ConnectionReset | NotConnected);
+        }
+        cause = c.source();
+    }
+    false
 }
 
 /// Serves `connection` (hyper's HTTP/1.1 or HTTP/2 server connection)
@@ -206,11 +276,19 @@ async fn drive<C: Future<Output = hyper::Result<()>>>(
     tokio::time::timeout(STOP_GRACE, connection.as_mut()).await.ok()
 }
 
-/// When a stream last read bytes, shared with the task that watches it.
+/// When a stream last read bytes, shared with the task that watches it,
+/// and how the connection's peer left.
 struct LastRead {
     start: Instant,
     /// Milliseconds from `start`.
     ms: AtomicU64,
+    /// A read gave end of stream: the peer's close_notify (or FIN, on
+    /// plaintext TCP).
+    peer_closed: AtomicBool,
+    /// A write met a broken pipe (EPIPE: on Linux, the peer's reset of a
+    /// connection whose FIN had come first, tcp_reset in net/ipv4/tcp_input.c)
+    /// or, after the peer's close, a reset.
+    closed_then_reset: AtomicBool,
 }
 
 impl LastRead {
@@ -219,7 +297,15 @@ impl LastRead {
     }
 }
 
-/// A stream that notes when it last read bytes ([`LastRead`]).
+/// A server stream that notes when it last read bytes and how its peer
+/// left ([`LastRead`]).
+///
+/// A peer that has closed (its close_notify, then FIN) may also stop
+/// reading at once: TLS does not make it wait for the server's close_notify
+/// (RFC 8446 section 6.1), nor HTTP for a server's goodbye (HTTP/2's
+/// GOAWAY). The server's write after it then meets the peer's reset, which
+/// ends the connection; with no request in flight, [`serve_http`] counts it
+/// as no failure.
 struct Reads {
     inner: Box<dyn Stream>,
     last: Arc<LastRead>,
@@ -227,7 +313,27 @@ struct Reads {
 
 impl Reads {
     fn new(inner: Box<dyn Stream>) -> Reads {
-        Reads { inner, last: Arc::new(LastRead { start: Instant::now(), ms: AtomicU64::new(0) }) }
+        let last = LastRead {
+            start: Instant::now(),
+            ms: AtomicU64::new(0),
+            peer_closed: AtomicBool::new(false),
+            closed_then_reset: AtomicBool::new(false),
+        };
+        Reads { inner, last: Arc::new(last) }
+    }
+
+    /// Notes a write's result.
+    fn wrote<T>(&self, r: Poll<std::io::Result<T>>) -> Poll<std::io::Result<T>> {
+        use std::io::ErrorKind::{BrokenPipe, ConnectionReset, NotConnected};
+        if let Poll::Ready(Err(e)) = &r {
+            let closed_first = e.kind() == BrokenPipe
+                || (self.last.peer_closed.load(Relaxed)
+                    && matches!(e.kind(), ConnectionReset | NotConnected));
+            if closed_first {
+                self.last.closed_then_reset.store(true, Relaxed);
+            }
+        }
+        r
     }
 }
 
@@ -239,9 +345,13 @@ impl AsyncRead for Reads {
     ) -> Poll<std::io::Result<()>> {
         let before = buf.filled().len();
         let r = Pin::new(&mut self.inner).poll_read(cx, buf);
-        if buf.filled().len() > before {
-            let ms = u64::try_from(self.last.start.elapsed().as_millis()).unwrap_or(u64::MAX);
-            self.last.ms.store(ms, Relaxed);
+        match r {
+            Poll::Ready(Ok(())) if buf.filled().len() > before => {
+                let ms = u64::try_from(self.last.start.elapsed().as_millis()).unwrap_or(u64::MAX);
+                self.last.ms.store(ms, Relaxed);
+            }
+            Poll::Ready(Ok(())) if buf.remaining() > 0 => self.last.peer_closed.store(true, Relaxed),
+            _ => {}
         }
         r
     }
@@ -253,14 +363,17 @@ impl AsyncWrite for Reads {
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<std::io::Result<usize>> {
-        Pin::new(&mut self.inner).poll_write(cx, buf)
+        let r = Pin::new(&mut self.inner).poll_write(cx, buf);
+        self.wrote(r)
     }
 
     fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.inner).poll_flush(cx)
+        let r = Pin::new(&mut self.inner).poll_flush(cx);
+        self.wrote(r)
     }
 
     fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.inner).poll_shutdown(cx)
+        let r = Pin::new(&mut self.inner).poll_shutdown(cx);
+        self.wrote(r)
     }
 }

@@ -550,6 +550,41 @@ impl CompareRun {
     pub fn markdown(&self) -> Result<String> {
         Ok(self.view()?.markdown())
     }
+
+    /// The rows that did not measure what was asked, one line each
+    /// (`server, parameters, mode: why`): a server with a failed
+    /// transaction, or none completed ([`unmeasured`]). Empty: every row
+    /// holds.
+    pub fn unmeasured(&self) -> Vec<String> {
+        self.rows
+            .iter()
+            .flat_map(|row| {
+                row.servers.iter().filter_map(move |s| {
+                    unmeasured(&s.report)
+                        .map(|why| format!("{}, {}, {}: {why}", s.server, row.parameters, row.mode))
+                })
+            })
+            .collect()
+    }
+}
+
+/// Why a load's figures do not hold what was asked, if they do not: failed
+/// transactions (by kind), or none completed. `None`: every transaction
+/// asked completed, checked.
+pub fn unmeasured(load: &SiegeReport) -> Option<String> {
+    let kinds: Vec<String> = load.errors.iter().map(|(k, n)| format!("{k} {n}")).collect();
+    if load.transactions == 0 {
+        Some(format!("no transaction completed ({})", kinds.join(", ")))
+    } else if load.failed_transactions > 0 {
+        Some(format!(
+            "{} failed transactions ({}), availability {:.2}%",
+            load.failed_transactions,
+            kinds.join(", "),
+            load.availability
+        ))
+    } else {
+        None
+    }
 }
 
 /// The files a run writes into its `--out` ([`crate::outdir::RunDir`]).

@@ -210,16 +210,28 @@ pub struct Report {
     pub error_examples: Vec<String>,
     /// The latency histograms, for [`merge`].
     pub histograms: Histograms,
+    /// Whether SIGINT or SIGTERM stopped the run before its end: the
+    /// figures hold what was measured until then ([`super::interrupt`]).
+    #[serde(default)]
+    pub interrupted: bool,
+    /// When the measured window started, seconds since the Unix epoch
+    /// (what [`merge`] checks the clients ran at once by).
+    #[serde(default)]
+    pub window_start_unix_s: Option<f64>,
 }
 
 /// Several clients' reports of one run (clients on other hosts against one
 /// server, started together) as one: counts and bytes summed, rates summed
 /// (the clients ran at once), latencies from the merged histograms, the
-/// longest window. Errors: no report, or reports of different parameters,
-/// message sizes or modes.
+/// longest window; the server named by every address the clients used
+/// (one server may have one per network). Errors: no report; reports of
+/// different parameters, message sizes or modes; a closed loop beside an
+/// open one; servers on different ports (not one server); windows that do
+/// not overlap (not run at once); one report given twice (the same run:
+/// equal in every figure).
 pub fn merge(reports: &[Report]) -> Result<Report> {
     let Some(first) = reports.first() else { bail!("no report to merge") };
-    for r in reports {
+    for (i, r) in reports.iter().enumerate() {
         if (&r.parameters, r.message_bytes, &r.mode) != (&first.parameters, first.message_bytes, &first.mode)
         {
             bail!(
@@ -231,6 +243,45 @@ pub fn merge(reports: &[Report]) -> Result<Report> {
                 r.message_bytes,
                 r.mode
             );
+        }
+        let looped =
+            |r: &Report| r.rate_per_s.map_or("closed loop".to_string(), |x| format!("open loop at {x}/s"));
+        if r.rate_per_s.is_some() != first.rate_per_s.is_some() {
+            bail!(
+                "reports differ: {} vs {}: a closed and an open loop do not add up",
+                looped(first),
+                looped(r)
+            );
+        }
+        let port = |r: &Report| r.server.parse::<SocketAddr>().map(|a| a.port()).ok();
+        if port(r) != port(first) {
+            bail!("reports name different servers: {} vs {} (other ports)", first.server, r.server);
+        }
+        for (j, other) in reports.iter().enumerate().take(i) {
+            if serde_json::to_value(r)? == serde_json::to_value(other)? {
+                bail!(
+                    "reports {} and {} are the same run (every figure equal): give each client's once",
+                    j + 1,
+                    i + 1
+                );
+            }
+        }
+    }
+    let windows: Vec<(f64, f64)> =
+        reports.iter().filter_map(|r| r.window_start_unix_s.map(|s| (s, s + r.seconds))).collect();
+    let latest_start = windows.iter().map(|w| w.0).fold(f64::MIN, f64::max);
+    let earliest_end = windows.iter().map(|w| w.1).fold(f64::MAX, f64::min);
+    if windows.len() > 1 && latest_start > earliest_end {
+        bail!(
+            "the reports' windows do not overlap (one ended {:.1} s before another started): \
+             their rates add up only for clients that ran at once",
+            latest_start - earliest_end
+        );
+    }
+    let mut servers: Vec<&str> = Vec::new();
+    for r in reports {
+        if !servers.contains(&r.server.as_str()) {
+            servers.push(&r.server);
         }
     }
     let mut hs = [
@@ -260,7 +311,7 @@ pub fn merge(reports: &[Report]) -> Result<Report> {
     Ok(Report {
         client: clients.join(" + "),
         parameters: first.parameters.clone(),
-        server: first.server.clone(),
+        server: servers.join(" + "),
         connections: reports.iter().map(|r| r.connections).sum(),
         message_bytes: first.message_bytes,
         mode: first.mode.clone(),
@@ -293,6 +344,8 @@ pub fn merge(reports: &[Report]) -> Result<Report> {
             resumed_handshake: recorded(&hs[2]),
             connect_handshake: recorded(&hs[3]),
         },
+        interrupted: reports.iter().any(|r| r.interrupted),
+        window_start_unix_s: reports.iter().filter_map(|r| r.window_start_unix_s).reduce(f64::min),
     })
 }
 
@@ -300,7 +353,8 @@ impl Report {
     /// The report as a Markdown table for people.
     pub fn to_table(&self) -> String {
         let mut out = format!(
-            "load: {} against {}, {}, {} connections, {} B messages, {}, {} ({:.2} s, client CPU {:.2} s, {:.0}% of its {} threads{})\n\n",
+            "{}load: {} against {}, {}, {} connections, {} B messages, {}, {} ({:.2} s, client CPU {:.2} s, {:.0}% of its {} threads{})\n\n",
+            if self.interrupted { "INTERRUPTED (what was measured until the signal) " } else { "" },
             self.client,
             self.server,
             self.parameters,
@@ -478,34 +532,60 @@ pub fn run(library: &dyn Library, options: &LoadOptions) -> Result<Report> {
     let resumes = options.params.kind == HandshakeKind::Resumption;
     let warm = options.message > 0 && (!options.new_connection || resumes);
     let window = Arc::new(Window::new(options.connections, warm));
+    let connecting = connecting_bar(options.progress && warm, options.connections);
     let (total, started) = runtime.block_on(async {
         let mut tasks = Vec::new();
         if !warm {
             window.open();
         }
         for index in 0..options.connections {
-            let (client, data, options, bar, window) =
-                (client.clone(), data.clone(), options.clone(), bar.clone(), window.clone());
+            let (client, data, options, bar, window, connecting) = (
+                client.clone(),
+                data.clone(),
+                options.clone(),
+                bar.clone(),
+                window.clone(),
+                connecting.clone(),
+            );
             tasks.push(tokio::spawn(async move {
-                one_client(&*client, &data, &options, index, &window, &bar).await
+                let mut tally = Tally::new()?;
+                // A signal ends the client where it is: what it measured
+                // so far is kept, its request under way dropped.
+                tokio::select! {
+                    biased;
+                    () = super::interrupt::wait() => {}
+                    () = one_client(&*client, &data, &options, index, &window, &bar, &connecting, &mut tally) => {}
+                }
+                anyhow::Ok(tally)
             }));
         }
         if warm {
-            window.ready.wait().await;
-            window.open();
-            window.go.wait().await;
+            tokio::select! {
+                biased;
+                () = super::interrupt::wait() => {}
+                () = async {
+                    window.ready.wait().await;
+                    connecting.finish_and_clear();
+                    window.open();
+                    window.go.wait().await;
+                } => {}
+            }
         }
         let mut total = Tally::new()?;
         for t in tasks {
             total.merge(&t.await.context("a client task panicked")??)?;
         }
+        // Interrupted before every client had connected: an empty window.
+        window.open();
         anyhow::Ok((total, window.started()))
     })?;
+    connecting.finish_and_clear();
+    let window_unix_start = unix_seconds(started);
     let seconds = started.elapsed().as_secs_f64();
     threads.check_pinned()?;
     let client_cpu_seconds = threads.finish(Duration::from_secs(1));
     bar.finish_and_clear();
-    let per_s = |n: u64| n as f64 / seconds;
+    let per_s = |n: u64| if seconds > 0.0 { n as f64 / seconds } else { 0.0 };
     Ok(Report {
         client: library.name(),
         parameters: if library.plaintext() {
@@ -540,7 +620,7 @@ pub fn run(library: &dyn Library, options: &LoadOptions) -> Result<Report> {
         resumed_handshake_latency: Latency::of(&total.resumed),
         connect_handshake_latency: Latency::of(&total.connect_handshake),
         client_cpu_seconds,
-        client_cpu_share: client_cpu_seconds / (seconds * options.threads as f64),
+        client_cpu_share: per_s(1) * client_cpu_seconds / options.threads as f64,
         cores: options.cores.clone(),
         threads: options.threads,
         errors: total.errors,
@@ -551,6 +631,8 @@ pub fn run(library: &dyn Library, options: &LoadOptions) -> Result<Report> {
             resumed_handshake: recorded(&total.resumed),
             connect_handshake: recorded(&total.connect_handshake),
         },
+        interrupted: super::interrupt::requested().is_some(),
+        window_start_unix_s: Some(window_unix_start),
     })
 }
 
@@ -587,6 +669,25 @@ pub(super) fn progress(
     bar
 }
 
+/// The bar of the clients' first connections (hidden unless `show`), so
+/// that a run of many connections says what it does before its window.
+pub(super) fn connecting_bar(show: bool, clients: usize) -> indicatif::ProgressBar {
+    if !show {
+        return indicatif::ProgressBar::hidden();
+    }
+    let bar = indicatif::ProgressBar::new(clients as u64);
+    if let Ok(style) = indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} connected (ETA {eta})") {
+        bar.set_style(style);
+    }
+    bar
+}
+
+/// `at` as seconds since the Unix epoch (0 if the clock is before it).
+pub(super) fn unix_seconds(at: Instant) -> f64 {
+    let since = std::time::SystemTime::now() - at.elapsed();
+    since.duration_since(std::time::UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64())
+}
+
 /// When the measured window starts: after every client's first connection
 /// (kept connections, `warm`), else at once.
 pub(super) struct Window {
@@ -608,6 +709,7 @@ impl Window {
         }
     }
 
+    /// Opens the window now, unless it is open.
     pub(super) fn open(&self) {
         let _ = self.start.set(Instant::now());
     }
@@ -626,6 +728,7 @@ pub(super) struct Open {
 
 /// One client's run (client `index` of `options.connections`): requests
 /// until its count or the deadline, closed or open loop.
+#[allow(clippy::too_many_arguments)]
 async fn one_client(
     client: &dyn Client,
     data: &[u8],
@@ -633,17 +736,23 @@ async fn one_client(
     index: usize,
     window: &Window,
     bar: &indicatif::ProgressBar,
-) -> Result<Tally> {
-    let mut tally = Tally::new()?;
+    connecting: &indicatif::ProgressBar,
+    tally: &mut Tally,
+) {
     let mut ticket: Option<Ticket> = None;
     let mut open: Option<Open> = None;
     let mut buf = vec![0u8; data.len()];
     let mut watchdog = Watchdog::new(options.timeout);
     let mut closer = Closer::new(options.timeout);
+    let mut backoff = Backoff::default();
+    let mut done = 0u64;
     if window.warm {
-        match connect(client, options.connect, &options.params, options.timeout, None, &mut tally).await {
+        // The first connection is the first request's: its failure is that
+        // request's (one failure per request asked).
+        let mut warm_failure = None;
+        match connect(client, options.connect, &options.params, options.timeout, None, tally).await {
             Ok(conn) => open = Some(conn),
-            Err(f) => tally.fail(f),
+            Err(f) => warm_failure = Some(f),
         }
         if options.new_connection
             && let Some(mut conn) = open.take()
@@ -658,9 +767,19 @@ async fn one_client(
                 close(conn.stream, options.timeout).await
             };
             if let Err(f) = fetched.await {
-                tally.fail(f);
+                warm_failure = Some(f);
             }
         }
+        if let Some(f) = warm_failure {
+            done = 1;
+            if options.requests.is_some() {
+                bar.inc(1);
+            }
+            tally.failed_requests += 1;
+            backoff.after(&f);
+            tally.fail(f);
+        }
+        connecting.inc(1);
         window.ready.wait().await;
         window.go.wait().await;
     }
@@ -669,7 +788,6 @@ async fn one_client(
     // Open loop: this client's schedule, its clients staggered evenly.
     let interval = options.rate.map(|r| Duration::from_secs_f64(options.connections as f64 / r));
     let mut intended = interval.map(|i| start + i.mul_f64(index as f64 / options.connections as f64));
-    let mut done = 0u64;
     let mut free_at = start;
     loop {
         match (options.requests, deadline) {
@@ -677,12 +795,23 @@ async fn one_client(
             (None, Some(d)) if Instant::now() >= d => break,
             _ => {}
         }
+        if !backoff.wait(deadline).await {
+            break;
+        }
         // Open loop: a request sent late because the previous answer came
         // back after its intended time is timed from that time (the wait
         // was the server's); one the client was free for is timed from its
         // first byte (a timer waking late is not the server's wait).
         let mut origin = None;
         if let (Some(at), Some(every)) = (intended, interval) {
+            // The next send is due after the window: none is sent, and the
+            // client waits out the window (it lasts `-d`, not to that send).
+            if let Some(d) = deadline
+                && at >= d
+            {
+                tokio::time::sleep_until(d.into()).await;
+                break;
+            }
             if free_at > at {
                 origin = Some(at);
             } else {
@@ -694,15 +823,8 @@ async fn one_client(
         let result: Result<(), Failure> = async {
             if open.is_none() {
                 open = Some(
-                    connect(
-                        client,
-                        options.connect,
-                        &options.params,
-                        options.timeout,
-                        ticket.take(),
-                        &mut tally,
-                    )
-                    .await?,
+                    connect(client, options.connect, &options.params, options.timeout, ticket.take(), tally)
+                        .await?,
                 );
             }
             let conn = open.as_mut().expect("opened above");
@@ -734,18 +856,70 @@ async fn one_client(
         if options.requests.is_some() {
             bar.inc(1);
         }
-        if let Err(f) = result {
-            tally.fail(f);
-            // Start again from a full handshake: the ticket may be spent.
-            open = None;
-            ticket = None;
+        match result {
+            Ok(()) => backoff.reset(),
+            Err(f) => {
+                tally.failed_requests += 1;
+                backoff.after(&f);
+                tally.fail(f);
+                // Start again from a full handshake: the ticket may be spent.
+                open = None;
+                ticket = None;
+            }
         }
     }
     if let Some(conn) = open.take() {
         closer.close(conn.stream).await;
     }
-    closer.finish(&mut tally).await;
-    Ok(tally)
+    closer.finish(tally).await;
+}
+
+/// A client's pause after a failure that says the server is gone or
+/// overwhelmed (refused, reset, unreachable, no port left): 10 ms, doubled
+/// after each such failure in a row up to 1 s, back to none after a
+/// success. Without it a client retries a dead server as fast as the kernel
+/// refuses (a quarter of a million connects in 7 s), and an availability
+/// measures the retry speed.
+#[derive(Default)]
+pub(super) struct Backoff {
+    pause: Option<Duration>,
+}
+
+impl Backoff {
+    const FIRST: Duration = Duration::from_millis(10);
+    const MAX: Duration = Duration::from_secs(1);
+
+    /// Notes a failure: the pause grows when its kind is one backed off.
+    pub(super) fn after(&mut self, f: &Failure) {
+        if matches!(
+            f.kind,
+            ErrorKind::Refused | ErrorKind::Reset | ErrorKind::Unreachable | ErrorKind::PortsExhausted
+        ) {
+            self.pause = Some(self.pause.map_or(Self::FIRST, |p| (p * 2).min(Self::MAX)));
+        }
+    }
+
+    /// Notes a success: no pause.
+    pub(super) fn reset(&mut self) {
+        self.pause = None;
+    }
+
+    /// Sleeps the pause, if any, but not past `deadline`; false when the
+    /// deadline has come.
+    pub(super) async fn wait(&self, deadline: Option<Instant>) -> bool {
+        let Some(pause) = self.pause else { return true };
+        let until = Instant::now() + pause;
+        match deadline {
+            Some(d) if d <= until => {
+                tokio::time::sleep_until(d.into()).await;
+                false
+            }
+            _ => {
+                tokio::time::sleep_until(until.into()).await;
+                true
+            }
+        }
+    }
 }
 
 /// Connections closing at once per client, at most.
@@ -941,9 +1115,12 @@ async fn write_and_read(stream: &mut Box<dyn Stream>, data: &[u8], buf: &mut [u8
     .await
 }
 
-/// Closes a connection as a well-behaved client does: close_notify, then
-/// waits for the server's close (so the server, not the client, holds the
-/// TCP TIME_WAIT and the client's ports are free again).
+/// Closes a connection as a well-behaved client does: its close_notify
+/// (no FIN: [`super::tcp`]), then waits for the server's close_notify and
+/// its FIN, so that the server, which closed first, holds the TCP
+/// TIME_WAIT and the client's port is free again once it drops the
+/// connection. Plaintext TCP: FIN, then the server's (the client holds the
+/// TIME_WAIT).
 pub(super) async fn close(mut stream: Box<dyn Stream>, limit: Duration) -> Result<(), Failure> {
     let closing = async {
         stream.shutdown().await?;
@@ -951,6 +1128,9 @@ pub(super) async fn close(mut stream: Box<dyn Stream>, limit: Duration) -> Resul
         let n = stream.read(&mut rest).await?;
         if n != 0 {
             return Err(std::io::Error::other("the server sent data after the echo"));
+        }
+        if let Some(tcp) = stream.tcp() {
+            tcp.until_fin().await?;
         }
         Ok(())
     };

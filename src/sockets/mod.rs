@@ -73,6 +73,7 @@ pub mod errors;
 pub mod external;
 pub mod https;
 pub mod https_compare;
+pub mod interrupt;
 pub mod load;
 pub mod nginx;
 #[cfg(any(feature = "openssl", feature = "boring"))]
@@ -87,6 +88,7 @@ pub mod scaling;
 pub mod serve;
 pub mod siege;
 pub mod soak;
+pub mod tcp;
 pub mod threads;
 
 pub use errors::{ErrorKind, Failure};
@@ -126,8 +128,12 @@ impl Extensions {
 /// A connection after its handshake: bytes move through tokio's traits.
 pub trait Stream: AsyncRead + AsyncWrite + Unpin + Send {
     /// What the handshake negotiated, read back as the in-memory stacks do
-    /// ([`crate::config`]); `None` for plaintext TCP. Errors: the read-back
-    /// failed (an unknown suite or group).
+    /// ([`crate::config`]); `None` for plaintext TCP. Unlike an in-memory
+    /// client, a socket client reports client authentication too
+    /// (`client_authenticated`: the server sent a CertificateRequest and the
+    /// client answered with its certificate, RFC 8446 section 4.4.2), so a
+    /// run labelled mTLS against a server that never asked fails its check.
+    /// Errors: the read-back failed (an unknown suite or group).
     fn negotiated(&self) -> Result<Option<Negotiated>>;
 
     /// The ALPN protocol the handshake chose ([`Extensions::alpn`]);
@@ -138,6 +144,13 @@ pub trait Stream: AsyncRead + AsyncWrite + Unpin + Send {
     /// connection has read a response (which carries the server's TLS 1.3
     /// NewSessionTicket past the handshake). Errors: no ticket received.
     fn ticket(&mut self) -> Result<Ticket>;
+
+    /// The TCP stream under a TLS connection ([`tcp::Tcp`]), where a client
+    /// waits for the server's FIN after its close_notify; `None` for
+    /// plaintext TCP.
+    fn tcp(&mut self) -> Option<&mut tcp::Tcp> {
+        None
+    }
 }
 
 /// A handshake under way: the stream when both sides are done.

@@ -159,8 +159,8 @@ impl Nginx {
             .context("finding a free port for nginx")?;
         let conf = dir.join("nginx.conf");
         fs::write(&conf, config(&dir, addr, params, workers, cores)?).context("writing nginx.conf")?;
-        let child = Command::new(&nginx)
-            .arg("-p")
+        let mut cmd = Command::new(&nginx);
+        cmd.arg("-p")
             .arg(&dir)
             .arg("-c")
             .arg(&conf)
@@ -168,9 +168,9 @@ impl Nginx {
             .arg(dir.join("error.log"))
             .stdin(Stdio::null())
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .with_context(|| format!("starting {}", nginx.display()))?;
+            .stderr(Stdio::null());
+        let child =
+            super::interrupt::spawn(&mut cmd).with_context(|| format!("starting {}", nginx.display()))?;
         let mut running = Nginx { child, addr, dir };
         let started = Instant::now();
         loop {
@@ -246,12 +246,15 @@ impl Drop for Nginx {
         let started = Instant::now();
         while matches!(self.child.try_wait(), Ok(None)) {
             if started.elapsed() > Duration::from_secs(5) {
-                let _ = self.child.kill();
+                // SAFETY: its process group (interrupt::spawn): the master
+                // and its workers.
+                unsafe { libc::kill(-(self.child.id() as i32), libc::SIGKILL) };
                 let _ = self.child.wait();
-                return;
+                break;
             }
             std::thread::sleep(Duration::from_millis(20));
         }
+        super::interrupt::forget(&self.child);
     }
 }
 

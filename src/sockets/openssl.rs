@@ -3,19 +3,30 @@
 //! [`crate::config::openssl`]). Both adapters take an `Ssl`, made by
 //! [`crate::config::openssl_conn`] as the in-memory stack makes it; the
 //! [`adapter`] module is the only place the two differ.
+//!
+//! Client authentication, client side: the libraries report none after the
+//! handshake, so each client connection watches its own handshake messages
+//! (`SSL_set_msg_callback`, in all three): a CertificateRequest received,
+//! then a Certificate sent with a certificate in it ([`ClientAuthSeen`]).
 
-use std::sync::Arc;
+use std::sync::{
+    Arc, OnceLock,
+    atomic::{AtomicBool, Ordering::Relaxed},
+};
 
 use anyhow::{Context, Result, bail};
 use tokio::net::TcpStream;
 
-use super::{Client, Extensions, Handshaking, Library, Server, Stream, Ticket, identity_base};
+use super::{Client, Extensions, Handshaking, Library, Server, Stream, Ticket, identity_base, tcp::Tcp};
 use crate::{
     config::{
         extensions,
         openssl::{
-            client_builder, library_name,
-            ossl::ssl::{SslContext, SslSession},
+            ForeignTypeRef, client_builder, ffi, library_name,
+            ossl::{
+                ex_data::Index,
+                ssl::{Ssl, SslContext, SslRef, SslSession},
+            },
             server_builder,
         },
         openssl_conn::{client_ssl, negotiated, received_session, server_ssl, session_mark},
@@ -57,7 +68,7 @@ struct OpenSslClient {
 impl Server for OpenSslServer {
     fn accept(&self, tcp: TcpStream) -> Handshaking<'_> {
         Box::pin(async move {
-            let stream = adapter::handshake(server_ssl(&self.0)?, tcp, true).await?;
+            let stream = adapter::handshake(server_ssl(&self.0)?, Tcp::server(tcp), true).await?;
             Ok(Box::new(OpenSslStream { stream, mark: None }) as Box<dyn Stream>)
         })
     }
@@ -72,7 +83,8 @@ impl Client for OpenSslClient {
             };
             let mut ssl = client_ssl(&self.context, session.as_ref())?;
             extensions::openssl::client(&mut ssl, self.extensions.alpn, self.extensions.server_name)?;
-            let stream = adapter::handshake(ssl, tcp, false).await?;
+            watch_client_auth(&mut ssl)?;
+            let stream = adapter::handshake(ssl, Tcp::client(tcp), false).await?;
             let mark = session_mark(stream.ssl());
             Ok(Box::new(OpenSslStream { stream, mark: Some(mark) }) as Box<dyn Stream>)
         })
@@ -80,7 +92,7 @@ impl Client for OpenSslClient {
 }
 
 struct OpenSslStream {
-    stream: adapter::SslStream<TcpStream>,
+    stream: adapter::SslStream<Tcp>,
     /// A client's session mark at the end of its handshake
     /// ([`session_mark`]).
     mark: Option<Option<*mut crate::config::openssl::ffi::SSL_SESSION>>,
@@ -92,11 +104,21 @@ unsafe impl Send for OpenSslStream {}
 
 impl Stream for OpenSslStream {
     fn negotiated(&self) -> Result<Option<Negotiated>> {
-        negotiated(self.stream.ssl()).map(Some)
+        let ssl = self.stream.ssl();
+        let mut n = negotiated(ssl)?;
+        if self.mark.is_some() {
+            let seen = ssl.ex_data(seen_index()?).context("the client's handshake was not watched")?;
+            n.client_authenticated = Some(seen.asked.load(Relaxed) && seen.sent.load(Relaxed));
+        }
+        Ok(Some(n))
     }
 
     fn alpn(&self) -> Option<&[u8]> {
         extensions::openssl::chosen(self.stream.ssl())
+    }
+
+    fn tcp(&mut self) -> Option<&mut Tcp> {
+        Some(self.stream.get_mut())
     }
 
     fn ticket(&mut self) -> Result<Ticket> {
@@ -107,20 +129,108 @@ impl Stream for OpenSslStream {
 
 forward_io!(OpenSslStream, stream);
 
+/// What a client connection saw of client authentication in its handshake
+/// messages.
+#[derive(Default)]
+struct ClientAuthSeen {
+    /// A CertificateRequest (handshake type 13) received.
+    asked: AtomicBool,
+    /// A Certificate (type 11) sent with a certificate in it: a body longer
+    /// than an empty list's (3 bytes in TLS 1.2, RFC 5246 section 7.4.6; 4
+    /// in TLS 1.3 with its empty request context, RFC 8446 section 4.4.2).
+    sent: AtomicBool,
+}
+
+/// The extra-data slot of a client connection's [`ClientAuthSeen`].
+/// Errors: the library cannot allocate an index.
+fn seen_index() -> Result<Index<Ssl, ClientAuthSeen>> {
+    static INDEX: OnceLock<Index<Ssl, ClientAuthSeen>> = OnceLock::new();
+    if let Some(index) = INDEX.get() {
+        return Ok(*index);
+    }
+    let index = Ssl::new_ex_index()?;
+    Ok(*INDEX.get_or_init(|| index))
+}
+
+/// Gives client connection `ssl` a [`ClientAuthSeen`] and the message
+/// callback that fills it. Errors: as [`seen_index`].
+fn watch_client_auth(ssl: &mut Ssl) -> Result<()> {
+    ssl.set_ex_data(seen_index()?, ClientAuthSeen::default());
+    // SAFETY: valid SSL pointer; the callback reads only what the library
+    // hands it and the slot set above, which lives as long as `ssl`.
+    unsafe { SSL_set_msg_callback(ssl.as_ptr(), Some(on_message)) };
+    Ok(())
+}
+
+/// The message callback (OpenSSL's SSL_CTX_set_msg_callback(3),
+/// BoringSSL's ssl.h): every handshake message sent or received, whole,
+/// with its 4-byte header (type, 24-bit length).
+unsafe extern "C" fn on_message(
+    write_p: libc::c_int,
+    _version: libc::c_int,
+    content_type: libc::c_int,
+    buf: *const libc::c_void,
+    len: usize,
+    ssl: *mut ffi::SSL,
+    _arg: *mut libc::c_void,
+) {
+    const HANDSHAKE: libc::c_int = 22;
+    const CERTIFICATE: u8 = 11;
+    const CERTIFICATE_REQUEST: u8 = 13;
+    if content_type != HANDSHAKE || buf.is_null() || len < 4 || ssl.is_null() {
+        return;
+    }
+    // SAFETY: the library hands `len` readable bytes at `buf` and its live
+    // SSL, for the length of the call.
+    let (message, ssl) =
+        unsafe { (std::slice::from_raw_parts(buf.cast::<u8>(), len), SslRef::from_ptr(ssl)) };
+    let Ok(index) = seen_index() else { return };
+    let Some(seen) = ssl.ex_data(index) else { return };
+    match (write_p != 0, message[0]) {
+        (false, CERTIFICATE_REQUEST) => seen.asked.store(true, Relaxed),
+        (true, CERTIFICATE) => {
+            let body = usize::from(message[1]) << 16 | usize::from(message[2]) << 8 | usize::from(message[3]);
+            seen.sent.store(body > 4, Relaxed);
+        }
+        _ => {}
+    }
+}
+
+/// The message-callback setter: bound by boring-sys and aws-lc-sys, not by
+/// openssl-sys (a function of libssl since OpenSSL 0.9.7).
+#[cfg(any(feature = "boring", openssl_awslc))]
+use ffi::SSL_set_msg_callback;
+#[cfg(not(any(feature = "boring", openssl_awslc)))]
+unsafe extern "C" {
+    fn SSL_set_msg_callback(
+        ssl: *mut ffi::SSL,
+        cb: Option<
+            unsafe extern "C" fn(
+                libc::c_int,
+                libc::c_int,
+                libc::c_int,
+                *const libc::c_void,
+                usize,
+                *mut ffi::SSL,
+                *mut libc::c_void,
+            ),
+        >,
+    );
+}
+
 /// tokio-openssl (OpenSSL, AWS-LC).
 #[cfg(not(feature = "boring"))]
 mod adapter {
     use std::pin::Pin;
 
     use anyhow::Result;
-    use tokio::net::TcpStream;
     pub use tokio_openssl::SslStream;
 
-    use crate::config::openssl::ossl::ssl::Ssl;
+    use crate::{config::openssl::ossl::ssl::Ssl, sockets::tcp::Tcp};
 
     /// Runs `ssl`'s handshake on `tcp` (as a server when `server`).
     /// Errors: the library's, with the I/O error inside when there is one.
-    pub async fn handshake(ssl: Ssl, tcp: TcpStream, server: bool) -> Result<SslStream<TcpStream>> {
+    pub async fn handshake(ssl: Ssl, tcp: Tcp, server: bool) -> Result<SslStream<Tcp>> {
         let mut stream = SslStream::new(ssl, tcp)?;
         let done =
             if server { Pin::new(&mut stream).accept().await } else { Pin::new(&mut stream).connect().await };
@@ -141,15 +251,14 @@ mod adapter {
 #[cfg(feature = "boring")]
 mod adapter {
     use anyhow::Result;
-    use tokio::net::TcpStream;
     pub use tokio_boring::SslStream;
     use tokio_boring::SslStreamBuilder;
 
-    use crate::config::openssl::ossl::ssl::Ssl;
+    use crate::{config::openssl::ossl::ssl::Ssl, sockets::tcp::Tcp};
 
     /// Runs `ssl`'s handshake on `tcp` (as a server when `server`).
     /// Errors: the library's, with the I/O error inside when there is one.
-    pub async fn handshake(ssl: Ssl, tcp: TcpStream, server: bool) -> Result<SslStream<TcpStream>> {
+    pub async fn handshake(ssl: Ssl, tcp: Tcp, server: bool) -> Result<SslStream<Tcp>> {
         let builder = SslStreamBuilder::new(ssl, tcp);
         let done = if server { builder.accept().await } else { builder.connect().await };
         done.map_err(|e| {

@@ -5,15 +5,27 @@
 //! store, so a client that resumes has a config of its own (a clone of the
 //! parameter set's, with its own [`CountingStore`]); that config is its
 //! [`Ticket`].
+//!
+//! Client authentication, client side: rustls says nothing of it after the
+//! handshake, so every client config's certificate resolver is wrapped
+//! ([`AskedFor`]): rustls calls it only on a CertificateRequest, and sends
+//! the certificate it returns when its key can sign with one of the
+//! server's schemes (rustls's `ClientAuthDetails::resolve`).
 
-use std::sync::Arc;
+use std::sync::{
+    Arc,
+    atomic::{AtomicU64, Ordering::Relaxed},
+};
 
 use anyhow::{Context, Result, bail};
-use rustls::{ClientConfig, ServerConfig, pki_types::ServerName};
+use rustls::{
+    ClientConfig, ServerConfig, SignatureScheme, client::ResolvesClientCert, pki_types::ServerName,
+    sign::CertifiedKey,
+};
 use tokio::net::TcpStream;
 use tokio_rustls::{TlsAcceptor, TlsConnector, client, server};
 
-use super::{Client, Extensions, Handshaking, Library, Server, Stream, Ticket, io_failed};
+use super::{Client, Extensions, Handshaking, Library, Server, Stream, Ticket, io_failed, tcp::Tcp};
 use crate::{
     config::{
         extensions,
@@ -61,7 +73,7 @@ struct RustlsServer(TlsAcceptor);
 impl Server for RustlsServer {
     fn accept(&self, tcp: TcpStream) -> Handshaking<'_> {
         Box::pin(async move {
-            let stream = io_failed("rustls handshake", self.0.accept(tcp).await)?;
+            let stream = io_failed("rustls handshake", self.0.accept(Tcp::server(tcp)).await)?;
             Ok(Box::new(ServerStream(stream)) as Box<dyn Stream>)
         })
     }
@@ -74,10 +86,59 @@ struct RustlsClient {
     resumes: bool,
 }
 
-/// A resuming client's own config and its session store.
+/// A resuming client's own config, its session store and its resolver.
 struct OwnConfig {
     config: Arc<ClientConfig>,
     store: Arc<CountingStore>,
+    asked: Arc<AskedFor>,
+}
+
+/// A client certificate resolver that counts the CertificateRequests it
+/// answered (`asked`) and the certificates rustls then sends (`sent`: one
+/// resolved whose key signs with one of the server's schemes). A client's
+/// connections hand-shake one after another, so a connection's figures are
+/// the counts' changes over its handshake.
+#[derive(Debug)]
+struct AskedFor {
+    inner: Arc<dyn ResolvesClientCert>,
+    asked: AtomicU64,
+    sent: AtomicU64,
+}
+
+impl AskedFor {
+    /// `config` with its resolver wrapped in a new one (returned too).
+    fn wrap(config: &mut ClientConfig) -> Arc<AskedFor> {
+        let asked = Arc::new(AskedFor {
+            inner: config.client_auth_cert_resolver.clone(),
+            asked: AtomicU64::new(0),
+            sent: AtomicU64::new(0),
+        });
+        config.client_auth_cert_resolver = asked.clone();
+        asked
+    }
+
+    fn counts(&self) -> (u64, u64) {
+        (self.asked.load(Relaxed), self.sent.load(Relaxed))
+    }
+}
+
+impl ResolvesClientCert for AskedFor {
+    fn resolve(&self, hints: &[&[u8]], schemes: &[SignatureScheme]) -> Option<Arc<CertifiedKey>> {
+        self.asked.fetch_add(1, Relaxed);
+        let key = self.inner.resolve(hints, schemes);
+        if key.as_ref().is_some_and(|k| k.key.choose_scheme(schemes).is_some()) {
+            self.sent.fetch_add(1, Relaxed);
+        }
+        key
+    }
+
+    fn only_raw_public_keys(&self) -> bool {
+        self.inner.only_raw_public_keys()
+    }
+
+    fn has_certs(&self) -> bool {
+        self.inner.has_certs()
+    }
 }
 
 impl Client for RustlsClient {
@@ -88,31 +149,41 @@ impl Client for RustlsClient {
                 None if self.resumes => {
                     let mut config = self.config.clone();
                     let store = own_store(&mut config);
-                    Some(OwnConfig { config: Arc::new(config), store })
+                    let asked = AskedFor::wrap(&mut config);
+                    Some(OwnConfig { config: Arc::new(config), store, asked })
                 }
                 None => None,
             };
-            let config = match &own {
-                Some(own) => own.config.clone(),
-                None => Arc::new(self.config.clone()),
+            let (config, asked) = match &own {
+                Some(own) => (own.config.clone(), own.asked.clone()),
+                None => {
+                    let mut config = self.config.clone();
+                    let asked = AskedFor::wrap(&mut config);
+                    (Arc::new(config), asked)
+                }
             };
             let seen = own.as_ref().map_or(0, |o| o.store.stored());
+            let before = asked.counts();
             let stream = io_failed(
                 "rustls handshake",
-                TlsConnector::from(config).connect(self.name.clone(), tcp).await,
+                TlsConnector::from(config).connect(self.name.clone(), Tcp::client(tcp)).await,
             )?;
-            Ok(Box::new(ClientStream { stream, own, seen }) as Box<dyn Stream>)
+            let after = asked.counts();
+            let authenticated = (after.0 - before.0, after.1 - before.1) == (1, 1);
+            Ok(Box::new(ClientStream { stream, own, seen, authenticated }) as Box<dyn Stream>)
         })
     }
 }
 
-struct ServerStream(server::TlsStream<TcpStream>);
+struct ServerStream(server::TlsStream<Tcp>);
 
 struct ClientStream {
-    stream: client::TlsStream<TcpStream>,
+    stream: client::TlsStream<Tcp>,
     /// A resuming client's config, and its store's count at the handshake.
     own: Option<OwnConfig>,
     seen: u64,
+    /// Whether the server asked for a certificate and this client sent one.
+    authenticated: bool,
 }
 
 impl Stream for ServerStream {
@@ -131,11 +202,17 @@ impl Stream for ServerStream {
 
 impl Stream for ClientStream {
     fn negotiated(&self) -> Result<Option<Negotiated>> {
-        negotiated(self.stream.get_ref().1, false).map(Some)
+        let mut n = negotiated(self.stream.get_ref().1, false)?;
+        n.client_authenticated = Some(self.authenticated);
+        Ok(Some(n))
     }
 
     fn alpn(&self) -> Option<&[u8]> {
         extensions::rustls::chosen(self.stream.get_ref().1)
+    }
+
+    fn tcp(&mut self) -> Option<&mut Tcp> {
+        Some(self.stream.get_mut().0)
     }
 
     fn ticket(&mut self) -> Result<Ticket> {

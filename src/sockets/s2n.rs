@@ -16,6 +16,8 @@ use s2n_tls::{
 use s2n_tls_tokio::{TlsAcceptor, TlsConnector, TlsStream};
 use tokio::net::TcpStream;
 
+use super::tcp::Tcp;
+
 use super::{Client, Extensions, Handshaking, Library, Server, Stream, Ticket, identity_base};
 use crate::{
     certs::SERVER_NAME,
@@ -109,7 +111,7 @@ fn failed<T>(what: &str, r: Result<T, Error>) -> Result<T> {
 impl Server for S2nServer {
     fn accept(&self, tcp: TcpStream) -> Handshaking<'_> {
         Box::pin(async move {
-            let stream = failed("s2n-tls handshake", self.0.accept(tcp).await)?;
+            let stream = failed("s2n-tls handshake", self.0.accept(Tcp::server(tcp)).await)?;
             Ok(Box::new(S2nStream { stream, server: true }) as Box<dyn Stream>)
         })
     }
@@ -125,25 +127,34 @@ impl Client for S2nClient {
                 None => None,
             };
             let connector = TlsConnector::new(Conn { config: self.config.clone(), alpn: self.alpn, ticket });
-            let stream = failed("s2n-tls handshake", connector.connect(self.name, tcp).await)?;
+            let stream = failed("s2n-tls handshake", connector.connect(self.name, Tcp::client(tcp)).await)?;
             Ok(Box::new(S2nStream { stream, server: false }) as Box<dyn Stream>)
         })
     }
 }
 
 struct S2nStream {
-    stream: TlsStream<TcpStream, Connection>,
+    stream: TlsStream<Tcp, Connection>,
     server: bool,
 }
 
 impl Stream for S2nStream {
     fn negotiated(&self) -> Result<Option<Negotiated>> {
         let conn: &Connection = self.stream.as_ref();
-        negotiated_with_group(conn, self.server, group(conn)?).map(Some)
+        let mut n = negotiated_with_group(conn, self.server, group(conn)?)?;
+        // A client's side of client authentication: a CertificateRequest
+        // received and a certificate sent (s2n-tls's handshake type has
+        // CLIENT_AUTH and not NO_CLIENT_CERT; s2n_connection_client_cert_used).
+        n.client_authenticated = Some(conn.client_cert_used());
+        Ok(Some(n))
     }
 
     fn alpn(&self) -> Option<&[u8]> {
         extensions::s2n::chosen(self.stream.as_ref())
+    }
+
+    fn tcp(&mut self) -> Option<&mut Tcp> {
+        Some(self.stream.get_mut())
     }
 
     fn ticket(&mut self) -> Result<Ticket> {

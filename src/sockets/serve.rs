@@ -134,9 +134,32 @@ impl Summary {
         } else {
             self.errors.iter().map(|(k, n)| format!("{k} {n}")).collect::<Vec<_>>().join(", ")
         };
+        // What moved, and the CPU per unit of the work the server did: per
+        // HTTP request, or per handshake when it only hand-shook (with an
+        // echo or kept connections, a handshake's share is not known).
+        let moved = if self.requests > 0 {
+            let h2 =
+                if self.http2 > 0 { format!(" ({} connections HTTP/2)", self.http2) } else { String::new() };
+            format!(
+                "{} HTTP requests answered{h2}, {} B of response bodies sent, server CPU {:.2} s ({:.0} µs per request)",
+                self.requests,
+                self.bytes_sent,
+                self.cpu_seconds,
+                self.cpu_seconds * 1e6 / self.requests as f64
+            )
+        } else {
+            let per = match self.cpu_us_per_handshake {
+                Some(us) if self.bytes_received == 0 => format!(" ({us:.0} µs per handshake)"),
+                _ => String::new(),
+            };
+            format!(
+                "{} B received, {} B sent, server CPU {:.2} s{per}",
+                self.bytes_received, self.bytes_sent, self.cpu_seconds
+            )
+        };
         let mut out = format!(
             "served {} on {} for {:.1} s: {} connections ({} over the limit, {} evicted silent, {} closed idle), \
-             handshakes {} full + {} resumed, {}{} B received, {} B sent, server CPU {:.2} s{}{}; errors: {errors}\n",
+             handshakes {} full + {} resumed, {moved}{}; errors: {errors}\n",
             self.library,
             self.listen,
             self.seconds,
@@ -146,23 +169,6 @@ impl Summary {
             self.idle_closed,
             self.handshakes_full,
             self.handshakes_resumed,
-            if self.requests > 0 {
-                let h2 = if self.http2 > 0 {
-                    format!(" ({} connections HTTP/2)", self.http2)
-                } else {
-                    String::new()
-                };
-                format!("{} HTTP requests answered{h2}, ", self.requests)
-            } else {
-                String::new()
-            },
-            self.bytes_received,
-            self.bytes_sent,
-            self.cpu_seconds,
-            self.cpu_us_per_handshake.map_or(String::new(), |us| {
-                let echo = if self.bytes_received > 0 { ", echo included" } else { "" };
-                format!(" ({us:.0} µs per handshake{echo})")
-            }),
             if self.cores.is_empty() { String::new() } else { format!(", pinned to cores {:?}", self.cores) },
         );
         for e in &self.error_examples {
@@ -263,6 +269,12 @@ impl Counters {
             }
         }
     }
+}
+
+/// The signals that stop a server ([`Running::stop_signals`]).
+pub struct StopSignals {
+    int: tokio::signal::unix::Signal,
+    term: tokio::signal::unix::Signal,
 }
 
 /// A server running in the background.
@@ -414,16 +426,31 @@ impl Running {
     /// Serves until SIGINT or SIGTERM, then stops ([`Running::stop`]).
     /// Errors: the signal handlers cannot be installed.
     pub fn until_signal(self) -> Result<Summary> {
+        let signals = self.stop_signals()?;
+        self.until(signals)
+    }
+
+    /// SIGINT's and SIGTERM's handlers, installed now: a signal that comes
+    /// from here on stops the server at [`Running::until`] (one before it
+    /// would end the process). Errors: a handler cannot be installed.
+    pub fn stop_signals(&self) -> Result<StopSignals> {
+        use tokio::signal::unix::{SignalKind, signal};
+        let _guard = self.threads.runtime.enter();
+        Ok(StopSignals {
+            int: signal(SignalKind::interrupt()).context("installing the SIGINT handler")?,
+            term: signal(SignalKind::terminate()).context("installing the SIGTERM handler")?,
+        })
+    }
+
+    /// Serves until one of `signals` comes, then stops ([`Running::stop`]).
+    /// Errors: as [`Running::stop`].
+    pub fn until(self, mut signals: StopSignals) -> Result<Summary> {
         self.threads.runtime.block_on(async {
-            use tokio::signal::unix::{SignalKind, signal};
-            let mut term = signal(SignalKind::terminate()).context("installing the SIGTERM handler")?;
-            let mut int = signal(SignalKind::interrupt()).context("installing the SIGINT handler")?;
             tokio::select! {
-                _ = term.recv() => {}
-                _ = int.recv() => {}
+                _ = signals.term.recv() => {}
+                _ = signals.int.recv() => {}
             }
-            anyhow::Ok(())
-        })?;
+        });
         self.stop()
     }
 

@@ -43,7 +43,10 @@ use tokio::{task::JoinHandle, time::timeout};
 
 use super::{
     Client, ErrorKind, Failure, Library, Stream, Ticket,
-    load::{Latency, Tally, Window, close, connect, errors_text, latency_rows, micros, progress},
+    load::{
+        Backoff, Latency, Tally, Window, close, connect, connecting_bar, errors_text, latency_rows, micros,
+        progress, unix_seconds,
+    },
 };
 use crate::{
     certs::SERVER_NAME,
@@ -147,13 +150,21 @@ pub struct SiegeReport {
     pub errors: BTreeMap<ErrorKind, u64>,
     /// The first few failures' messages.
     pub error_examples: Vec<String>,
+    /// Whether SIGINT or SIGTERM stopped the run before its end: the
+    /// figures hold what was measured until then ([`super::interrupt`]).
+    #[serde(default)]
+    pub interrupted: bool,
+    /// When the measured window started, seconds since the Unix epoch.
+    #[serde(default)]
+    pub window_start_unix_s: Option<f64>,
 }
 
 impl SiegeReport {
     /// The report as siege prints it, then the percentiles, for people.
     pub fn to_text(&self) -> String {
         let mut out = format!(
-            "https-load: {} against {}, {}, {} users, {} B bodies, {} ({:.0}% of the client's {} threads)\n\n",
+            "{}https-load: {} against {}, {}, {} users, {} B bodies, {} ({:.0}% of the client's {} threads)\n\n",
+            if self.interrupted { "INTERRUPTED (what was measured until the signal) " } else { "" },
             self.client,
             self.server,
             self.parameters,
@@ -215,30 +226,56 @@ pub fn run(library: &dyn Library, options: &SiegeOptions) -> Result<SiegeReport>
     // ticket) before the window, as `load` does.
     let warm = options.keep_alive || options.params.kind == HandshakeKind::Resumption;
     let window = Arc::new(Window::new(options.clients, warm));
+    let connecting = connecting_bar(options.progress && warm, options.clients);
     let total = threads.runtime.block_on(async {
         let mut tasks = Vec::new();
         if !warm {
             window.open();
         }
         for _ in 0..options.clients {
-            let (client, expected, options, bar, window) =
-                (client.clone(), expected.clone(), options.clone(), bar.clone(), window.clone());
-            tasks.push(tokio::spawn(
-                async move { one_user(&*client, &expected, &options, &window, &bar).await },
-            ));
+            let (client, expected, options, bar, window, connecting) = (
+                client.clone(),
+                expected.clone(),
+                options.clone(),
+                bar.clone(),
+                window.clone(),
+                connecting.clone(),
+            );
+            tasks.push(tokio::spawn(async move {
+                let mut tally = Tally::new()?;
+                // A signal ends the user where it is: what it measured so
+                // far is kept, its transaction under way dropped.
+                tokio::select! {
+                    biased;
+                    () = super::interrupt::wait() => {}
+                    () = one_user(&*client, &expected, &options, &window, &bar, &connecting, &mut tally) => {}
+                }
+                anyhow::Ok(tally)
+            }));
         }
         if warm {
-            window.ready.wait().await;
-            window.open();
-            window.go.wait().await;
+            tokio::select! {
+                biased;
+                () = super::interrupt::wait() => {}
+                () = async {
+                    window.ready.wait().await;
+                    connecting.finish_and_clear();
+                    window.open();
+                    window.go.wait().await;
+                } => {}
+            }
         }
         let mut total = Tally::new()?;
         for t in tasks {
             total.merge(&t.await.context("a user task panicked")??)?;
         }
+        // Interrupted before every user had connected: an empty window.
+        window.open();
         anyhow::Ok(total)
     })?;
+    connecting.finish_and_clear();
     let seconds = window.started().elapsed().as_secs_f64();
+    let per_s = |x: f64| if seconds > 0.0 { x / seconds } else { 0.0 };
     threads.check_pinned()?;
     let client_cpu_seconds = threads.finish(Duration::from_secs(1));
     bar.finish_and_clear();
@@ -262,9 +299,9 @@ pub fn run(library: &dyn Library, options: &SiegeOptions) -> Result<SiegeReport>
         elapsed_time: seconds,
         data_transferred: total.bytes as f64 / SIEGE_MB,
         response_time: if ok == 0 { 0.0 } else { secs(t.mean()) },
-        transaction_rate: ok as f64 / seconds,
-        throughput: total.bytes as f64 / SIEGE_MB / seconds,
-        concurrency: secs(t.mean() * ok as f64) / seconds,
+        transaction_rate: per_s(ok as f64),
+        throughput: per_s(total.bytes as f64 / SIEGE_MB),
+        concurrency: per_s(secs(t.mean() * ok as f64)),
         successful_transactions: ok,
         failed_transactions: failed,
         longest_transaction: if ok == 0 { 0.0 } else { secs(t.max() as f64) },
@@ -276,10 +313,12 @@ pub fn run(library: &dyn Library, options: &SiegeOptions) -> Result<SiegeReport>
         full_handshake_latency: Latency::of(&total.full),
         resumed_handshake_latency: Latency::of(&total.resumed),
         client_cpu_seconds,
-        client_cpu_share: client_cpu_seconds / (seconds * options.threads as f64),
+        client_cpu_share: per_s(client_cpu_seconds) / options.threads as f64,
         threads: options.threads,
         errors: total.errors,
         error_examples: total.examples,
+        interrupted: super::interrupt::requested().is_some(),
+        window_start_unix_s: Some(unix_seconds(window.started())),
     })
 }
 
@@ -327,15 +366,18 @@ impl HttpConn {
         let body =
             response.into_body().collect().await.map_err(|e| http(e, "HTTP response body"))?.to_bytes();
         if body != *expected {
-            let at = body.iter().zip(expected.iter()).position(|(a, b)| a != b);
-            return Err(Failure::exactly(
-                ErrorKind::Corrupt,
-                anyhow::anyhow!(
-                    "response body differs from the one served: {} bytes of {}, first difference at {:?}",
+            let why = match body.iter().zip(expected.iter()).position(|(a, b)| a != b) {
+                Some(at) => format!("the bytes differ first at offset {at}"),
+                None => format!(
+                    "{} bytes where {} were expected (is the server's body {} bytes? --body says what to expect)",
                     body.len(),
                     expected.len(),
-                    at
+                    expected.len()
                 ),
+            };
+            return Err(Failure::exactly(
+                ErrorKind::Corrupt,
+                anyhow::anyhow!("the response body is not the one expected: {why}"),
             ));
         }
         Ok(())
@@ -387,13 +429,16 @@ async fn one_user(
     options: &SiegeOptions,
     window: &Window,
     bar: &indicatif::ProgressBar,
-) -> Result<Tally> {
-    let mut tally = Tally::new()?;
+    connecting: &indicatif::ProgressBar,
+    tally: &mut Tally,
+) {
     let mut ticket: Option<Ticket> = None;
     let mut kept: Option<HttpConn> = None;
+    let mut backoff = Backoff::default();
+    let mut done = 0u64;
     if window.warm {
         let first = async {
-            let mut conn = open(client, options, None, &mut tally).await?;
+            let mut conn = open(client, options, None, tally).await?;
             if options.keep_alive {
                 return Ok(Some(conn));
             }
@@ -402,32 +447,49 @@ async fn one_user(
             ticket = conn.finish(options.timeout).await?;
             Ok::<_, Failure>(None)
         };
-        match timeout(options.timeout, first).await {
-            Ok(Ok(conn)) => kept = conn,
-            Ok(Err(f)) => tally.fail(f),
-            Err(_) => tally.fail(Failure::exactly(ErrorKind::Timeout, anyhow::anyhow!("first connection"))),
+        let failed = match timeout(options.timeout, first).await {
+            Ok(Ok(conn)) => {
+                kept = conn;
+                None
+            }
+            Ok(Err(f)) => Some(f),
+            Err(_) => Some(Failure::exactly(ErrorKind::Timeout, anyhow::anyhow!("first connection"))),
+        };
+        // The first connection is the first transaction's: its failure is
+        // that transaction's (one failure per transaction asked).
+        if let Some(f) = failed {
+            done = 1;
+            tally.failed_requests += 1;
+            backoff.after(&f);
+            tally.fail(f);
+            if options.requests.is_some() {
+                bar.inc(1);
+            }
         }
+        connecting.inc(1);
         window.ready.wait().await;
         window.go.wait().await;
     }
     let deadline = options.duration.map(|d| window.started() + d);
-    let mut done = 0u64;
     loop {
         match (options.requests, deadline) {
             (Some(r), _) if done >= r => break,
             (None, Some(d)) if Instant::now() >= d => break,
             _ => {}
         }
+        if !backoff.wait(deadline).await {
+            break;
+        }
         done += 1;
         let began = Instant::now();
         let transaction = async {
             if options.keep_alive {
                 if kept.is_none() {
-                    kept = Some(open(client, options, None, &mut tally).await?);
+                    kept = Some(open(client, options, None, tally).await?);
                 }
                 kept.as_mut().expect("opened above").get(expected, false).await
             } else {
-                let mut conn = open(client, options, ticket.take(), &mut tally).await?;
+                let mut conn = open(client, options, ticket.take(), tally).await?;
                 conn.get(expected, true).await?;
                 ticket = conn.finish(options.timeout).await?;
                 Ok(())
@@ -445,11 +507,13 @@ async fn one_user(
         }
         match result {
             Ok(()) => {
+                backoff.reset();
                 tally.request.saturating_record(micros(began.elapsed()));
                 tally.requests += 1;
                 tally.bytes += expected.len() as u64;
             }
             Err(f) => {
+                backoff.after(&f);
                 tally.fail(f);
                 tally.failed_requests += 1;
                 // Start again from a full handshake: the ticket may be spent.
@@ -463,5 +527,4 @@ async fn one_user(
     {
         tally.fail(f);
     }
-    Ok(tally)
 }

@@ -229,6 +229,17 @@ impl SoakRun {
         Ok(saved.markdown())
     }
 
+    /// The servers whose load did not measure what was asked, one line each
+    /// ([`super::https_compare::unmeasured`]). Empty: every row holds.
+    pub fn unmeasured(&self) -> Vec<String> {
+        self.servers
+            .iter()
+            .filter_map(|s| {
+                super::https_compare::unmeasured(&s.load).map(|why| format!("{}: {why}", s.server))
+            })
+            .collect()
+    }
+
     /// Draws RSS (MiB) over time (s), one line per server, into `path`.
     /// Errors: the file cannot be written.
     pub fn svg(&self, path: &Path) -> Result<()> {

@@ -253,6 +253,18 @@ fn compare(args: RunArgs) -> Result<()> {
         sockets: args.sockets,
     };
 
+    // This process is a default build: when it is the only variant, its own
+    // cases say before any build whether the filter and the libraries
+    // select anything (the workers say the same after their build).
+    if chosen.iter().all(|v| v.name == "default") && built_as_default() {
+        let (_, cases) = worker::cases(&opts)?;
+        if cases.is_empty() {
+            bail!("{}", no_match(&opts, args.filter.as_deref()));
+        }
+        let names: Vec<&str> = cases.iter().map(|c| c.library.as_str()).collect();
+        check_selectors(&names, &args.libraries)?;
+    }
+
     // Build every worker first: nothing is timed while a compiler runs.
     let workers_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/compare-workers");
     let mut exes = Vec::new();
@@ -289,17 +301,7 @@ fn compare(args: RunArgs) -> Result<()> {
     }
     let runnable: Vec<&(usize, CaseInfo)> = infos.iter().filter(|(_, c)| c.skip.is_none()).collect();
     if runnable.is_empty() {
-        // The rows of the matrix, whatever the filter: what a filter can match.
-        let rows: Vec<String> = opts
-            .workloads()
-            .into_iter()
-            .map(|(workload, params)| Case { workload, params, library: String::new() }.row())
-            .collect();
-        bail!(
-            "no runnable benchmark matches --filter {:?} (ids read group/parameters/library); rows:\n  {}",
-            args.filter.as_deref().unwrap_or(""),
-            rows.join("\n  ")
-        );
+        bail!("{}", no_match(&opts, args.filter.as_deref()));
     }
 
     let rounds_per_epoch = rounds.div_ceil(epochs);
@@ -410,20 +412,59 @@ fn shuffle<T>(v: &mut [T], rng: &mut oorandom::Rand64) {
 /// Keeps the cases of the libraries `selectors` name (all when empty), and
 /// of those libraries' crypto floors. Errors: a selector that names no
 /// library, listing the valid names.
-fn select_libraries(infos: Vec<(usize, CaseInfo)>, selectors: &[String]) -> Result<Vec<(usize, CaseInfo)>> {
-    if selectors.is_empty() {
-        return Ok(infos);
-    }
-    let matches = |lib: &str, sel: &str| lib == sel || library_family(lib) == sel;
+/// Says that nothing runnable matches `filter`, with the rows of the
+/// matrix (whatever the filter: what a filter can match).
+fn no_match(opts: &WorkerOptions, filter: Option<&str>) -> String {
+    let rows: Vec<String> = opts
+        .workloads()
+        .into_iter()
+        .map(|(workload, params)| Case { workload, params, library: String::new() }.row())
+        .collect();
+    format!(
+        "no runnable benchmark matches --filter {:?} (ids read group/parameters/library); rows:\n  {}",
+        filter.unwrap_or(""),
+        rows.join("\n  ")
+    )
+}
+
+/// Whether this process has the default build's libraries (the features
+/// of the `default` variant, no cargo config switching a backend), so that
+/// its own cases are the default worker's.
+fn built_as_default() -> bool {
+    cfg!(all(
+        feature = "s2n-tls",
+        feature = "rustls",
+        feature = "openssl-vendored",
+        feature = "plaintext",
+        not(feature = "boring"),
+        not(tls_bench_openssl_aws_lc),
+        not(tls_bench_s2n_fips),
+        not(tls_bench_rustls_fips)
+    ))
+}
+
+/// Errors unless each of `selectors` names one of `libraries` (whole, or
+/// its family), listing the valid names.
+fn check_selectors(libraries: &[&str], selectors: &[String]) -> Result<()> {
     for sel in selectors {
-        if !infos.iter().any(|(_, c)| matches(&c.library, sel)) {
+        if !libraries.iter().any(|lib| *lib == sel || library_family(lib) == *sel) {
             let mut names: Vec<String> =
-                infos.iter().flat_map(|(_, c)| [c.library.clone(), library_family(&c.library)]).collect();
+                libraries.iter().flat_map(|lib| [lib.to_string(), library_family(lib)]).collect();
             names.sort();
             names.dedup();
             bail!("--libraries: no library {sel:?} in the chosen variants; valid: {}", names.join(", "));
         }
     }
+    Ok(())
+}
+
+fn select_libraries(infos: Vec<(usize, CaseInfo)>, selectors: &[String]) -> Result<Vec<(usize, CaseInfo)>> {
+    if selectors.is_empty() {
+        return Ok(infos);
+    }
+    let names: Vec<&str> = infos.iter().map(|(_, c)| c.library.as_str()).collect();
+    check_selectors(&names, selectors)?;
+    let matches = |lib: &str, sel: &str| lib == sel || library_family(lib) == sel;
     let chosen = |c: &CaseInfo| selectors.iter().any(|s| matches(&c.library, s));
     let floors: Vec<String> =
         infos.iter().filter(|(_, c)| chosen(c)).filter_map(|(_, c)| c.crypto_floor.clone()).collect();

@@ -16,6 +16,7 @@ use regex::Regex;
 use serde::{Deserialize, Serialize};
 use tls_bench::{
     bench::{Case, Figure, Matrix, Workload, cases_of},
+    harness::TlsLibrary,
     params::Params,
     runner::{Prepared, Runner, prepare},
     stacks,
@@ -100,15 +101,16 @@ impl WorkerOptions {
     }
 }
 
-/// Runs the worker loop of this process: configures every selected case,
-/// prints the [`Hello`], then answers requests until stdin closes.
-/// Errors: a configuration failure (not an unsupported case), a bad filter,
-/// a broken pipe.
-pub fn serve(variant: &str, opts: &WorkerOptions) -> Result<()> {
+/// Libraries of this build.
+pub type Libraries = Vec<Box<dyn TlsLibrary>>;
+
+/// The libraries of this build that `opts` compares (with the crypto
+/// floors of the in-memory TLS cases, none over sockets or for DTLS, which
+/// they do not run) and the cases its filter selects. Errors: a bad filter,
+/// an s2n-tls policy that cannot be made.
+pub fn cases(opts: &WorkerOptions) -> Result<(Libraries, Vec<Case>)> {
     let filter = opts.filter.as_deref().map(Regex::new).transpose().context("--filter")?;
     let mut libs = stacks::all();
-    // The crypto floors of the in-memory TLS cases (none over sockets or
-    // for DTLS, which they do not run).
     if !opts.sockets && !opts.dtls {
         libs.extend(stacks::crypto_floors());
     }
@@ -120,6 +122,15 @@ pub fn serve(variant: &str, opts: &WorkerOptions) -> Result<()> {
         .into_iter()
         .filter(|c| filter.as_ref().is_none_or(|f| f.is_match(&c.to_string())))
         .collect();
+    Ok((libs, cases))
+}
+
+/// Runs the worker loop of this process: configures every selected case,
+/// prints the [`Hello`], then answers requests until stdin closes.
+/// Errors: a configuration failure (not an unsupported case), a bad filter,
+/// a broken pipe.
+pub fn serve(variant: &str, opts: &WorkerOptions) -> Result<()> {
+    let (libs, cases) = cases(opts)?;
     tls_bench::bench::check_unique(&cases)?;
     let mut runners: HashMap<String, Runner> = HashMap::new();
     let mut infos = Vec::new();

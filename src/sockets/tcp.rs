@@ -1,0 +1,93 @@
+//! The TCP connection under each TLS connection of the socket runner, and
+//! which end closes it first.
+//!
+//! The end that sends the first FIN holds the connection's TIME_WAIT (RFC
+//! 9293 section 3.6), and a client in TIME_WAIT keeps its port for a
+//! minute: on new connections a client would run out of ports. So a TLS
+//! client's TCP stream ([`Tcp::client`]) does not send FIN when its TLS
+//! adapter shuts down: the client sends its close_notify only, the server
+//! answers with its own close_notify and FIN (it closes first, and holds
+//! the TIME_WAIT on its one listening port), and the client's FIN follows
+//! when it drops the connection. A server's stream ([`Tcp::server`]) shuts
+//! down as TCP does. Plaintext TCP has no close_notify: its client's FIN
+//! comes first, and it holds the TIME_WAIT (docs/sockets.md, "Closing").
+
+use std::{
+    io,
+    pin::Pin,
+    task::{Context, Poll},
+};
+
+use tokio::{
+    io::{AsyncRead, AsyncWrite, ReadBuf},
+    net::TcpStream,
+};
+
+/// A TCP stream whose shutdown sends FIN (a server's) or nothing (a TLS
+/// client's: see the module).
+pub struct Tcp {
+    inner: TcpStream,
+    fin: bool,
+}
+
+impl Tcp {
+    /// A server's stream: shutdown sends FIN.
+    pub fn server(inner: TcpStream) -> Tcp {
+        Tcp { inner, fin: true }
+    }
+
+    /// A TLS client's stream: shutdown sends nothing (the close_notify the
+    /// adapter wrote before it is flushed); the FIN goes when it is dropped.
+    pub fn client(inner: TcpStream) -> Tcp {
+        Tcp { inner, fin: false }
+    }
+}
+
+impl Tcp {
+    /// Reads to the peer's FIN (after its close_notify, nothing more may
+    /// come). Errors: the socket's, or bytes after the close_notify.
+    pub async fn until_fin(&mut self) -> io::Result<()> {
+        use tokio::io::AsyncReadExt;
+        let mut rest = [0u8; 1];
+        match self.inner.read(&mut rest).await? {
+            0 => Ok(()),
+            _ => Err(io::Error::other("bytes after the peer's close_notify")),
+        }
+    }
+}
+
+impl AsyncRead for Tcp {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.inner).poll_read(cx, buf)
+    }
+}
+
+impl AsyncWrite for Tcp {
+    fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.inner).poll_write(cx, buf)
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.inner).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        if self.fin { Pin::new(&mut self.inner).poll_shutdown(cx) } else { Poll::Ready(Ok(())) }
+    }
+}
