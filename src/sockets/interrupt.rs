@@ -20,7 +20,10 @@ use std::{
     io,
     os::unix::process::CommandExt,
     process::{Child, Command},
-    sync::{Mutex, OnceLock},
+    sync::{
+        Mutex, OnceLock,
+        atomic::{AtomicBool, Ordering},
+    },
     time::{Duration, Instant},
 };
 
@@ -44,6 +47,10 @@ pub const GRACE: Duration = Duration::from_secs(5);
 struct State {
     /// The signal's number once one came.
     signal: watch::Sender<Option<i32>>,
+    /// Whether one came: what a client's loop reads per request (one
+    /// load of a line nobody writes; [`wait`] takes locks every time it is
+    /// polled, too dear on a hot path).
+    came: AtomicBool,
     /// The process groups of the children started by [`spawn`] and not yet
     /// reaped ([`forget`]).
     children: Mutex<Vec<i32>>,
@@ -51,7 +58,11 @@ struct State {
 
 fn state() -> &'static State {
     static STATE: OnceLock<State> = OnceLock::new();
-    STATE.get_or_init(|| State { signal: watch::Sender::new(None), children: Mutex::new(Vec::new()) })
+    STATE.get_or_init(|| State {
+        signal: watch::Sender::new(None),
+        came: AtomicBool::new(false),
+        children: Mutex::new(Vec::new()),
+    })
 }
 
 /// Installs the handlers (once; a second call does nothing): a thread of
@@ -91,6 +102,7 @@ pub fn install(on_signal: OnSignal) -> Result<()> {
                         std::process::exit(128 + number);
                     }
                     first = false;
+                    state().came.store(true, Ordering::Relaxed);
                     state().signal.send_replace(Some(number));
                     eprintln!(
                         "\n{}: stopping{}",
@@ -114,11 +126,37 @@ pub fn requested() -> Option<i32> {
     *state().signal.borrow()
 }
 
-/// Resolves when a signal has come (at once if one has).
+/// Whether a signal came: one atomic load, for a client's loop.
+pub fn stopping() -> bool {
+    state().came.load(Ordering::Relaxed)
+}
+
+/// Resolves when a signal has come (at once if one has). Each poll takes
+/// the channel's locks: for waits, not for a loop's every step
+/// ([`stopping`], [`sleep_until`]).
 pub async fn wait() {
     let mut rx = state().signal.subscribe();
     let _ = rx.wait_for(Option::is_some).await;
 }
+
+/// Sleeps until `at`, or until a signal has come, seen within
+/// [`SLEEP_STEP`]: a short sleep is one timer, a long one (a slow open
+/// loop, a back-off) is cut into steps. Returns false when a signal came.
+pub async fn sleep_until(at: Instant) -> bool {
+    loop {
+        if stopping() {
+            return false;
+        }
+        let now = Instant::now();
+        if now >= at {
+            return true;
+        }
+        tokio::time::sleep_until((at.min(now + SLEEP_STEP)).into()).await;
+    }
+}
+
+/// How soon a sleeping client sees a signal, at most.
+pub const SLEEP_STEP: Duration = Duration::from_millis(100);
 
 /// The exit status for a run that a signal stopped: 128 + its number
 /// (130 for SIGINT, 143 for SIGTERM); `None` when none came.

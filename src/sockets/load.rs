@@ -549,13 +549,7 @@ pub fn run(library: &dyn Library, options: &LoadOptions) -> Result<Report> {
             );
             tasks.push(tokio::spawn(async move {
                 let mut tally = Tally::new()?;
-                // A signal ends the client where it is: what it measured
-                // so far is kept, its request under way dropped.
-                tokio::select! {
-                    biased;
-                    () = super::interrupt::wait() => {}
-                    () = one_client(&*client, &data, &options, index, &window, &bar, &connecting, &mut tally) => {}
-                }
+                one_client(&*client, &data, &options, index, &window, &bar, &connecting, &mut tally).await;
                 anyhow::Ok(tally)
             }));
         }
@@ -746,7 +740,13 @@ async fn one_client(
     let mut closer = Closer::new(options.timeout);
     let mut backoff = Backoff::default();
     let mut done = 0u64;
-    if window.warm {
+    // A signal ends the first connections where they are; later, a client
+    // stops at its next request (one under way finishes, or times out),
+    // keeping what it measured.
+    let warmed = async {
+        if !window.warm {
+            return;
+        }
         // The first connection is the first request's: its failure is that
         // request's (one failure per request asked).
         let mut warm_failure = None;
@@ -782,6 +782,14 @@ async fn one_client(
         connecting.inc(1);
         window.ready.wait().await;
         window.go.wait().await;
+    };
+    let stopped = tokio::select! {
+        () = super::interrupt::wait() => true,
+        () = warmed => false,
+    };
+    if stopped {
+        closer.finish(tally).await;
+        return;
     }
     let start = window.started();
     let deadline = options.duration.map(|d| start + d);
@@ -793,6 +801,7 @@ async fn one_client(
         match (options.requests, deadline) {
             (Some(r), _) if done >= r => break,
             (None, Some(d)) if Instant::now() >= d => break,
+            _ if super::interrupt::stopping() => break,
             _ => {}
         }
         if !backoff.wait(deadline).await {
@@ -809,13 +818,13 @@ async fn one_client(
             if let Some(d) = deadline
                 && at >= d
             {
-                tokio::time::sleep_until(d.into()).await;
+                super::interrupt::sleep_until(d).await;
                 break;
             }
             if free_at > at {
                 origin = Some(at);
-            } else {
-                tokio::time::sleep_until(at.into()).await;
+            } else if !super::interrupt::sleep_until(at).await {
+                break;
             }
             intended = Some(at + every);
         }
@@ -905,19 +914,16 @@ impl Backoff {
     }
 
     /// Sleeps the pause, if any, but not past `deadline`; false when the
-    /// deadline has come.
+    /// deadline has come or a signal ([`super::interrupt::sleep_until`]).
     pub(super) async fn wait(&self, deadline: Option<Instant>) -> bool {
         let Some(pause) = self.pause else { return true };
         let until = Instant::now() + pause;
         match deadline {
             Some(d) if d <= until => {
-                tokio::time::sleep_until(d.into()).await;
+                super::interrupt::sleep_until(d).await;
                 false
             }
-            _ => {
-                tokio::time::sleep_until(until.into()).await;
-                true
-            }
+            _ => super::interrupt::sleep_until(until).await,
         }
     }
 }

@@ -243,13 +243,7 @@ pub fn run(library: &dyn Library, options: &SiegeOptions) -> Result<SiegeReport>
             );
             tasks.push(tokio::spawn(async move {
                 let mut tally = Tally::new()?;
-                // A signal ends the user where it is: what it measured so
-                // far is kept, its transaction under way dropped.
-                tokio::select! {
-                    biased;
-                    () = super::interrupt::wait() => {}
-                    () = one_user(&*client, &expected, &options, &window, &bar, &connecting, &mut tally) => {}
-                }
+                one_user(&*client, &expected, &options, &window, &bar, &connecting, &mut tally).await;
                 anyhow::Ok(tally)
             }));
         }
@@ -436,7 +430,13 @@ async fn one_user(
     let mut kept: Option<HttpConn> = None;
     let mut backoff = Backoff::default();
     let mut done = 0u64;
-    if window.warm {
+    // A signal ends the first connections where they are; later, a user
+    // stops at its next transaction (one under way finishes, or times
+    // out), keeping what it measured.
+    let warmed = async {
+        if !window.warm {
+            return;
+        }
         let first = async {
             let mut conn = open(client, options, None, tally).await?;
             if options.keep_alive {
@@ -469,12 +469,20 @@ async fn one_user(
         connecting.inc(1);
         window.ready.wait().await;
         window.go.wait().await;
+    };
+    let stopped = tokio::select! {
+        () = super::interrupt::wait() => true,
+        () = warmed => false,
+    };
+    if stopped {
+        return;
     }
     let deadline = options.duration.map(|d| window.started() + d);
     loop {
         match (options.requests, deadline) {
             (Some(r), _) if done >= r => break,
             (None, Some(d)) if Instant::now() >= d => break,
+            _ if super::interrupt::stopping() => break,
             _ => {}
         }
         if !backoff.wait(deadline).await {
