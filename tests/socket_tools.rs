@@ -628,7 +628,8 @@ fn a_tls_server_closes_first_and_holds_the_time_wait() {
             continue;
         }
         let running = serve::start(&*lib, &serve_options(p)).unwrap();
-        let options = LoadOptions { new_connection: true, requests: Some(50), ..load_options(p, running.addr()) };
+        let options =
+            LoadOptions { new_connection: true, requests: Some(50), ..load_options(p, running.addr()) };
         let report = load::run(&*lib, &options).unwrap();
         assert!(report.errors.is_empty(), "{}: {:?}", lib.name(), report.error_examples);
         let (server, client) = time_wait(running.addr().port());
