@@ -11,6 +11,8 @@
 
 #![cfg(feature = "sockets")]
 
+mod common;
+
 use std::{
     io::{Read, Write},
     net::{SocketAddr, TcpStream},
@@ -18,6 +20,7 @@ use std::{
     time::{Duration, Instant},
 };
 
+use common::sockets::{params, serve_options};
 use tls_bench::{
     error::ConfigureError,
     params::{CipherSuite, HandshakeKind, KxGroup, Params},
@@ -32,30 +35,7 @@ use tls_bench::{
     },
 };
 
-/// A suite and group every library of every build (FIPS ones included)
-/// can do.
-fn params(kind: HandshakeKind) -> Params {
-    Params {
-        kind,
-        suite: CipherSuite::TLS_AES_128_GCM_SHA256,
-        group: KxGroup::Secp256r1,
-        ..Params::default()
-    }
-}
-
 const BODY: usize = 1024;
-
-fn serve_options(params: Params) -> ServeOptions {
-    ServeOptions {
-        params,
-        listen: "127.0.0.1:0".parse().unwrap(),
-        threads: 2,
-        handshake_timeout: Duration::from_secs(10),
-        idle_timeout: Duration::from_secs(10),
-        max_connections: 64,
-        cores: Vec::new(),
-    }
-}
 
 fn https(lib: &dyn Library, options: &ServeOptions) -> Running {
     serve::start_with(lib, options, Arc::new(Http::new(BODY))).unwrap()

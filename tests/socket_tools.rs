@@ -6,63 +6,27 @@
 
 #![cfg(feature = "sockets")]
 
+mod common;
+
 use std::{
     fs,
     io::{BufRead, BufReader},
     net::{SocketAddr, TcpListener},
-    path::{Path, PathBuf},
     process::{Child, Command, Output, Stdio},
     time::{Duration, Instant},
 };
 
+use common::sockets::{load_options, params, serve_options};
 use tls_bench::{
     error::ConfigureError,
-    params::{CipherSuite, HandshakeKind, KxGroup, Params},
+    params::{HandshakeKind, Params},
     sockets::{
         ErrorKind, Extensions, Library, https, https_compare, libraries,
         load::{self, LoadOptions, Report},
-        serve::{self, ServeOptions, start_with},
+        serve::{self, start_with},
         siege::{self, SiegeOptions},
     },
 };
-
-fn params(kind: HandshakeKind) -> Params {
-    Params {
-        kind,
-        suite: CipherSuite::TLS_AES_128_GCM_SHA256,
-        group: KxGroup::Secp256r1,
-        ..Params::default()
-    }
-}
-
-fn serve_options(params: Params) -> ServeOptions {
-    ServeOptions {
-        params,
-        listen: "127.0.0.1:0".parse().unwrap(),
-        threads: 2,
-        handshake_timeout: Duration::from_secs(10),
-        idle_timeout: Duration::from_secs(10),
-        max_connections: 64,
-        cores: Vec::new(),
-    }
-}
-
-fn load_options(params: Params, connect: SocketAddr) -> LoadOptions {
-    LoadOptions {
-        params,
-        connect,
-        connections: 2,
-        requests: Some(5),
-        duration: None,
-        message: 1024,
-        new_connection: false,
-        rate: None,
-        threads: 2,
-        cores: Vec::new(),
-        timeout: Duration::from_secs(10),
-        progress: false,
-    }
-}
 
 fn siege_options(params: Params, connect: SocketAddr) -> SiegeOptions {
     SiegeOptions {
@@ -96,13 +60,6 @@ fn runs(library: &dyn Library, params: &Params, extensions: &Extensions) -> bool
 
 fn tls_libraries() -> Vec<Box<dyn Library>> {
     libraries().into_iter().filter(|l| !l.plaintext()).collect()
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("socket_tools").join(name);
-    let _ = fs::remove_dir_all(&dir);
-    fs::create_dir_all(&dir).unwrap();
-    dir
 }
 
 /// `child`'s output, killed after `limit` (then a failed assertion).
@@ -192,7 +149,7 @@ fn an_mtls_client_against_a_server_that_never_asks_fails_negotiated() {
         let running = serve::start(&*lib, &serve_options(mtls)).unwrap();
         let report = load::run(&*lib, &load_options(mtls, running.addr())).unwrap();
         running.stop().unwrap();
-        assert!(report.errors.is_empty() && report.requests == 10, "{what}: {:?}", report.error_examples);
+        assert!(report.errors.is_empty() && report.requests == 20, "{what}: {:?}", report.error_examples);
         ran += 1;
     }
     assert!(ran > 0, "no TLS library ran mTLS");
@@ -289,7 +246,7 @@ fn merge_refuses_reports_that_do_not_add_up() {
     assert!(e.contains("do not overlap"), "{e}");
     running.stop().unwrap();
     // The binary: one file given twice.
-    let dir = scratch("merge");
+    let dir = common::scratch("socket_tools", "merge");
     fs::write(dir.join("a.json"), serde_json::to_string(&a).unwrap()).unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_load"))
         .arg("--merge")
@@ -304,7 +261,7 @@ fn merge_refuses_reports_that_do_not_add_up() {
 
 #[test]
 fn an_interrupted_load_keeps_its_partial_report() {
-    let dir = scratch("interrupted");
+    let dir = common::scratch("socket_tools", "interrupted");
     let library = a_tls_library();
     let (server, addr, _, _out) =
         start_server(env!("CARGO_BIN_EXE_serve"), &[&["--library", &library][..], &TLS].concat());
@@ -423,7 +380,7 @@ fn no_server_outlives_the_soak_that_started_it() {
         .count()
         + usize::from(nginx);
     for sig in [libc::SIGTERM, libc::SIGKILL] {
-        let dir = scratch(&format!("soak-{sig}"));
+        let dir = common::scratch("socket_tools", &format!("soak-{sig}"));
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_https-soak"));
         cmd.args(["-t", "60s", "-c", "1", "--out"]).arg(dir.join("out")).args(TLS);
         if !nginx {
@@ -462,7 +419,7 @@ fn no_server_outlives_the_soak_that_started_it() {
 
 #[test]
 fn a_plaintext_client_for_tls_servers_is_refused_before_any_work() {
-    let dir = scratch("plaintext-client");
+    let dir = common::scratch("socket_tools", "plaintext-client");
     for exe in [env!("CARGO_BIN_EXE_https-soak"), env!("CARGO_BIN_EXE_https-compare")] {
         let started = Instant::now();
         let out = Command::new(exe)
@@ -547,7 +504,7 @@ fn a_results_directory_on_a_mount_point_is_refused_before_any_work() {
         println!("skip: mounting a file system needs root");
         return;
     }
-    let dir = scratch("mount-point").join("out");
+    let dir = common::scratch("socket_tools", "mount-point").join("out");
     fs::create_dir_all(&dir).unwrap();
     let mounted = Command::new("mount").args(["-t", "tmpfs", "-o", "size=1m", "tmpfs"]).arg(&dir).status();
     if !mounted.is_ok_and(|s| s.success()) {
@@ -578,7 +535,7 @@ fn a_host_name_is_said_to_be_no_address() {
 #[test]
 fn compare_sockets_checks_its_filter_and_libraries_before_any_build() {
     // A cargo that must not run.
-    let dir = scratch("no-cargo");
+    let dir = common::scratch("socket_tools", "no-cargo");
     fs::write(dir.join("cargo"), "#!/bin/sh\necho cargo ran >&2; exit 99\n").unwrap();
     fs::set_permissions(dir.join("cargo"), std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     let path = format!("{}:{}", dir.display(), std::env::var("PATH").unwrap_or_default());

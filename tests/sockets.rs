@@ -6,17 +6,20 @@
 
 #![cfg(feature = "sockets")]
 
+mod common;
+
 use std::{
-    net::{SocketAddr, TcpListener, TcpStream},
+    net::{TcpListener, TcpStream},
     process::Command,
     thread,
     time::{Duration, Instant},
 };
 
+use common::sockets::{load_options, params, serve_options};
 use tls_bench::{
     bench::{Case, cases_of, socket_workloads},
     error::ConfigureError,
-    params::{CipherSuite, HandshakeKind, KxGroup, Params},
+    params::{CipherSuite, HandshakeKind, Params},
     runner::{Prepared, prepare},
     sockets::{
         ErrorKind, Extensions, Library, libraries,
@@ -25,46 +28,6 @@ use tls_bench::{
     },
     stacks,
 };
-
-/// What the tests negotiate: a suite and group every library of every build
-/// (FIPS ones included) can do.
-fn params(kind: HandshakeKind) -> Params {
-    Params {
-        kind,
-        suite: CipherSuite::TLS_AES_128_GCM_SHA256,
-        group: KxGroup::Secp256r1,
-        ..Params::default()
-    }
-}
-
-fn serve_options(params: Params) -> ServeOptions {
-    ServeOptions {
-        params,
-        listen: "127.0.0.1:0".parse().unwrap(),
-        threads: 2,
-        handshake_timeout: Duration::from_secs(10),
-        idle_timeout: Duration::from_secs(10),
-        max_connections: 64,
-        cores: Vec::new(),
-    }
-}
-
-fn load_options(params: Params, connect: SocketAddr) -> LoadOptions {
-    LoadOptions {
-        params,
-        connect,
-        connections: 2,
-        requests: Some(10),
-        duration: None,
-        message: 1024,
-        new_connection: false,
-        rate: None,
-        threads: 2,
-        cores: Vec::new(),
-        timeout: Duration::from_secs(10),
-        progress: false,
-    }
-}
 
 /// Whether `library` runs `params` on both sides; prints the reason when
 /// not (FIPS builds refuse some groups; plaintext has no mTLS).

@@ -553,18 +553,7 @@ pub fn run(library: &dyn Library, options: &LoadOptions) -> Result<Report> {
                 anyhow::Ok(tally)
             }));
         }
-        if warm {
-            tokio::select! {
-                biased;
-                () = super::interrupt::wait() => {}
-                () = async {
-                    window.ready.wait().await;
-                    connecting.finish_and_clear();
-                    window.open();
-                    window.go.wait().await;
-                } => {}
-            }
-        }
+        window.open_when_ready(&connecting).await;
         let mut total = Tally::new()?;
         for t in tasks {
             total.merge(&t.await.context("a client task panicked")??)?;
@@ -708,6 +697,32 @@ impl Window {
         let _ = self.start.set(Instant::now());
     }
 
+    /// A client's first connection is made (or failed): it waits for the
+    /// others and the window.
+    pub(super) async fn join(&self, connecting: &indicatif::ProgressBar) {
+        connecting.inc(1);
+        self.ready.wait().await;
+        self.go.wait().await;
+    }
+
+    /// The run's side of [`Window::join`] (when `warm`): once every client
+    /// has joined, the window opens and they go. A signal ends the wait
+    /// (the clients see it too).
+    pub(super) async fn open_when_ready(&self, connecting: &indicatif::ProgressBar) {
+        if !self.warm {
+            return;
+        }
+        tokio::select! {
+            () = super::interrupt::wait() => {}
+            () = async {
+                self.ready.wait().await;
+                connecting.finish_and_clear();
+                self.open();
+                self.go.wait().await;
+            } => {}
+        }
+    }
+
     pub(super) fn started(&self) -> Instant {
         *self.start.get().expect("the window is opened before any client measures")
     }
@@ -771,17 +786,9 @@ async fn one_client(
             }
         }
         if let Some(f) = warm_failure {
-            done = 1;
-            if options.requests.is_some() {
-                bar.inc(1);
-            }
-            tally.failed_requests += 1;
-            backoff.after(&f);
-            tally.fail(f);
+            done = first_failed(f, tally, &mut backoff, options.requests.is_some().then_some(bar));
         }
-        connecting.inc(1);
-        window.ready.wait().await;
-        window.go.wait().await;
+        window.join(connecting).await;
     };
     let stopped = tokio::select! {
         () = super::interrupt::wait() => true,
@@ -881,6 +888,24 @@ async fn one_client(
         closer.close(conn.stream).await;
     }
     closer.finish(tally).await;
+}
+
+/// Counts `f`, a client's first connection failing before the window, as
+/// its first request's failure (one failure per request asked), its
+/// progress on `bar` (requests counted); returns the requests done: 1.
+pub(super) fn first_failed(
+    f: Failure,
+    tally: &mut Tally,
+    backoff: &mut Backoff,
+    bar: Option<&indicatif::ProgressBar>,
+) -> u64 {
+    tally.failed_requests += 1;
+    backoff.after(&f);
+    tally.fail(f);
+    if let Some(bar) = bar {
+        bar.inc(1);
+    }
+    1
 }
 
 /// A client's pause after a failure that says the server is gone or

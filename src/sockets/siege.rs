@@ -44,8 +44,8 @@ use tokio::{task::JoinHandle, time::timeout};
 use super::{
     Client, ErrorKind, Failure, Library, Stream, Ticket,
     load::{
-        Backoff, Latency, Tally, Window, close, connect, connecting_bar, errors_text, latency_rows, micros,
-        progress, unix_seconds,
+        Backoff, Latency, Tally, Window, close, connect, connecting_bar, errors_text, first_failed,
+        latency_rows, micros, progress, unix_seconds,
     },
 };
 use crate::{
@@ -247,18 +247,7 @@ pub fn run(library: &dyn Library, options: &SiegeOptions) -> Result<SiegeReport>
                 anyhow::Ok(tally)
             }));
         }
-        if warm {
-            tokio::select! {
-                biased;
-                () = super::interrupt::wait() => {}
-                () = async {
-                    window.ready.wait().await;
-                    connecting.finish_and_clear();
-                    window.open();
-                    window.go.wait().await;
-                } => {}
-            }
-        }
+        window.open_when_ready(&connecting).await;
         let mut total = Tally::new()?;
         for t in tasks {
             total.merge(&t.await.context("a user task panicked")??)?;
@@ -458,17 +447,9 @@ async fn one_user(
         // The first connection is the first transaction's: its failure is
         // that transaction's (one failure per transaction asked).
         if let Some(f) = failed {
-            done = 1;
-            tally.failed_requests += 1;
-            backoff.after(&f);
-            tally.fail(f);
-            if options.requests.is_some() {
-                bar.inc(1);
-            }
+            done = first_failed(f, tally, &mut backoff, options.requests.is_some().then_some(bar));
         }
-        connecting.inc(1);
-        window.ready.wait().await;
-        window.go.wait().await;
+        window.join(connecting).await;
     };
     let stopped = tokio::select! {
         () = super::interrupt::wait() => true,

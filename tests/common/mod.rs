@@ -4,9 +4,14 @@ use std::{fs, path::PathBuf};
 
 use tls_bench::stacks;
 
+#[cfg(feature = "sockets")]
+#[allow(dead_code)] // not every test file that shares this module uses all of it
+pub mod sockets;
+
 /// An empty scratch directory for one test, `<suite>/<test>` under cargo's
 /// temporary directory for integration tests (`target/tmp`): removed if a
 /// previous run left it, then created.
+#[allow(dead_code)] // not every test file that shares this module uses it
 pub fn scratch(suite: &str, test: &str) -> PathBuf {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(suite).join(test);
     if dir.exists() {
