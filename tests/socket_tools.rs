@@ -12,6 +12,7 @@ use std::{
     fs,
     io::{BufRead, BufReader},
     net::{SocketAddr, TcpListener},
+    path::Path,
     process::{Child, Command, Output, Stdio},
     time::{Duration, Instant},
 };
@@ -263,19 +264,16 @@ fn merge_refuses_reports_that_do_not_add_up() {
 fn an_interrupted_load_keeps_its_partial_report() {
     let dir = common::scratch("socket_tools", "interrupted");
     let library = a_tls_library();
-    let (server, addr, _, _out) =
-        start_server(env!("CARGO_BIN_EXE_serve"), &[&["--library", &library][..], &TLS].concat());
-    let addr = addr.to_string();
-    for (exe, sig, code, args) in [
-        (env!("CARGO_BIN_EXE_load"), libc::SIGINT, 130, &["-c", "2", "-d", "20s"][..]),
-        (env!("CARGO_BIN_EXE_load"), libc::SIGTERM, 143, &["-c", "2", "-d", "20s", "-R", "100"][..]),
-    ] {
-        let json = dir.join(format!("{sig}.json"));
+    let lib = ["--library", library.as_str(), "--quiet"];
+    // `exe` with `args`, `--json` and the parameters, sent `sig` after
+    // 1.5 s: it must end within 5 s with `code`; its stdout and report.
+    let interrupted = |exe: &str, args: &[&str], sig: i32, code: i32| {
+        let json = dir.join(format!("{}-{sig}.json", Path::new(exe).file_name().unwrap().to_string_lossy()));
         let child = Command::new(exe)
-            .args(["--library", &library, "--connect", &addr, "--quiet", "--json"])
-            .arg(&json)
-            .args(TLS)
             .args(args)
+            .args(TLS)
+            .arg("--json")
+            .arg(&json)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
@@ -284,62 +282,40 @@ fn an_interrupted_load_keeps_its_partial_report() {
         let signalled = Instant::now();
         signal(&child, sig);
         let out = wait(child, Duration::from_secs(10));
-        assert!(signalled.elapsed() < Duration::from_secs(5), "{:?}", signalled.elapsed());
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        assert_eq!(out.status.code(), Some(code), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
-        assert!(stdout.starts_with("INTERRUPTED"), "{stdout}");
-        let report: Report = serde_json::from_str(&fs::read_to_string(&json).unwrap()).unwrap();
+        assert!(signalled.elapsed() < Duration::from_secs(5), "{exe}: {:?}", signalled.elapsed());
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert_eq!(out.status.code(), Some(code), "{exe}: {stdout}{}", String::from_utf8_lossy(&out.stderr));
+        assert!(stdout.starts_with("INTERRUPTED"), "{exe}: {stdout}");
+        let report: serde_json::Value = serde_json::from_str(&fs::read_to_string(&json).unwrap()).unwrap();
+        (stdout, report)
+    };
+    let (server, addr, _, _out) =
+        start_server(env!("CARGO_BIN_EXE_serve"), &[&["--library", &library][..], &TLS].concat());
+    let addr = addr.to_string();
+    for (sig, code, args) in [
+        (libc::SIGINT, 130, &["-c", "2", "-d", "20s"][..]),
+        (libc::SIGTERM, 143, &["-c", "2", "-d", "20s", "-R", "100"][..]),
+    ] {
+        let args = [&lib[..], &["--connect", &addr], args].concat();
+        let (_, report) = interrupted(env!("CARGO_BIN_EXE_load"), &args, sig, code);
+        let report: Report = serde_json::from_value(report).unwrap();
         assert!(report.interrupted && report.requests > 0 && report.seconds < 5.0, "{report:?}");
     }
     signal(&server, libc::SIGINT);
     assert!(wait(server, Duration::from_secs(15)).status.success());
-    // https-load and https-attack, against their own server.
+    // https-load against https-serve; https-attack, its own server.
     let (server, addr, _, _out) =
         start_server(env!("CARGO_BIN_EXE_https-serve"), &[&["--library", &library][..], &TLS].concat());
-    let json = dir.join("https-load.json");
-    let child = Command::new(env!("CARGO_BIN_EXE_https-load"))
-        .args([
-            "--library",
-            &library,
-            "--connect",
-            &addr.to_string(),
-            "--quiet",
-            "-c",
-            "2",
-            "-t",
-            "20s",
-            "--json",
-        ])
-        .arg(&json)
-        .args(TLS)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(1500));
-    signal(&child, libc::SIGINT);
-    let out = wait(child, Duration::from_secs(10));
-    assert_eq!(out.status.code(), Some(130), "{}", String::from_utf8_lossy(&out.stderr));
-    let report: siege::SiegeReport = serde_json::from_str(&fs::read_to_string(&json).unwrap()).unwrap();
+    let addr = addr.to_string();
+    let args = [&lib[..], &["--connect", &addr, "-c", "2", "-t", "20s"]].concat();
+    let (_, report) = interrupted(env!("CARGO_BIN_EXE_https-load"), &args, libc::SIGINT, 130);
+    let report: siege::SiegeReport = serde_json::from_value(report).unwrap();
     assert!(report.interrupted && report.transactions > 0, "{report:?}");
     signal(&server, libc::SIGINT);
     assert!(wait(server, Duration::from_secs(15)).status.success());
-    let json = dir.join("https-attack.json");
-    let child = Command::new(env!("CARGO_BIN_EXE_https-attack"))
-        .args(["--library", &library, "-c", "2", "-t", "20s", "--json"])
-        .arg(&json)
-        .args(TLS)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(1500));
-    signal(&child, libc::SIGINT);
-    let out = wait(child, Duration::from_secs(10));
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(130), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
-    assert!(stdout.starts_with("INTERRUPTED") && stdout.contains("not run (interrupted)"), "{stdout}");
-    let run: serde_json::Value = serde_json::from_str(&fs::read_to_string(&json).unwrap()).unwrap();
+    let args = ["--library", library.as_str(), "-c", "2", "-t", "20s"];
+    let (stdout, run) = interrupted(env!("CARGO_BIN_EXE_https-attack"), &args, libc::SIGINT, 130);
+    assert!(stdout.contains("not run (interrupted)"), "{stdout}");
     assert!(run["alone"]["transactions"].as_u64().unwrap() > 0 && run["beside"].is_null(), "{run}");
 }
 
