@@ -121,9 +121,14 @@ async fn serve_http(body: &Bytes, stream: Box<dyn Stream>, mut conn: Conn<'_>) -
     let answered = Arc::new(AtomicU64::new(0));
     // Requests whose response body hyper has not taken whole.
     let in_flight = Arc::new(AtomicU64::new(0));
+    let h2 = stream.alpn() == Some(H2);
+    let reads = Reads::new(stream);
+    let last_read = reads.last.clone();
     let service = {
-        let (answered, body, in_flight) = (answered.clone(), body.clone(), in_flight.clone());
+        let (answered, body, in_flight, last_read) =
+            (answered.clone(), body.clone(), in_flight.clone(), last_read.clone());
         hyper::service::service_fn(move |request: Request<Incoming>| {
+            last_read.read_since_dispatch.store(0, Relaxed);
             let response = respond(&request, &body);
             if response.status() == StatusCode::OK {
                 answered.fetch_add(1, Relaxed);
@@ -139,9 +144,6 @@ async fn serve_http(body: &Bytes, stream: Box<dyn Stream>, mut conn: Conn<'_>) -
             std::future::ready(Ok::<_, Infallible>(response))
         })
     };
-    let h2 = stream.alpn() == Some(H2);
-    let reads = Reads::new(stream);
-    let last_read = reads.last.clone();
     let result = if h2 {
         conn.http2();
         let mut builder = http2::Builder::new(TokioExecutor::new());
@@ -159,12 +161,12 @@ async fn serve_http(body: &Bytes, stream: Box<dyn Stream>, mut conn: Conn<'_>) -
     conn.moved(0, n * body.len() as u64);
     match result {
         None | Some(Ok(())) => Ok(()),
-        // The peer closed (close_notify) and reset the server's goodbye.
-        // The peer closed, then reset the server's goodbye (see [`Reads`]).
+        // The client reset a connection with nothing in flight: it left
+        // (see [`Reads`]).
         Some(Err(e))
             if in_flight.load(Relaxed) == 0
-                && (last_read.closed_then_reset.load(Relaxed)
-                    || (last_read.peer_closed.load(Relaxed) && reset_kind(&e))) =>
+                && (h2 || last_read.read_since_dispatch.load(Relaxed) == 0)
+                && (last_read.reset.load(Relaxed) || reset_kind(&e)) =>
         {
             Ok(())
         }
@@ -277,18 +279,17 @@ async fn drive<C: Future<Output = hyper::Result<()>>>(
 }
 
 /// When a stream last read bytes, shared with the task that watches it,
-/// and how the connection's peer left.
+/// and what says whether its client left between requests.
 struct LastRead {
     start: Instant,
     /// Milliseconds from `start`.
     ms: AtomicU64,
-    /// A read gave end of stream: the peer's close_notify (or FIN, on
-    /// plaintext TCP).
-    peer_closed: AtomicBool,
-    /// A write met a broken pipe (EPIPE: on Linux, the peer's reset of a
-    /// connection whose FIN had come first, tcp_reset in net/ipv4/tcp_input.c)
-    /// or, after the peer's close, a reset.
-    closed_then_reset: AtomicBool,
+    /// Plaintext bytes read since the last request went to the service
+    /// (HTTP/1.1: more than 0 is a request begun).
+    read_since_dispatch: AtomicU64,
+    /// A read or write met the peer's reset (ECONNRESET, EPIPE, not
+    /// connected).
+    reset: AtomicBool,
 }
 
 impl LastRead {
@@ -297,15 +298,18 @@ impl LastRead {
     }
 }
 
-/// A server stream that notes when it last read bytes and how its peer
-/// left ([`LastRead`]).
+/// A server stream that notes when it last read bytes and whether its
+/// client reset it ([`LastRead`]).
 ///
-/// A peer that has closed (its close_notify, then FIN) may also stop
-/// reading at once: TLS does not make it wait for the server's close_notify
-/// (RFC 8446 section 6.1), nor HTTP for a server's goodbye (HTTP/2's
-/// GOAWAY). The server's write after it then meets the peer's reset, which
-/// ends the connection; with no request in flight, [`serve_http`] counts it
-/// as no failure.
+/// A client may leave a connection at any time between requests (RFC 9112
+/// section 9.6), and leave without reading what the server sends after its
+/// last response: a client that has sent its close_notify need not wait for
+/// the server's (RFC 8446 section 6.1), an HTTP/2 client closes after its
+/// GOAWAY without waiting for the server's. Its socket, closed with the
+/// server's goodbye unread, answers with a reset. With every response body
+/// taken whole and (HTTP/1.1) no byte of another request read, that reset
+/// is the client leaving, and [`serve_http`] counts no failure; a reset in
+/// the middle of a request or a response is one (`reset`).
 struct Reads {
     inner: Box<dyn Stream>,
     last: Arc<LastRead>,
@@ -316,22 +320,19 @@ impl Reads {
         let last = LastRead {
             start: Instant::now(),
             ms: AtomicU64::new(0),
-            peer_closed: AtomicBool::new(false),
-            closed_then_reset: AtomicBool::new(false),
+            read_since_dispatch: AtomicU64::new(0),
+            reset: AtomicBool::new(false),
         };
         Reads { inner, last: Arc::new(last) }
     }
 
-    /// Notes a write's result.
-    fn wrote<T>(&self, r: Poll<std::io::Result<T>>) -> Poll<std::io::Result<T>> {
+    /// Notes a read's or a write's result: a reset.
+    fn noted<T>(&self, r: Poll<std::io::Result<T>>) -> Poll<std::io::Result<T>> {
         use std::io::ErrorKind::{BrokenPipe, ConnectionReset, NotConnected};
-        if let Poll::Ready(Err(e)) = &r {
-            let closed_first = e.kind() == BrokenPipe
-                || (self.last.peer_closed.load(Relaxed)
-                    && matches!(e.kind(), ConnectionReset | NotConnected));
-            if closed_first {
-                self.last.closed_then_reset.store(true, Relaxed);
-            }
+        if let Poll::Ready(Err(e)) = &r
+            && matches!(e.kind(), BrokenPipe | ConnectionReset | NotConnected)
+        {
+            self.last.reset.store(true, Relaxed);
         }
         r
     }
@@ -345,15 +346,13 @@ impl AsyncRead for Reads {
     ) -> Poll<std::io::Result<()>> {
         let before = buf.filled().len();
         let r = Pin::new(&mut self.inner).poll_read(cx, buf);
-        match r {
-            Poll::Ready(Ok(())) if buf.filled().len() > before => {
-                let ms = u64::try_from(self.last.start.elapsed().as_millis()).unwrap_or(u64::MAX);
-                self.last.ms.store(ms, Relaxed);
-            }
-            Poll::Ready(Ok(())) if buf.remaining() > 0 => self.last.peer_closed.store(true, Relaxed),
-            _ => {}
+        let read = buf.filled().len() - before;
+        if read > 0 {
+            let ms = u64::try_from(self.last.start.elapsed().as_millis()).unwrap_or(u64::MAX);
+            self.last.ms.store(ms, Relaxed);
+            self.last.read_since_dispatch.fetch_add(read as u64, Relaxed);
         }
-        r
+        self.noted(r)
     }
 }
 
@@ -364,16 +363,16 @@ impl AsyncWrite for Reads {
         buf: &[u8],
     ) -> Poll<std::io::Result<usize>> {
         let r = Pin::new(&mut self.inner).poll_write(cx, buf);
-        self.wrote(r)
+        self.noted(r)
     }
 
     fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
         let r = Pin::new(&mut self.inner).poll_flush(cx);
-        self.wrote(r)
+        self.noted(r)
     }
 
     fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
         let r = Pin::new(&mut self.inner).poll_shutdown(cx);
-        self.wrote(r)
+        self.noted(r)
     }
 }
