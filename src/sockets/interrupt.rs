@@ -3,9 +3,10 @@
 //!
 //! A tool calls [`install`] once, first thing, with what a signal means to
 //! it ([`OnSignal`]):
-//! - a client (`load`, `https-load`, `https-attack`) stops measuring, keeps
-//!   what it measured so far ([`requested`], [`wait`]), reports it marked
-//!   interrupted, and exits 130 (SIGINT) or 143 (SIGTERM): [`OnSignal::Report`];
+//! - a client (`load`, `https-load`, `https-attack`) stops measuring (each
+//!   of its clients at its next request: [`stopping`], [`sleep_until`]),
+//!   keeps what it measured so far, reports it marked interrupted, and
+//!   exits 130 (SIGINT) or 143 (SIGTERM) ([`exit_code`]): [`OnSignal::Report`];
 //! - a tool that runs servers as children (`https-soak`, `https-compare`)
 //!   stops them and exits at once: [`OnSignal::Exit`].
 //!
@@ -168,7 +169,9 @@ pub fn exit_status() -> Option<u8> {
 /// group of its own (so its own children, nginx's workers, go with it),
 /// sent SIGTERM by the kernel when this process ends
 /// (`PR_SET_PDEATHSIG`), and stopped by [`install`]'s handler. Call
-/// [`forget`] once it is reaped. Errors: it cannot start.
+/// [`forget`] once it is reaped. The kernel's signal comes when the
+/// *thread* that started the child ends (prctl(2)): start children from
+/// the main thread, or one that lives as long. Errors: it cannot start.
 pub fn spawn(cmd: &mut Command) -> io::Result<Child> {
     // SAFETY: getpid is async-signal-safe.
     let parent = unsafe { libc::getpid() };
