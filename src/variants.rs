@@ -162,6 +162,24 @@ pub fn cargo() -> OsString {
     std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into())
 }
 
+/// Whether this build has the `default` variant's libraries: its features
+/// (`s2n-tls`, `rustls`, `openssl-vendored`, `plaintext`; no `boring`) and
+/// no cargo config switching a backend (the aws-lc-config files' cfgs). A
+/// tool of such a build can answer for the default variant's cases without
+/// building its worker.
+pub fn built_as_default() -> bool {
+    cfg!(all(
+        feature = "s2n-tls",
+        feature = "rustls",
+        feature = "openssl-vendored",
+        feature = "plaintext",
+        not(feature = "boring"),
+        not(tls_bench_openssl_aws_lc),
+        not(tls_bench_s2n_fips),
+        not(tls_bench_rustls_fips)
+    ))
+}
+
 /// Whether environment variable `key` is one `cargo run` sets for the
 /// program it runs (the package's and crate's own variables and `OUT_DIR`),
 /// rather than one the user set for cargo (`CARGO_HOME`,

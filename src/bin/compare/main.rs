@@ -256,7 +256,7 @@ fn compare(args: RunArgs) -> Result<()> {
     // This process is a default build: when it is the only variant, its own
     // cases say before any build whether the filter and the libraries
     // select anything (the workers say the same after their build).
-    if chosen.iter().all(|v| v.name == "default") && built_as_default() {
+    if chosen.iter().all(|v| v.name == "default") && tls_bench::variants::built_as_default() {
         let (_, cases) = worker::cases(&opts)?;
         if cases.is_empty() {
             bail!("{}", no_match(&opts, args.filter.as_deref()));
@@ -425,22 +425,6 @@ fn no_match(opts: &WorkerOptions, filter: Option<&str>) -> String {
         filter.unwrap_or(""),
         rows.join("\n  ")
     )
-}
-
-/// Whether this process has the default build's libraries (the features
-/// of the `default` variant, no cargo config switching a backend), so that
-/// its own cases are the default worker's.
-fn built_as_default() -> bool {
-    cfg!(all(
-        feature = "s2n-tls",
-        feature = "rustls",
-        feature = "openssl-vendored",
-        feature = "plaintext",
-        not(feature = "boring"),
-        not(tls_bench_openssl_aws_lc),
-        not(tls_bench_s2n_fips),
-        not(tls_bench_rustls_fips)
-    ))
 }
 
 /// Errors unless each of `selectors` names one of `libraries` (whole, or
