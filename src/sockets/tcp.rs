@@ -44,14 +44,21 @@ impl Tcp {
 }
 
 impl Tcp {
-    /// Reads to the peer's FIN (after its close_notify, nothing more may
-    /// come). Errors: the socket's, or bytes after the close_notify.
+    /// Reads to the peer's FIN, after its close_notify (the TLS closure is
+    /// done: nothing more may come). A reset in its place is the end too: a
+    /// server that closes its socket with the client's close_notify unread
+    /// sends one instead of FIN (nginx, closing after `Connection: close`,
+    /// when the client's close_notify came first), and leaves no TIME_WAIT
+    /// on either end. Errors: another of the socket's, or bytes after the
+    /// close_notify.
     pub async fn until_fin(&mut self) -> io::Result<()> {
         use tokio::io::AsyncReadExt;
         let mut rest = [0u8; 1];
-        match self.inner.read(&mut rest).await? {
-            0 => Ok(()),
-            _ => Err(io::Error::other("bytes after the peer's close_notify")),
+        match self.inner.read(&mut rest).await {
+            Ok(0) => Ok(()),
+            Err(e) if e.kind() == io::ErrorKind::ConnectionReset => Ok(()),
+            Ok(_) => Err(io::Error::other("bytes after the peer's close_notify")),
+            Err(e) => Err(e),
         }
     }
 }
