@@ -161,8 +161,8 @@ async fn serve_http(body: &Bytes, stream: Box<dyn Stream>, mut conn: Conn<'_>) -
     conn.moved(0, n * body.len() as u64);
     match result {
         None | Some(Ok(())) => Ok(()),
-        // The client reset a connection with nothing in flight: it left
-        // (see [`Reads`]).
+        // The client reset, or closed without close_notify, a connection
+        // with nothing in flight: it left (see [`Reads`]).
         Some(Err(e))
             if in_flight.load(Relaxed) == 0
                 && (h2 || last_read.read_since_dispatch.load(Relaxed) == 0)
@@ -225,20 +225,28 @@ impl hyper::body::Body for Tracked {
 }
 
 /// Whether hyper's error holds an I/O error of a connection its peer has
-/// ended: a broken pipe or a reset, h2's included (h2 says "broken pipe"
-/// for a connection that ended under its pings or streams; its error
-/// carries the I/O error without a `source`).
+/// left ([`left`]), h2's included (h2 says "broken pipe" for a connection
+/// that ended under its pings or streams; its error carries the I/O error
+/// without a `source`).
 fn reset_kind(e: &hyper::Error) -> bool {
-    use std::io::ErrorKind::{BrokenPipe, ConnectionReset, NotConnected};
     let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(e);
     while let Some(c) = cause {
         let io = c.downcast_ref::<std::io::Error>().or_else(|| c.downcast_ref::<h2::Error>()?.get_io());
         if let Some(io) = io {
-            return matches!(io.kind(), BrokenPipe | ConnectionReset | NotConnected);
+            return left(io);
         }
         cause = c.source();
     }
     false
+}
+
+/// Whether an I/O error says the peer left: a reset (ECONNRESET, EPIPE,
+/// not connected), or the TLS session ended by TCP's end without a
+/// close_notify (an "incomplete close", RFC 9112 section 9.8: no error when
+/// no message is in progress).
+fn left(e: &std::io::Error) -> bool {
+    use std::io::ErrorKind::{BrokenPipe, ConnectionReset, NotConnected, UnexpectedEof};
+    matches!(e.kind(), BrokenPipe | ConnectionReset | NotConnected | UnexpectedEof)
 }
 
 /// Serves `connection` (hyper's HTTP/1.1 or HTTP/2 server connection)
@@ -287,8 +295,8 @@ struct LastRead {
     /// Plaintext bytes read since the last request went to the service
     /// (HTTP/1.1: more than 0 is a request begun).
     read_since_dispatch: AtomicU64,
-    /// A read or write met the peer's reset (ECONNRESET, EPIPE, not
-    /// connected).
+    /// A read or write found the peer gone ([`left`]): a reset, or TCP's
+    /// end without a close_notify.
     reset: AtomicBool,
 }
 
@@ -306,10 +314,13 @@ impl LastRead {
 /// last response: a client that has sent its close_notify need not wait for
 /// the server's (RFC 8446 section 6.1), an HTTP/2 client closes after its
 /// GOAWAY without waiting for the server's. Its socket, closed with the
-/// server's goodbye unread, answers with a reset. With every response body
-/// taken whole and (HTTP/1.1) no byte of another request read, that reset
-/// is the client leaving, and [`serve_http`] counts no failure; a reset in
-/// the middle of a request or a response is one (`reset`).
+/// server's goodbye unread, answers with a reset; and a client may end the
+/// TCP connection without a close_notify (an incomplete close, which RFC
+/// 9112 section 9.8 lets a server take as complete when no message is in
+/// progress). With every response body taken whole and (HTTP/1.1) no byte
+/// of another request read, either is the client leaving, and
+/// [`serve_http`] counts no failure; in the middle of a request or a
+/// response it is one (`reset`, `closed`).
 struct Reads {
     inner: Box<dyn Stream>,
     last: Arc<LastRead>,
@@ -326,11 +337,10 @@ impl Reads {
         Reads { inner, last: Arc::new(last) }
     }
 
-    /// Notes a read's or a write's result: a reset.
+    /// Notes a read's or a write's result: the peer left ([`left`]).
     fn noted<T>(&self, r: Poll<std::io::Result<T>>) -> Poll<std::io::Result<T>> {
-        use std::io::ErrorKind::{BrokenPipe, ConnectionReset, NotConnected};
         if let Poll::Ready(Err(e)) = &r
-            && matches!(e.kind(), BrokenPipe | ConnectionReset | NotConnected)
+            && left(e)
         {
             self.last.reset.store(true, Relaxed);
         }
