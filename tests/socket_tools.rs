@@ -566,14 +566,23 @@ fn a_tls_server_closes_first_and_holds_the_time_wait() {
             continue;
         }
         let running = serve::start(&*lib, &serve_options(p)).unwrap();
+        let port = running.addr().port();
+        // TIME_WAIT left by clients of an earlier server on this port (an
+        // ephemeral port comes back within TIME_WAIT's minute): they only
+        // expire meanwhile.
+        let (_, earlier) = time_wait(port);
         let options =
             LoadOptions { new_connection: true, requests: Some(50), ..load_options(p, running.addr()) };
         let report = load::run(&*lib, &options).unwrap();
         assert!(report.errors.is_empty(), "{}: {:?}", lib.name(), report.error_examples);
-        let (server, client) = time_wait(running.addr().port());
+        let (server, client) = time_wait(port);
         running.stop().unwrap();
         // Every connection's TIME_WAIT is the server's: 100 connections.
-        assert_eq!(client, 0, "{}: {client} client ports in TIME_WAIT, {server} on the server", lib.name());
+        assert!(
+            client <= earlier,
+            "{}: {client} client ports in TIME_WAIT ({earlier} before), {server} on the server",
+            lib.name()
+        );
         assert!(server >= 90, "{}: {server} TIME_WAIT on the server's end of 100", lib.name());
     }
 }
