@@ -91,12 +91,12 @@ fn main() {
     // getters they lack (`Connection::selected_key_exchange_group` came in
     // 0.3.15, `kem_group_name` in 0.3.10).
     // rustls 0.22 (historical-perf): the config and stack read negotiated
-    // values back through counting wrappers (src/config/rustls_observe.rs).
+    // values back through counting wrappers (src/libs/rustls/observe.rs).
     if minor_patch(&locked_version(&lock, "rustls"), 22).is_some() {
         println!("cargo::rustc-cfg=rustls_0_22");
     }
     // rustls 0.21 and 0.20: their own config and stack modules
-    // (src/*/rustls_0_21.rs), with cfg `rustls_0_20` for 0.20's differences.
+    // (src/libs/rustls/config_0_21.rs, stack_0_21.rs), with cfg `rustls_0_20` for 0.20's differences.
     let rustls = locked_version(&lock, "rustls");
     if minor_patch(&rustls, 21).or(minor_patch(&rustls, 20)).is_some() {
         println!("cargo::rustc-cfg=rustls_0_21");
@@ -106,7 +106,7 @@ fn main() {
     }
     // *ring*: one version, or rustls 0.20's two (historical-perf): its own
     // crypto on *ring* 0.16 and its webpki's verifications on 0.17, as the
-    // floor's compat module then calls them (src/floor/ring_0_16.rs).
+    // floor's compat module then calls them (src/libs/rustls/ring_0_16.rs).
     let rings = locked_versions(&lock, "ring");
     match rings.iter().find(|v| minor_patch(v, 16).is_some()) {
         Some(old) => {
@@ -130,7 +130,7 @@ fn main() {
         // 0.0.x: linked to the system's libcrypto through openssl-sys (AWS-LC
         // came with 0.1); session tickets came in 0.0.36, `with_system_certs`
         // in 0.0.32, `selected_curve` in 0.0.29; up to 0.0.8 the API was
-        // `s2n_tls::raw` (src/config/s2n_raw.rs).
+        // `s2n_tls::raw` (src/libs/s2n/raw.rs).
         println!("cargo::rustc-cfg=s2n_system_libcrypto");
         if s2n < 29 {
             println!("cargo::rustc-cfg=s2n_no_curve_getter");
@@ -166,8 +166,8 @@ fn main() {
     if feature("CRYPTO_FLOOR") && (rustls_aws_lc_rs || s2n_aws_lc_rs) {
         println!("cargo::rustc-cfg=aws_lc_rs_floor");
     }
-    // The `openssl` crate (src/config/openssl.rs's aliases, the floor's
-    // backend src/floor/ossl.rs): with the OpenSSL stack, or alone for the
+    // The `openssl` crate (src/libs/openssl/config.rs's aliases, the floor's
+    // backend src/libs/openssl/floor/ossl.rs): with the OpenSSL stack, or alone for the
     // floor of s2n-tls 0.0's system libcrypto (`openssl-floor`).
     if feature("OPENSSL") || feature("OPENSSL_FLOOR") {
         println!("cargo::rustc-cfg=openssl_crate");

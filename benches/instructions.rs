@@ -19,10 +19,11 @@ use gungraun::{
     binary_benchmark_group, main,
 };
 use tls_bench::{
+    callgrind::GLIBC_TUNABLES,
     certs,
-    instructions::{self, Counted, GLIBC_TUNABLES, Mode},
+    instructions::{self, Counted, Mode},
+    libs,
     runner::{Prepared, prepare},
-    stacks,
 };
 
 /// The gungraun-runner version this bench is built with: the `gungraun`
@@ -77,7 +78,7 @@ fn selection() -> &'static [(Counted, Option<bool>)] {
     SELECTION.get_or_init(|| {
         let mode = Mode::from_env().unwrap_or_else(|e| fail(&format!("{e:#}")));
         certs::check_root().unwrap_or_else(|e| fail(&format!("{e:#}")));
-        let libs = stacks::all();
+        let libs = libs::all();
         let suite = instructions::suite(&libs, mode);
         instructions::check_unique(&suite).unwrap_or_else(|e| fail(&format!("{e:#}")));
         let filter = instructions::gungraun_filter(

@@ -10,7 +10,7 @@ use anyhow::{Result, bail};
 use crate::{
     harness::TlsLibrary,
     params::{Aead, CertChain, HandshakeKind, KxGroup, Params, Protocol},
-    transport::{DEFAULT_MTU, MAX_MTU, MIN_MTU, Side, check_mtu},
+    transport::{DEFAULT_MTU, MAX_MTU, MIN_MTU, check_mtu},
     workload::{Handshake, SendLoop, SmallWrites, Throughput, Udp},
     writes::{MESSAGES, Message, Strategy},
 };
@@ -26,7 +26,7 @@ pub const MATRIX_ENV: &str = "TLS_BENCH_MATRIX";
 pub const SIDES_ENV: &str = "TLS_BENCH_SIDES";
 
 /// Environment variable asking the Criterion benchmarks for each built
-/// crypto floor ([`crate::stacks::crypto_floors`]) beside the libraries:
+/// crypto floor ([`crate::libs::crypto_floors`]) beside the libraries:
 /// `1` for yes, `0` or unset for no. The floors run the handshake and
 /// throughput cases (others are skipped with their reason); `report`
 /// tables each library's floor and protocol cost
@@ -248,7 +248,7 @@ pub fn socket_workloads() -> Vec<(Workload, Params)> {
     out
 }
 
-/// The UDP workloads ([`crate::udp`]): handshakes with server
+/// The UDP workloads ([`crate::workload::udp::socket`]): handshakes with server
 /// authentication and mTLS, then the send loop at each of `payloads`; DTLS
 /// 1.2 and 1.3, AES-128-GCM, the send loop's secp256r1 and ECDSA P-256.
 pub fn udp_workloads(payloads: &[usize]) -> Vec<(Workload, Params)> {
@@ -266,14 +266,6 @@ pub fn udp_workloads(payloads: &[usize]) -> Vec<(Workload, Params)> {
 
 /// Send-loop write sizes of [`Matrix::Full`], in bytes.
 pub const SEND_LOOP_PAYLOADS: [usize; 3] = [256, 1024, 1400];
-
-/// Writes per send-loop iteration: each is one datagram (DTLS) or one
-/// record (TLS), so a figure per iteration divides into packets per second.
-pub const SEND_LOOP_WRITES: usize = 64;
-
-/// The side that writes in the send loop (client to server, as a media or
-/// VPN sender does).
-pub const SEND_LOOP_SENDER: Side = Side::Client;
 
 /// The DTLS handshakes: every handshake kind x DTLS 1.2 and 1.3 x AES-128-GCM
 /// and AES-256-GCM x x25519 and secp256r1, with the ECDSA P-256 chain (DTLS
@@ -441,10 +433,6 @@ pub const WRITE_SIZES: [usize; 4] = [256, 1024, 4096, 16384];
 /// small write and a full record (RFC 8446 section 5.1: 2^14).
 pub const SWEEP_WRITE_SIZES: [usize; 2] = [1024, 16384];
 
-/// The side that sends in the throughput benchmark (server to client, as a
-/// server sends a response).
-pub const SENDER: Side = Side::Server;
-
 /// One benchmark: a workload, its parameters and the library that runs it.
 /// `Display` is its id, `group/parameters/library`, e.g.
 /// `handshake/server-auth,TLSv1.3,TLS_AES_128_GCM_SHA256,x25519,ECDSA-P256/openssl-3.6.3`
@@ -517,31 +505,13 @@ pub fn library_family(name: &str) -> String {
     }
 }
 
-/// Application bytes moved per throughput iteration: 64 KiB, a multiple of
-/// every write size, small enough to stay in cache.
-pub const BLOCK_BYTES: usize = 64 * 1024;
-
-/// `len` bytes of a fixed pseudo-random pattern (xorshift64), so that
-/// corrupted or reordered data cannot compare equal by accident.
-pub fn pattern(len: usize) -> Vec<u8> {
-    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
-    (0..len)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x as u8
-        })
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn ids_are_unique_and_read_group_parameters_library() {
-        let libs = crate::stacks::all();
+        let libs = crate::libs::all();
         for m in [Matrix::Sweep, Matrix::Full] {
             let cases = m.cases(&libs);
             check_unique(&cases).unwrap();

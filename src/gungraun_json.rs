@@ -13,7 +13,7 @@ use std::{fs, path::Path};
 use anyhow::{Context, Result, bail};
 use serde::Deserialize;
 
-use crate::bench::BLOCK_BYTES;
+use crate::workload::BLOCK_BYTES;
 
 /// One count: a benchmark id's instructions over its iterations.
 #[derive(Clone, Debug, PartialEq, Eq)]

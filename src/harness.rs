@@ -182,7 +182,7 @@ pub trait TlsLibrary {
     }
 
     /// The name of the crypto floor of the implementation this library's
-    /// crypto runs on in this build ([`crate::stacks::crypto_floors`]),
+    /// crypto runs on in this build ([`crate::libs::crypto_floors`]),
     /// e.g. `crypto-floor-aws-lc-rs-1.19.0`; `None` where the build has
     /// none for it.
     fn crypto_floor(&self) -> Option<String> {

@@ -27,14 +27,8 @@ pub const MODE_ENV: &str = "TLS_BENCH_INSTRUCTIONS";
 /// mean of 20 moves by under 0.05% (README, "Instruction counts").
 pub const HANDSHAKE_ITERATIONS: u64 = 20;
 
-/// Transfers of [`bench::BLOCK_BYTES`] counted per transfer figure.
+/// Transfers of [`crate::workload::BLOCK_BYTES`] counted per transfer figure.
 pub const TRANSFER_ITERATIONS: u64 = 4;
-
-/// glibc tunables set for every counted process: fastbins off. Their
-/// consolidation (`malloc_consolidate`) runs at points that move with the
-/// sizes of earlier allocations, which vary with random signatures; it moved
-/// s2n-tls's handshake counts by 0.3% between runs, 0.02% without it.
-pub const GLIBC_TUNABLES: &str = "glibc.malloc.mxfast=0";
 
 /// Iterations per count.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -339,12 +333,12 @@ mod tests {
 
     #[test]
     fn the_suite_counts_each_side_of_every_case_with_unique_ids() {
-        let libs = crate::stacks::all();
+        let libs = crate::libs::all();
         let suite = suite(&libs, Mode::Full);
         check_unique(&suite).unwrap();
         assert_eq!(suite.len(), bench::instruction_workloads().len() * libs.len() * 3);
         let transfer = suite.iter().find(|c| c.case.workload != Workload::HANDSHAKE).unwrap();
-        assert_eq!(transfer.units(), TRANSFER_ITERATIONS * bench::BLOCK_BYTES as u64);
+        assert_eq!(transfer.units(), TRANSFER_ITERATIONS * crate::workload::BLOCK_BYTES as u64);
         let sender = Counted { figure: Figure::First, ..transfer.clone() };
         assert_eq!(sender.region(), Region::Server);
         assert!(sender.id().starts_with("throughput-send/"));

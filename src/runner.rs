@@ -17,47 +17,12 @@ use std::time::Duration;
 use anyhow::Result;
 
 use crate::{
-    bench::{Case, mtu_from_env, pattern},
+    bench::{Case, mtu_from_env},
     error::ConfigureError,
-    harness::{Handshaker, SideTimes, TlsLibrary},
+    harness::{Handshaker, TlsLibrary},
     transport::DEFAULT_MTU,
-    udp,
-    workload::{Figure, Run, Workload},
-    writes::Wire,
+    workload::{Measured, Run, Workload, pattern},
 };
-
-/// Totals over the iterations of one [`Runner::run`].
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Measured {
-    /// Iterations run.
-    pub iters: u64,
-    /// The [`Figure::Both`] time summed over the iterations: a handshake's
-    /// wall time, a transfer's sender plus receiver time.
-    pub both: Duration,
-    /// Time in each side's calls, summed over the iterations.
-    pub sides: SideTimes,
-    /// Small writes: the records and bytes each message put on the wire
-    /// (the same for every iteration, or the run fails). `None` for other
-    /// workloads and for zero iterations.
-    pub wire: Option<Wire>,
-    /// The UDP send loop: the writes sent, received, lost and reordered
-    /// (counted, never a failure). `None` for other workloads.
-    pub losses: Option<udp::Losses>,
-}
-
-impl Measured {
-    /// The time of `figure`, summed over the iterations: for a transfer
-    /// [`Figure::First`] is the sender ([`crate::bench::SENDER`]), [`Figure::Second`] the
-    /// receiver; for a handshake the client and the server.
-    pub fn of(&self, workload: Workload, figure: Figure) -> Duration {
-        let first = workload.first_side();
-        match figure {
-            Figure::Both => self.both,
-            Figure::First => self.sides.of(first),
-            Figure::Second => self.sides.of(first.peer()),
-        }
-    }
-}
 
 /// The span over which [`buffer_offsets`] moves the buffers: a page.
 pub const OFFSET_SPAN: usize = 4096;
@@ -160,7 +125,7 @@ impl Runner {
         self.run_with(iters, &mut |_| {})
     }
 
-    /// [`Runner::run`], also handing `each` the [`Figure::Both`] time of
+    /// [`Runner::run`], also handing `each` the [`crate::workload::Figure::Both`] time of
     /// every iteration (after the clock): a handshake's wall time, a
     /// transfer's sender plus receiver time, a small write's sender time.
     /// For per-iteration latency percentiles; not called for the UDP

@@ -23,7 +23,7 @@
 //! Each byte is copied twice: into the queue on write, out of it on read.
 //!
 //! An [`Endpoint`] can also stand on a connected UDP socket
-//! ([`Endpoint::udp`], for [`crate::udp`]): the same datagram calls, with
+//! ([`Endpoint::udp`], for [`crate::workload::udp::socket`]): the same datagram calls, with
 //! system calls, lost datagrams possible, and only the sender's counters.
 
 use crate::memory::{self, Scope};

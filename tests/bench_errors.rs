@@ -19,7 +19,7 @@ use std::{
     sync::{Mutex, OnceLock},
 };
 
-use tls_bench::{certs, filter::CRITERION_TITLE_MAX, params::CertChain, stacks};
+use tls_bench::{certs, filter::CRITERION_TITLE_MAX, libs, params::CertChain};
 
 /// This build's cargo features, for `--features`.
 fn features() -> String {
@@ -225,7 +225,7 @@ fn the_listing_prints_every_id_whole_and_honours_the_filter() {
 
 #[test]
 fn a_dtls_write_larger_than_the_mtu_carries_is_a_named_skip_not_a_panic() {
-    if !stacks::all().iter().any(|l| l.name().starts_with("openssl-") || l.name().starts_with("boring-")) {
+    if !libs::all().iter().any(|l| l.name().starts_with("openssl-") || l.name().starts_with("boring-")) {
         return;
     }
     // The DTLS 1.2 send loops in memory and over UDP, every one skipped: an
@@ -263,7 +263,7 @@ fn an_instruction_filter_that_selects_nothing_is_an_error_before_any_work() {
 
 #[test]
 fn the_instruction_bench_prints_skip_lines_only_for_selected_cases() {
-    let libs: Vec<String> = stacks::all().iter().map(|l| l.name()).collect();
+    let libs: Vec<String> = libs::all().iter().map(|l| l.name()).collect();
     let Some(ring) = libs.iter().find(|n| n.ends_with("+ring")) else { return };
     // rustls with ring has no X25519MLKEM768: selecting only that is an
     // error after its skip line, and no other.

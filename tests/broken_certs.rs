@@ -16,7 +16,7 @@ use std::{
     process::Command,
 };
 
-use tls_bench::{certs, params::CertChain, stacks};
+use tls_bench::{certs, libs, params::CertChain};
 
 /// A fresh copy of the committed certificate directory, named after `test`.
 fn copy_of_certs(test: &str) -> PathBuf {
@@ -116,7 +116,7 @@ fn s2n_tls_chain_from_another_root_is_an_error_not_a_skip() {
 
 /// The TLS libraries of this build, by full id.
 fn built_libraries() -> Vec<String> {
-    stacks::all().iter().map(|l| l.name()).filter(|n| n != "plaintext").collect()
+    libs::all().iter().map(|l| l.name()).filter(|n| n != "plaintext").collect()
 }
 
 #[test]

@@ -10,14 +10,14 @@ use std::rc::Rc;
 use tls_bench::{
     floor::{Backend, ops},
     harness::{ConfigureError, Configured, Handshaker},
+    libs,
     params::{Aead, CertChain, HandshakeKind, KxGroup, Params},
-    stacks,
     transport::{CONTENT_APPLICATION_DATA, Side},
 };
 
 #[test]
 fn every_floor_runs_every_handshake_it_supports() {
-    for floor in &stacks::crypto_floors() {
+    for floor in &libs::crypto_floors() {
         let mut ran = 0;
         for p in Params::full_matrix() {
             let mut h = match Handshaker::new(floor.as_ref(), floor.as_ref(), p) {
@@ -43,11 +43,11 @@ fn every_floor_runs_every_handshake_it_supports() {
 #[cfg(all(feature = "rustls", not(tls_bench_rustls_fips)))]
 #[test]
 fn a_rustls_build_has_the_aws_lc_rs_and_ring_floors_and_every_library_names_a_built_one() {
-    let names: Vec<String> = stacks::crypto_floors().iter().map(|f| f.name()).collect();
+    let names: Vec<String> = libs::crypto_floors().iter().map(|f| f.name()).collect();
     assert!(names.iter().any(|n| n.starts_with("crypto-floor-aws-lc-rs-1.")), "{names:?}");
     assert!(names.iter().any(|n| n.starts_with("crypto-floor-ring-0.")), "{names:?}");
     // Every library of the build names a floor that is built.
-    for lib in stacks::tls_libraries() {
+    for lib in libs::tls_libraries() {
         if let Some(floor) = lib.crypto_floor() {
             assert!(names.contains(&floor), "{}: {floor} is not among {names:?}", lib.name());
         }
@@ -56,7 +56,7 @@ fn a_rustls_build_has_the_aws_lc_rs_and_ring_floors_and_every_library_names_a_bu
 
 #[test]
 fn floors_move_data_intact_in_records() {
-    for floor in stacks::crypto_floors() {
+    for floor in libs::crypto_floors() {
         for p in [Params::default(), Params::default().with_aead(tls_bench::params::Aead::Chacha20Poly1305)] {
             let mut h = Handshaker::new(floor.as_ref(), floor.as_ref(), p).unwrap();
             let (mut pair, _) = h.handshake_checked().unwrap();
@@ -77,7 +77,7 @@ fn floors_move_data_intact_in_records() {
 fn a_signature_by_another_key_fails_the_handshake() {
     // The client expects the ECDSA-P256 chain; the server signs with the
     // ECDSA-P384 chain's key: the client's verification must fail.
-    for floor in stacks::crypto_floors() {
+    for floor in libs::crypto_floors() {
         let p = Params::default();
         let client: Rc<dyn Configured> = floor.configure(&p).unwrap().into();
         let server: Rc<dyn Configured> = floor.configure(&p.with_cert(CertChain::EcdsaP384)).unwrap().into();
@@ -92,7 +92,7 @@ fn a_signature_by_another_key_fails_the_handshake() {
 
 #[test]
 fn the_floor_settings_list_the_operation_table() {
-    for floor in stacks::crypto_floors() {
+    for floor in libs::crypto_floors() {
         let settings = floor.settings(&Params::default()).unwrap();
         assert!(settings.contains("client: 1x key pair x25519, 1x agreement x25519"), "{settings}");
         assert!(settings.contains("3x verify ecdsa_secp256r1_sha256"), "{settings}");
@@ -138,10 +138,10 @@ fn every_backend_seals_from_the_fragment_as_copying_then_sealing_does() {
     #[cfg(all(feature = "rustls", not(tls_bench_rustls_fips)))]
     {
         check_seal_from::<tls_bench::floor::aws_lc_rs::AwsLcRs>();
-        check_seal_from::<tls_bench::floor::ring::Ring>();
+        check_seal_from::<tls_bench::libs::rustls::ring::Ring>();
     }
     #[cfg(feature = "openssl")]
-    check_seal_from::<tls_bench::floor::ossl::Ossl>();
+    check_seal_from::<tls_bench::libs::openssl::floor::ossl::Ossl>();
     #[cfg(feature = "boring")]
-    check_seal_from::<tls_bench::floor::boringssl::BoringSsl>();
+    check_seal_from::<tls_bench::libs::openssl::floor::boringssl::BoringSsl>();
 }

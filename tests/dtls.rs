@@ -5,16 +5,17 @@
 //! loud failures a lost or reordered datagram must give.
 
 use tls_bench::{
-    bench::{
-        Case, SEND_LOOP_PAYLOADS, SEND_LOOP_SENDER, Workload, dtls_handshake_params, pattern,
-        send_loop_params,
-    },
+    bench::{Case, SEND_LOOP_PAYLOADS, Workload, dtls_handshake_params, send_loop_params},
     harness::{ConfigureError, Handshaker, SideTimes, TlsLibrary},
+    libs,
     params::{Aead, HandshakeKind, Params, Protocol},
     runner::{Prepared, prepare},
-    stacks,
     transport::{IPV4_UDP_HEADERS, Side},
-    workload::SendLoop,
+    workload::{
+        SendLoop, pattern,
+        send_loop::{SEND_LOOP_SENDER, SEND_LOOP_WRITES},
+        udp::socket as udp,
+    },
     writes::record_overhead,
 };
 
@@ -59,7 +60,7 @@ fn check_skip(name: &str, params: &Params, why: &str) {
 
 #[test]
 fn every_dtls_handshake_runs_or_is_a_named_skip() {
-    let libs = stacks::all();
+    let libs = libs::all();
     for lib in &libs {
         let name = lib.name();
         for params in dtls_handshake_params() {
@@ -78,7 +79,7 @@ fn every_dtls_handshake_runs_or_is_a_named_skip() {
 
 #[test]
 fn the_send_loop_sends_one_datagram_per_write_of_the_rfc_size() {
-    let libs = stacks::all();
+    let libs = libs::all();
     for lib in &libs {
         let name = lib.name();
         for params in send_loop_params() {
@@ -111,7 +112,7 @@ fn the_send_loop_sends_one_datagram_per_write_of_the_rfc_size() {
 
 /// A DTLS 1.2 library of this build, if any.
 fn dtls_library() -> Option<Box<dyn TlsLibrary>> {
-    stacks::all().into_iter().find(|l| has_dtls12(&l.name()))
+    libs::all().into_iter().find(|l| has_dtls12(&l.name()))
 }
 
 fn dtls12() -> Params {
@@ -158,7 +159,7 @@ fn a_lost_or_reordered_datagram_fails_loudly() {
 
 #[test]
 fn libraries_without_dtls_refuse_it_by_name() {
-    for lib in stacks::all() {
+    for lib in libs::all() {
         let name = lib.name();
         let params = Params { ..dtls12() };
         match Handshaker::new(lib.as_ref(), lib.as_ref(), params) {
@@ -175,8 +176,8 @@ fn libraries_without_dtls_refuse_it_by_name() {
 
 #[test]
 fn over_udp_handshakes_run_and_the_send_loop_counts_every_write() {
-    use tls_bench::{bench::SEND_LOOP_WRITES, transport::DEFAULT_MTU, udp};
-    for lib in stacks::all() {
+    use tls_bench::transport::DEFAULT_MTU;
+    for lib in libs::all() {
         let name = lib.name();
         for params in
             send_loop_params().into_iter().filter(|p| p.datagram && p.suite.aead() == Aead::Aes128Gcm)

@@ -5,18 +5,18 @@
 
 use tls_bench::{
     harness::Handshaker,
+    libs,
     params::{HandshakeKind, Params},
-    stacks,
     transport::Side,
 };
 
 #[test]
 fn plaintext_handshake_moves_the_same_bytes_records_and_writes() {
-    let floor = stacks::plaintext();
+    let floor = libs::plaintext();
     for kind in HandshakeKind::ALL {
         let p = Params { kind, ..Params::default() };
         let source = floor.source_for(&p).unwrap();
-        let reference = stacks::tls_libraries().into_iter().find(|l| l.name() == source).unwrap();
+        let reference = libs::tls_libraries().into_iter().find(|l| l.name() == source).unwrap();
         let mut real = Handshaker::new(reference.as_ref(), reference.as_ref(), p).unwrap();
         let mut plain = Handshaker::new(&floor, &floor, p).unwrap();
         let (real_pair, _) = real.handshake_checked().unwrap();
@@ -36,7 +36,7 @@ fn plaintext_handshake_moves_the_same_bytes_records_and_writes() {
 
 #[test]
 fn tls13_records_are_counted_on_the_wire() {
-    for lib in stacks::tls_libraries() {
+    for lib in libs::tls_libraries() {
         let mut h = Handshaker::new(lib.as_ref(), lib.as_ref(), Params::default()).unwrap();
         let (mut pair, _) = h.handshake_checked().unwrap();
         pair.duplex.reset_stats();

@@ -10,7 +10,7 @@
 
 use std::process::Command;
 
-use tls_bench::stacks;
+use tls_bench::libs;
 
 fn crypto_floor(args: &[&str]) -> (bool, String, String) {
     let out =
@@ -27,9 +27,9 @@ fn every_floor_is_below_its_library_and_the_counts_agree_at_the_sweep_centre() {
     let (ok, stdout, stderr) = crypto_floor(&["count"]);
     assert!(ok, "{stdout}\n{stderr}");
     assert!(stdout.contains("Every count agrees with the operation table"), "{stdout}");
-    let floors: Vec<String> = stacks::crypto_floors().iter().map(|f| f.name()).collect();
+    let floors: Vec<String> = libs::crypto_floors().iter().map(|f| f.name()).collect();
     let mut counted = 0;
-    for lib in stacks::all() {
+    for lib in libs::all() {
         let Some(floor) = lib.crypto_floor().filter(|f| floors.contains(f)) else { continue };
         if stderr.contains(&format!("not counted: {}", lib.name())) {
             continue;

@@ -159,7 +159,7 @@ where
 #[test]
 fn alpn_chooses_http2_for_h2_clients_and_http1_for_the_others() {
     use hyper_util::rt::{TokioExecutor, TokioIo};
-    use tls_bench::config::extensions::{H2, HTTP_1_1};
+    use tls_bench::extensions::{H2, HTTP_1_1};
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     let mut ran = 0;
     for lib in libraries().into_iter().filter(|l| !l.plaintext()) {

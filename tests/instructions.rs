@@ -11,17 +11,18 @@ use std::process::Command;
 
 use tls_bench::{
     bench::{Case, Figure, Workload},
-    instructions::{Counted, GLIBC_TUNABLES},
+    callgrind::GLIBC_TUNABLES,
+    instructions::Counted,
+    libs,
     params::Params,
     runner::{Prepared, prepare},
-    stacks,
     workload::Throughput,
 };
 
 /// The TLS libraries of this build that can do `workload` at the sweep
 /// centre (a FIPS build's rustls has no x25519, for one).
 fn able(workload: Workload) -> Vec<String> {
-    let libs = stacks::tls_libraries();
+    let libs = libs::tls_libraries();
     libs.iter()
         .map(|l| l.name())
         .filter(|name| {

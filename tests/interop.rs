@@ -3,11 +3,11 @@
 //! checked on both sides and data both ways.
 
 use tls_bench::{
-    bench::pattern,
     harness::{ConfigureError, Handshaker},
+    libs,
     params::{HandshakeKind, KxGroup, Params, Protocol},
-    stacks,
     transport::Side,
+    workload::pattern,
 };
 
 /// `group`: s2n-tls has no TLS 1.2 policy that prefers x25519, so the
@@ -15,7 +15,7 @@ use tls_bench::{
 fn interop(protocol: Protocol, group: KxGroup) {
     let data = pattern(64 * 1024);
     let mut scratch = Vec::new();
-    let libs = stacks::tls_libraries();
+    let libs = libs::tls_libraries();
     let (mut ran, mut skipped) = (0, 0);
     for kind in HandshakeKind::ALL {
         let p = Params { kind, group, ..Params::default() }.with_protocol(protocol);

@@ -4,11 +4,11 @@
 //! the feature.
 
 use tls_bench::{
-    bench::pattern,
     harness::{ConfigureError, Handshaker},
+    libs,
     params::{HandshakeKind, KxGroup, Params},
-    stacks,
     transport::Side,
+    workload::pattern,
 };
 
 const MIB: usize = 1 << 20;
@@ -20,7 +20,7 @@ fn run_kind(kind: HandshakeKind) -> Vec<(String, Params, String)> {
     let mut scratch = Vec::new();
     let mut skips = Vec::new();
     let mut ran = 0;
-    for lib in stacks::all() {
+    for lib in libs::all() {
         for p in Params::full_matrix().into_iter().filter(|p| p.kind == kind) {
             let mut h = match Handshaker::new(lib.as_ref(), lib.as_ref(), p) {
                 Ok(h) => h,
@@ -109,7 +109,7 @@ fn resumption_every_library_every_parameter() {
 
 #[test]
 fn every_library_runs_the_default_sweep_point() {
-    for lib in stacks::all() {
+    for lib in libs::all() {
         let mut p = Params::default();
         if lib.name().contains("fips")
             && matches!(Handshaker::new(lib.as_ref(), lib.as_ref(), p), Err(ConfigureError::Unsupported(_)))
@@ -125,7 +125,7 @@ fn every_library_runs_the_default_sweep_point() {
 
 #[test]
 fn library_names_carry_versions() {
-    for lib in stacks::tls_libraries() {
+    for lib in libs::tls_libraries() {
         let name = lib.name();
         assert!(!name.contains("unknown"), "{name}");
         assert!(name.chars().any(|c| c.is_ascii_digit()), "{name}");
@@ -138,7 +138,7 @@ fn unsupported_combinations_are_named_skips() {
         suite: tls_bench::params::CipherSuite::TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,
         ..Params::default()
     };
-    for lib in stacks::all() {
+    for lib in libs::all() {
         match Handshaker::new(lib.as_ref(), lib.as_ref(), invalid) {
             Err(ConfigureError::Unsupported(why)) => assert!(why.contains("ECDSA-P256"), "{why}"),
             other => panic!("{}: {invalid} should be unsupported, got {:?}", lib.name(), other.err()),
@@ -147,7 +147,9 @@ fn unsupported_combinations_are_named_skips() {
     #[cfg(feature = "rustls")]
     {
         use tls_bench::harness::TlsLibrary;
-        let ring = tls_bench::stacks::rustls::Rustls { provider: tls_bench::config::rustls::Provider::Ring };
+        let ring = tls_bench::libs::rustls::stack::Rustls {
+            provider: tls_bench::libs::rustls::config::Provider::Ring,
+        };
         let pq = Params { group: KxGroup::X25519Mlkem768, ..Params::default() };
         match ring.configure(&pq) {
             Err(ConfigureError::Unsupported(why)) => assert!(why.contains("X25519MLKEM768"), "{why}"),

@@ -5,7 +5,7 @@
 use std::{path::PathBuf, process::Command, sync::OnceLock};
 
 use serde_json::Value;
-use tls_bench::stacks;
+use tls_bench::libs;
 
 const BIN: &str = env!("CARGO_BIN_EXE_memory");
 
@@ -54,7 +54,7 @@ fn mean(row: &Value, path: &[&str]) -> f64 {
 fn every_built_library_is_measured_or_skipped_for_fips() {
     let report = report();
     assert!(report["allocator"].as_str().unwrap().starts_with("glibc "));
-    for lib in stacks::all() {
+    for lib in libs::all() {
         let name = lib.name();
         let measured = rows().iter().filter(|r| r["library"] == name.as_str()).count();
         let skips: Vec<&str> = report["skipped"]
@@ -152,7 +152,7 @@ fn held_bytes_match_glibc_mallinfo2_within_5_percent() {
 fn unknown_names_are_errors_listing_the_valid_ones() {
     let json = scratch_dir().join("never.json");
     for (flag, value, listed) in [
-        ("--libraries", "nosuchtls", stacks::all()[0].name()),
+        ("--libraries", "nosuchtls", libs::all()[0].name()),
         ("--kinds", "tls13", "server-auth, mTLS, resumption".to_string()),
         ("--chains", "RSA-1024", "ECDSA-P256".to_string()),
     ] {

@@ -14,7 +14,7 @@ use std::{
 };
 
 use serde_json::Value;
-use tls_bench::stacks;
+use tls_bench::libs;
 
 /// A small, fast selection: [`common::small_library`], one kind, one chain, 2 pairs,
 /// 1 write per size, after `--libraries`.
@@ -153,7 +153,7 @@ fn repeated_selectors_are_measured_once() {
 /// x25519) must fail, naming the skip's reason.
 #[test]
 fn a_run_that_measures_nothing_fails_naming_the_skips() {
-    for lib in stacks::all() {
+    for lib in libs::all() {
         let name = lib.name();
         let dir = scratch(&format!("nothing-{}", name.replace(['+', '[', ']'], "_")));
         let (ok, err, report) = measure(

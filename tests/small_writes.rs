@@ -10,9 +10,9 @@ use std::{fs, path::PathBuf, process::Command};
 use tls_bench::{
     bench::{Case, small_write_params},
     harness::TlsLibrary,
+    libs,
     params::{Aead, Params, Protocol},
     runner::{Prepared, prepare},
-    stacks,
     transport::RECORD_HEADER_LEN,
     workload::SmallWrites,
     writes::{MESSAGES, Message, Strategy, Wire, record_overhead},
@@ -54,7 +54,7 @@ fn expected_records(message: Message, strategy: Strategy) -> u64 {
 
 #[test]
 fn every_library_sends_every_message_with_the_formula_overhead() {
-    let libs = stacks::all();
+    let libs = libs::all();
     // The standard messages, one of exactly 16 KiB, and one of three records.
     let mut messages = MESSAGES.to_vec();
     messages.push(Message(&[8192, 8192]));
@@ -131,7 +131,7 @@ fn every_library_sends_every_message_with_the_formula_overhead() {
 
 #[test]
 fn per_buffer_pays_a_record_per_buffer_and_gathering_pays_one() {
-    let libs = stacks::all();
+    let libs = libs::all();
     let params = small_write_params(Protocol::Tls13, Aead::Aes256Gcm);
     let twenty = MESSAGES[9];
     assert_eq!(twenty.sizes(), &[50; 20]);
@@ -181,7 +181,7 @@ fn unknown_names_are_errors_that_list_the_valid_ones() {
 #[test]
 fn a_short_run_writes_tables_json_csv_and_a_graph() {
     let out_dir = scratch("run");
-    let lib = stacks::all()
+    let lib = libs::all()
         .iter()
         .map(|l| l.name())
         .find(|n| n == "plaintext" || n.ends_with("+ring"))
@@ -228,7 +228,7 @@ fn a_short_run_writes_tables_json_csv_and_a_graph() {
 
 /// A quick small-writes run of one library into `out`, for `protocols`.
 fn quick_run(out: &std::path::Path, protocols: &str) -> std::process::Output {
-    let lib = stacks::all()
+    let lib = libs::all()
         .iter()
         .map(|l| l.name())
         .find(|n| n == "plaintext" || n.ends_with("+ring"))

@@ -19,6 +19,7 @@ use common::sockets::{load_options, params, serve_options};
 use tls_bench::{
     bench::{Case, cases_of, socket_workloads},
     error::ConfigureError,
+    libs,
     params::{CipherSuite, HandshakeKind, Params},
     runner::{Prepared, prepare},
     sockets::{
@@ -26,7 +27,6 @@ use tls_bench::{
         load::{self, LoadOptions, Report},
         serve::{self, ServeOptions, Summary},
     },
-    stacks,
 };
 
 /// Whether `library` runs `params` on both sides; prints the reason when
@@ -339,8 +339,9 @@ fn the_binaries_name_what_is_valid_and_exit_non_zero() {
 
 #[test]
 fn the_echo_kind_runs_every_library_and_skips_by_name() {
+    tls_bench::sockets::cases::install();
     // compare --sockets's cases: the 10-client 1 KiB rows of each suite.
-    let libs = stacks::all();
+    let libs = libs::all();
     let workloads: Vec<_> = socket_workloads()
         .into_iter()
         .filter(|(w, _)| {
@@ -370,7 +371,8 @@ fn the_echo_kind_runs_every_library_and_skips_by_name() {
 
 #[test]
 fn the_socket_handshake_kind_times_full_and_resumed_handshakes_apart() {
-    let libs = stacks::all();
+    tls_bench::sockets::cases::install();
+    let libs = libs::all();
     let workloads: Vec<_> = socket_workloads()
         .into_iter()
         .filter(|(w, _)| {

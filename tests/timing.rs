@@ -16,14 +16,15 @@ use std::{
 
 use anyhow::Result;
 use tls_bench::{
-    bench::{BLOCK_BYTES, Case, Figure, Workload, pattern},
+    bench::{Case, Figure, Workload},
     error::ConfigureError,
     harness::{Configured, Negotiated, Session, TlsConnection, TlsLibrary},
+    libs,
     params::{HandshakeKind, Params},
     runner::Runner,
-    stacks,
     transport::{Endpoint, Side},
     workload::Throughput,
+    workload::{BLOCK_BYTES, pattern},
 };
 
 const CLIENT_CREATION: Duration = Duration::from_millis(40);
@@ -104,7 +105,7 @@ impl TlsConnection for WrappedConn {
 }
 
 fn wrapped() -> Vec<(Wrapped, Rc<Cell<bool>>)> {
-    stacks::all()
+    libs::all()
         .into_iter()
         .map(|inner| {
             let lie = Rc::new(Cell::new(false));
@@ -171,7 +172,7 @@ fn bytes_counted_are_bytes_moved() {
         Workload::from(Throughput { write_size: 1024 }).bytes_per_iteration(),
         Some(BLOCK_BYTES as u64)
     );
-    for lib in stacks::all() {
+    for lib in libs::all() {
         let p = centre(lib.as_ref(), HandshakeKind::ServerAuth);
         let mut h = tls_bench::harness::Handshaker::new(lib.as_ref(), lib.as_ref(), p)
             .unwrap_or_else(|e| panic!("{}: {e}", lib.name()));

@@ -6,8 +6,8 @@
 
 use tls_bench::{
     harness::{ConfigureError, Handshaker, SideTimes},
+    libs,
     params::{HandshakeKind, Params, Protocol},
-    stacks,
     transport::{Duplex, Side},
     wire,
 };
@@ -25,7 +25,7 @@ fn the_server_flight_says_what_the_server_negotiated() {
             params.push(p);
         }
     }
-    for lib in stacks::tls_libraries() {
+    for lib in libs::tls_libraries() {
         for &p in &params {
             let mut h = match Handshaker::new(lib.as_ref(), lib.as_ref(), p) {
                 Ok(h) => h,

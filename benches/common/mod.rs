@@ -13,8 +13,8 @@ use tls_bench::{
     certs, criterion_json,
     filter::{self, CRITERION_TITLE_MAX, IdFilter},
     harness::TlsLibrary,
+    libs,
     runner::{Prepared, Runner, prepare},
-    stacks,
 };
 
 /// Environment variable that turns Criterion's plots back on (`1`): they
@@ -42,7 +42,7 @@ pub fn config(bench: &str) -> Criterion {
     IdFilter::from_args(args()).unwrap_or_else(fail_on);
     Matrix::from_env().unwrap_or_else(fail_on);
     sides_from_env().unwrap_or_else(fail_on);
-    if floors_from_env().unwrap_or_else(fail_on) && stacks::crypto_floors().is_empty() {
+    if floors_from_env().unwrap_or_else(fail_on) && libs::crypto_floors().is_empty() {
         fail(&format!(
             "{FLOORS_ENV}=1: this build has no crypto floor (the `crypto-floor` feature, part of `tools`, \
              with rustls, openssl or boring)"
@@ -133,12 +133,12 @@ fn select(bench: &str) -> Option<Selection> {
     let matrix = Matrix::from_env().unwrap_or_else(fail_on);
     let sides = sides_from_env().unwrap_or_else(fail_on);
     let filter = IdFilter::from_args(env::args().skip(1)).unwrap_or_else(fail_on);
-    let mut libs = stacks::all();
+    let mut libs = libs::all();
     if floors_from_env().unwrap_or_else(fail_on) {
         // Only the floors a built library goes with (a past rustls has no
         // aws-lc-rs provider: its floor would run alone).
         let used: Vec<String> = libs.iter().filter_map(|l| l.crypto_floor()).collect();
-        libs.extend(stacks::crypto_floors().into_iter().filter(|f| used.contains(&f.name())));
+        libs.extend(libs::crypto_floors().into_iter().filter(|f| used.contains(&f.name())));
     }
     let selected = |case: &Case| case.workload.figures(sides).iter().any(|&f| filter.matches(&case.id(f)));
     let cases = matrix.all_cases(&libs);

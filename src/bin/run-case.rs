@@ -13,7 +13,7 @@
 //! ```
 //!
 //! `--fixed-random` fixes rustls's protocol random values
-//! (`tls_bench::config::rustls::fix_random`) in builds of rustls 0.22 and
+//! (`tls_bench::libs::rustls::config::fix_random`) in builds of rustls 0.22 and
 //! later; rustls 0.20 and 0.21 (historical-perf builds, cfg `rustls_0_21`)
 //! have no crypto providers to draw them from a constant, so they run
 //! without fixed randomness, as the other libraries always do (the flag is
@@ -32,8 +32,8 @@ use clap::Parser;
 use tls_bench::{
     bench::find_case,
     error::exit_code,
+    libs,
     runner::{Prepared, prepare},
-    stacks,
 };
 
 #[derive(Parser)]
@@ -43,7 +43,7 @@ struct Args {
     #[arg(long, default_value_t = 1)]
     iterations: u64,
     /// rustls 0.22 and later only: draw the protocol's random bytes from a
-    /// constant (`tls_bench::config::rustls::fix_random`). Other libraries,
+    /// constant (`tls_bench::libs::rustls::config::fix_random`). Other libraries,
     /// and rustls 0.20/0.21, cannot: for them it changes nothing.
     #[arg(long)]
     fixed_random: bool,
@@ -64,12 +64,12 @@ fn main() -> ExitCode {
     };
     if args.fixed_random {
         #[cfg(all(feature = "rustls", not(rustls_0_21)))]
-        tls_bench::config::rustls::fix_random();
+        tls_bench::libs::rustls::config::fix_random();
     }
     // The crypto floors too (`crypto-floor count` counts them beside their
     // libraries).
-    let mut libs = stacks::all();
-    libs.extend(stacks::crypto_floors());
+    let mut libs = libs::all();
+    libs.extend(libs::crypto_floors());
     let prepared = find_case(&id, &libs).and_then(|(case, _)| prepare(&case, &libs));
     match prepared {
         Ok(Prepared::Skipped(why)) => {

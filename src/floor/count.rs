@@ -46,8 +46,7 @@ use anyhow::{Context, Result, bail, ensure};
 
 use super::ops::{Flights, Kx, Op, Sig};
 use crate::{
-    callgrind::{Dump, parse_dump},
-    instructions::GLIBC_TUNABLES,
+    callgrind::{Dump, GLIBC_TUNABLES, parse_dump},
     transport::Side,
 };
 

@@ -4,7 +4,7 @@
 //! (rustls's default provider, and the AWS-LC that s2n-tls links), *ring*,
 //! and libcrypto through the `openssl` crate (OpenSSL, AWS-LC) or the
 //! `boring` crate (BoringSSL). The floor's connections
-//! ([`crate::stacks::crypto_floor`]) run over the same transport and
+//! ([`library`]) run over the same transport and
 //! drivers as every library, so a floor is timed, checked and compared as
 //! a library is; a library's time less its floor's is its protocol cost
 //! (parsing, state machine, buffers, allocation, locking).
@@ -24,36 +24,26 @@ use crate::{
 };
 
 pub mod count;
+/// The crypto floor of an implementation, as a library.
+#[cfg(any(feature = "rustls", aws_lc_rs_floor, openssl_crate, feature = "boring"))]
+pub mod library;
 pub mod ops;
-pub mod speed;
 
 /// Where the library under test links AWS-LC through aws-lc-rs (cfg
-/// `aws_lc_rs_floor`, build.rs): rustls from 0.22, s2n-tls from 0.1 (its AWS-LC).
+/// `aws_lc_rs_floor`, build.rs): rustls from 0.22, s2n-tls from 0.1 (its
+/// AWS-LC). Shared by two libraries, so here; each library's own floor
+/// is in its folder ([`crate::libs`]).
 #[cfg(aws_lc_rs_floor)]
 pub mod aws_lc_rs;
-/// Named apart from the `boring` crate it calls.
-#[cfg(feature = "boring")]
-pub mod boringssl;
-#[cfg(all(openssl_crate, not(openssl_awslc)))]
-pub mod cipher_ctx;
-#[cfg(any(feature = "boring", openssl_awslc, all(openssl_crate, not(ossl300))))]
-pub mod ec_key;
-#[cfg(any(feature = "boring", openssl_awslc))]
-pub mod evp_aead;
-#[cfg(any(openssl_crate, feature = "boring"))]
-pub mod hmac_ctx;
-#[cfg(openssl_crate)]
-pub mod ossl;
-#[cfg(all(openssl_crate, not(openssl_awslc), not(ossl300)))]
-pub mod ossl111;
-#[cfg(all(openssl_crate, not(openssl_awslc), ossl300))]
-pub mod ossl3;
-#[cfg(feature = "rustls")]
-pub mod ring;
-#[cfg(all(feature = "rustls", ring_0_16))]
-mod ring_0_16;
+/// The parts aws-lc-rs and *ring* (rustls's) share.
 #[cfg(any(feature = "rustls", aws_lc_rs_floor))]
-mod ring_like;
+pub(crate) mod ring_like;
+
+/// A floor's library name: `crypto-floor-<backend>`, e.g.
+/// `crypto-floor-aws-lc-rs-1.19.0`.
+pub fn floor_name(backend: &str) -> String {
+    format!("crypto-floor-{backend}")
+}
 
 use ops::{Hash, Kx, Op, Sig};
 

@@ -1,7 +1,7 @@
 //! The operation table: which cryptographic primitives one handshake of a
 //! parameter set performs on each side, in the order of its flights. The
 //! one place the list is derived from the parameters: the floor's
-//! connections ([`crate::stacks::crypto_floor`]) run exactly this list, and
+//! connections ([`crate::floor::library`]) run exactly this list, and
 //! `compare` and the docs show it.
 //!
 //! What is counted (RFC 8446 for TLS 1.3, RFC 5246 with RFC 5288/8422 for

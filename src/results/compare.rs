@@ -34,7 +34,7 @@ impl Interval {
 pub const FLOOR: &str = "plaintext";
 
 /// Whether `library` is a crypto floor (`crypto-floor-<implementation>`,
-/// [`crate::stacks::crypto_floors`]): reported beside the library whose
+/// [`crate::libs::crypto_floors`]): reported beside the library whose
 /// floor it is, never a column of its own or the row's best.
 pub fn is_crypto_floor(library: &str) -> bool {
     library.starts_with("crypto-floor-")

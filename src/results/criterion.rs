@@ -17,7 +17,9 @@ use std::{
     time::{Duration, SystemTime, UNIX_EPOCH},
 };
 
-use crate::{bench::SEND_LOOP_WRITES, criterion_json::Measurement, results::compare::is_crypto_floor};
+use crate::{
+    criterion_json::Measurement, results::compare::is_crypto_floor, workload::send_loop::SEND_LOOP_WRITES,
+};
 
 /// Results written further apart than this belong to different runs: one
 /// benchmark takes seconds (0.5 s warm-up, 2 s measurement, analysis), so a

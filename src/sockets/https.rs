@@ -43,9 +43,9 @@ use super::{
     serve::{Conn, Protocol},
 };
 use crate::{
-    bench::pattern,
     certs::SERVER_NAME,
-    config::extensions::{H2, HTTP_1_1},
+    extensions::{H2, HTTP_1_1},
+    workload::pattern,
 };
 
 /// What an HTTPS server accepts: ALPN's `h2`, then `http/1.1` (its order
@@ -66,7 +66,7 @@ pub const CLIENT_H2: Extensions = Extensions { alpn: &[H2], ..Extensions::NONE }
 pub const CLIENT_WRONG_NAME: Extensions = Extensions { server_name: Some("wrong.invalid"), ..CLIENT };
 
 /// The body every `GET` is answered with: `len` bytes of
-/// [`crate::bench::pattern`], which the client checks byte for byte.
+/// [`crate::workload::pattern`], which the client checks byte for byte.
 pub fn body(len: usize) -> Bytes {
     Bytes::from(pattern(len))
 }

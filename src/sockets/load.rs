@@ -37,8 +37,8 @@ use tokio::{
 
 use super::{Client, ErrorKind, Failure, Library, Stream, Ticket};
 use crate::{
-    bench::pattern,
     params::{HandshakeKind, Params},
+    workload::pattern,
 };
 
 /// What the load client does.

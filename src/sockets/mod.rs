@@ -6,7 +6,7 @@
 //!
 //! Configurations, per-connection settings and the read-back of what was
 //! negotiated come from the same layer as the in-memory stacks'
-//! ([`crate::config`]): a suite or group forced there is forced here, and
+//! ([`crate::libs`]): a suite or group forced there is forced here, and
 //! every connection is checked the same way ([`Negotiated::check`]).
 //!
 //! Each library is a [`Library`] (one small module each) giving a
@@ -67,6 +67,7 @@ macro_rules! forward_io {
 }
 
 pub mod attack;
+pub mod cases;
 pub mod child;
 pub mod cli;
 pub mod errors;
@@ -100,7 +101,7 @@ pub use errors::{ErrorKind, Failure};
 pub struct Ticket(pub Box<dyn Any + Send + Sync>);
 
 /// What a connection carries beyond its parameter set, the same on every
-/// library ([`crate::config::extensions`]).
+/// library ([`crate::extensions`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Extensions {
     /// ALPN protocol names (RFC 7301): a server's, in its order of
@@ -128,7 +129,7 @@ impl Extensions {
 /// A connection after its handshake: bytes move through tokio's traits.
 pub trait Stream: AsyncRead + AsyncWrite + Unpin + Send {
     /// What the handshake negotiated, read back as the in-memory stacks do
-    /// ([`crate::config`]); `None` for plaintext TCP. Unlike an in-memory
+    /// ([`crate::libs`]); `None` for plaintext TCP. Unlike an in-memory
     /// client, a socket client reports client authentication too
     /// (`client_authenticated`: the server sent a CertificateRequest and the
     /// client answered with its certificate, RFC 8446 section 4.4.2), so a
@@ -196,22 +197,42 @@ pub trait Library: Send + Sync {
 /// The name of the plaintext TCP baseline.
 pub const PLAINTEXT: &str = "plaintext-tcp";
 
-/// Every library of this build over sockets, in the in-memory stacks'
-/// order, then plaintext TCP.
-// One push per library feature: a build with one library pushes once.
-#[allow(clippy::vec_init_then_push)]
+/// Every library of this build over sockets, in the registry's order
+/// ([`crate::libs::registry`]), then plaintext TCP.
 pub fn libraries() -> Vec<Box<dyn Library>> {
-    let mut libs: Vec<Box<dyn Library>> = Vec::new();
-    #[cfg(feature = "s2n-tls")]
-    libs.push(Box::new(s2n::S2n));
-    #[cfg(feature = "rustls")]
-    for provider in crate::config::rustls::Provider::ALL {
-        libs.push(Box::new(rustls::Rustls { provider }));
-    }
-    #[cfg(any(feature = "openssl", feature = "boring"))]
-    libs.push(Box::new(openssl::OpenSsl));
+    let mut libs: Vec<Box<dyn Library>> =
+        crate::libs::registry().iter().flat_map(|e| adapters(e.name)).collect();
     libs.push(Box::new(plaintext::Plaintext));
     libs
+}
+
+/// The adapters of the registry's library `name` ([`crate::libs::Entry::name`]):
+/// one line per library with an adapter file here; none for a library
+/// without one, whose socket cases are then named skips
+/// ([`no_adapter`]).
+fn adapters(name: &str) -> Vec<Box<dyn Library>> {
+    match name {
+        #[cfg(feature = "s2n-tls")]
+        "s2n" => vec![Box::new(s2n::S2n)],
+        #[cfg(feature = "rustls")]
+        "rustls" => crate::libs::rustls::config::Provider::ALL
+            .into_iter()
+            .map(|provider| Box::new(rustls::Rustls { provider }) as _)
+            .collect(),
+        #[cfg(any(feature = "openssl", feature = "boring"))]
+        "openssl" => vec![Box::new(openssl::OpenSsl)],
+        _ => Vec::new(),
+    }
+}
+
+/// Why the in-memory library `name` has no socket counterpart, if it is
+/// one of this build ([`crate::libs::tls_libraries`]) without an adapter
+/// ([`adapters`]): the reason of a named skip. `None` for a name no
+/// library of the build has, or one with an adapter.
+pub fn no_adapter(name: &str) -> Option<String> {
+    let built = crate::libs::tls_libraries().iter().any(|l| l.name() == name);
+    let adapted = libraries().iter().any(|l| l.name() == name);
+    (built && !adapted).then(|| format!("{name} has no socket adapter (src/sockets/)"))
 }
 
 /// The library `selector` names: its whole id, the name before the version

@@ -1,7 +1,7 @@
 //! The libraries with OpenSSL's API over sockets: OpenSSL or AWS-LC through
 //! tokio-openssl, BoringSSL through tokio-boring (one per build, as in
-//! [`crate::config::openssl`]). Both adapters take an `Ssl`, made by
-//! [`crate::config::openssl_conn`] as the in-memory stack makes it; the
+//! [`crate::libs::openssl::config`]). Both adapters take an `Ssl`, made by
+//! [`crate::libs::openssl::conn`] as the in-memory stack makes it; the
 //! [`adapter`] module is the only place the two differ.
 //!
 //! Client authentication, client side: the libraries report none after the
@@ -19,9 +19,10 @@ use tokio::net::TcpStream;
 
 use super::{Client, Extensions, Handshaking, Library, Server, Stream, Ticket, identity_base, tcp::Tcp};
 use crate::{
-    config::{
-        extensions,
-        openssl::{
+    error::ConfigureError,
+    harness::Negotiated,
+    libs::openssl::{
+        config::{
             ForeignTypeRef, client_builder, ffi, library_name,
             ossl::{
                 ex_data::Index,
@@ -29,10 +30,9 @@ use crate::{
             },
             server_builder,
         },
-        openssl_conn::{client_ssl, negotiated, received_session, server_ssl, session_mark},
+        conn::{client_ssl, negotiated, received_session, server_ssl, session_mark},
+        extensions,
     },
-    error::ConfigureError,
-    harness::Negotiated,
     params::Params,
 };
 
@@ -46,14 +46,14 @@ impl Library for OpenSsl {
 
     fn server(&self, params: &Params, extensions: &Extensions) -> Result<Arc<dyn Server>, ConfigureError> {
         let mut builder = server_builder(params)?;
-        extensions::openssl::server(&mut builder, extensions.alpn, extensions.server_name);
+        extensions::server(&mut builder, extensions.alpn, extensions.server_name);
         Ok(Arc::new(OpenSslServer(builder.build())))
     }
 
     fn client(&self, params: &Params, extensions: &Extensions) -> Result<Arc<dyn Client>, ConfigureError> {
         let mut builder = client_builder(&identity_base(params, extensions))?;
         if let Some(chain) = extensions.client_identity {
-            extensions::openssl::present(&mut builder, chain)?;
+            extensions::present(&mut builder, chain)?;
         }
         Ok(Arc::new(OpenSslClient { context: builder.build(), extensions: *extensions }))
     }
@@ -82,7 +82,7 @@ impl Client for OpenSslClient {
                 None => None,
             };
             let mut ssl = client_ssl(&self.context, session.as_ref())?;
-            extensions::openssl::client(&mut ssl, self.extensions.alpn, self.extensions.server_name)?;
+            extensions::client(&mut ssl, self.extensions.alpn, self.extensions.server_name)?;
             watch_client_auth(&mut ssl)?;
             let stream = adapter::handshake(ssl, Tcp::client(tcp), false).await?;
             let mark = session_mark(stream.ssl());
@@ -95,7 +95,7 @@ struct OpenSslStream {
     stream: adapter::SslStream<Tcp>,
     /// A client's session mark at the end of its handshake
     /// ([`session_mark`]).
-    mark: Option<Option<*mut crate::config::openssl::ffi::SSL_SESSION>>,
+    mark: Option<Option<*mut crate::libs::openssl::config::ffi::SSL_SESSION>>,
 }
 
 // SAFETY: the mark is a pointer compared, never dereferenced; the stream
@@ -114,7 +114,7 @@ impl Stream for OpenSslStream {
     }
 
     fn alpn(&self) -> Option<&[u8]> {
-        extensions::openssl::chosen(self.stream.ssl())
+        extensions::chosen(self.stream.ssl())
     }
 
     fn tcp(&mut self) -> Option<&mut Tcp> {
@@ -226,7 +226,7 @@ mod adapter {
     use anyhow::Result;
     pub use tokio_openssl::SslStream;
 
-    use crate::{config::openssl::ossl::ssl::Ssl, sockets::tcp::Tcp};
+    use crate::{libs::openssl::config::ossl::ssl::Ssl, sockets::tcp::Tcp};
 
     /// Runs `ssl`'s handshake on `tcp` (as a server when `server`).
     /// Errors: the library's, with the I/O error inside when there is one.
@@ -237,7 +237,7 @@ mod adapter {
         match done {
             Ok(()) => Ok(stream),
             Err(e) => {
-                let what = format!("{} handshake: {e}", crate::config::openssl::library_name());
+                let what = format!("{} handshake: {e}", crate::libs::openssl::config::library_name());
                 Err(match e.into_io_error() {
                     Ok(io) => anyhow::Error::new(io).context(what),
                     Err(_) => anyhow::anyhow!(what),
@@ -254,7 +254,7 @@ mod adapter {
     pub use tokio_boring::SslStream;
     use tokio_boring::SslStreamBuilder;
 
-    use crate::{config::openssl::ossl::ssl::Ssl, sockets::tcp::Tcp};
+    use crate::{libs::openssl::config::ossl::ssl::Ssl, sockets::tcp::Tcp};
 
     /// Runs `ssl`'s handshake on `tcp` (as a server when `server`).
     /// Errors: the library's, with the I/O error inside when there is one.
@@ -262,7 +262,7 @@ mod adapter {
         let builder = SslStreamBuilder::new(ssl, tcp);
         let done = if server { builder.accept().await } else { builder.connect().await };
         done.map_err(|e| {
-            let what = format!("{} handshake: {e}", crate::config::openssl::library_name());
+            let what = format!("{} handshake: {e}", crate::libs::openssl::config::library_name());
             match e.as_io_error() {
                 Some(io) => anyhow::Error::new(std::io::Error::new(io.kind(), io.to_string())).context(what),
                 None => anyhow::anyhow!(what),

@@ -29,7 +29,7 @@ impl Library for Plaintext {
 
     fn client(&self, params: &Params, extensions: &Extensions) -> Result<Arc<dyn Client>, ConfigureError> {
         check(params)?;
-        if !extensions.alpn.is_empty() && !extensions.alpn.contains(&crate::config::extensions::HTTP_1_1) {
+        if !extensions.alpn.is_empty() && !extensions.alpn.contains(&crate::extensions::HTTP_1_1) {
             return Err(ConfigureError::Unsupported(
                 "plaintext TCP has no ALPN: HTTP over it is HTTP/1.1 only".to_string(),
             ));

@@ -1,5 +1,5 @@
 //! rustls over sockets through tokio-rustls (`TlsConnector`,
-//! `TlsAcceptor`), on the configs of [`crate::config::rustls`].
+//! `TlsAcceptor`), on the configs of [`crate::libs::rustls::config`].
 //!
 //! Resumption: rustls takes a client's ticket from its config's session
 //! store, so a client that resumes has a config of its own (a clone of the
@@ -27,12 +27,12 @@ use tokio_rustls::{TlsAcceptor, TlsConnector, client, server};
 
 use super::{Client, Extensions, Handshaking, Library, Server, Stream, Ticket, io_failed, tcp::Tcp};
 use crate::{
-    config::{
-        extensions,
-        rustls::{CountingStore, Provider, client_config, negotiated, own_store, server_config, server_name},
-    },
     error::ConfigureError,
     harness::{Negotiated, TlsLibrary},
+    libs::rustls::{
+        config::{CountingStore, Provider, client_config, negotiated, own_store, server_config, server_name},
+        extensions,
+    },
     params::{HandshakeKind, Params},
 };
 
@@ -44,20 +44,20 @@ pub struct Rustls {
 
 impl Library for Rustls {
     fn name(&self) -> String {
-        crate::stacks::rustls::Rustls { provider: self.provider }.name()
+        crate::libs::rustls::stack::Rustls { provider: self.provider }.name()
     }
 
     fn server(&self, params: &Params, extensions: &Extensions) -> Result<Arc<dyn Server>, ConfigureError> {
         let mut config: ServerConfig = server_config(self.provider, params)?;
-        extensions::rustls::server(&mut config, extensions.alpn, extensions.server_name);
+        extensions::server(&mut config, extensions.alpn, extensions.server_name);
         Ok(Arc::new(RustlsServer(TlsAcceptor::from(Arc::new(config)))))
     }
 
     fn client(&self, params: &Params, extensions: &Extensions) -> Result<Arc<dyn Client>, ConfigureError> {
         let mut config = client_config(self.provider, params)?;
-        extensions::rustls::client(&mut config, extensions.alpn);
+        extensions::client(&mut config, extensions.alpn);
         if let Some(chain) = extensions.client_identity {
-            extensions::rustls::present(&mut config, chain)?;
+            extensions::present(&mut config, chain)?;
         }
         let name = match extensions.server_name {
             Some(name) => ServerName::try_from(name)
@@ -192,7 +192,7 @@ impl Stream for ServerStream {
     }
 
     fn alpn(&self) -> Option<&[u8]> {
-        extensions::rustls::chosen(self.0.get_ref().1)
+        extensions::chosen(self.0.get_ref().1)
     }
 
     fn ticket(&mut self) -> Result<Ticket> {
@@ -208,7 +208,7 @@ impl Stream for ClientStream {
     }
 
     fn alpn(&self) -> Option<&[u8]> {
-        extensions::rustls::chosen(self.stream.get_ref().1)
+        extensions::chosen(self.stream.get_ref().1)
     }
 
     fn tcp(&mut self) -> Option<&mut Tcp> {

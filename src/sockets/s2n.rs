@@ -1,6 +1,6 @@
 //! s2n-tls over sockets through s2n-tls-tokio (`TlsConnector`,
 //! `TlsAcceptor`), whose connections [`Conn`] makes with
-//! [`crate::config::s2n::connection`]: the security policy, blinding,
+//! [`crate::libs::s2n::config::connection`]: the security policy, blinding,
 //! record size and server name the in-memory stack uses, and the ticket to
 //! resume.
 
@@ -21,16 +21,16 @@ use super::tcp::Tcp;
 use super::{Client, Extensions, Handshaking, Library, Server, Stream, Ticket, identity_base};
 use crate::{
     certs::SERVER_NAME,
-    config::{
-        extensions,
-        s2n::{
+    error::ConfigureError,
+    harness::{Negotiated, TlsLibrary},
+    libs::s2n::{
+        config::{
             client_builder, connection, fail, group, negotiated_with_group, received_ticket, server_builder,
             ticket_key,
         },
-        s2n_policy::policy_for,
+        extensions,
+        policy::policy_for,
     },
-    error::ConfigureError,
-    harness::{Negotiated, TlsLibrary},
     params::Params,
 };
 
@@ -40,13 +40,13 @@ pub struct S2n;
 
 impl Library for S2n {
     fn name(&self) -> String {
-        crate::stacks::s2n::S2nTls.name()
+        crate::libs::s2n::stack::S2nTls.name()
     }
 
     fn server(&self, params: &Params, extensions: &Extensions) -> Result<Arc<dyn Server>, ConfigureError> {
         let mut builder = server_builder(params, policy_for(params)?, &ticket_key()?)?;
         if let Some(served) = extensions.server_name {
-            extensions::s2n::one_name(&mut builder, served).map_err(fail)?;
+            extensions::one_name(&mut builder, served).map_err(fail)?;
         }
         let config = builder.build().map_err(fail)?;
         Ok(Arc::new(S2nServer(TlsAcceptor::new(Conn { config, alpn: extensions.alpn, ticket: None }))))
@@ -55,7 +55,7 @@ impl Library for S2n {
     fn client(&self, params: &Params, extensions: &Extensions) -> Result<Arc<dyn Client>, ConfigureError> {
         let mut builder = client_builder(&identity_base(params, extensions), policy_for(params)?)?;
         if let Some(chain) = extensions.client_identity {
-            extensions::s2n::present(&mut builder, chain)?;
+            extensions::present(&mut builder, chain)?;
         }
         let config = builder.build().map_err(fail)?;
         Ok(Arc::new(S2nClient {
@@ -80,7 +80,7 @@ impl Builder for Conn {
 
     fn build_connection(&self, mode: Mode) -> Result<Connection, Error> {
         let mut conn = connection(mode == Mode::Server, &self.config)?;
-        extensions::s2n::offer(&mut conn, self.alpn)?;
+        extensions::offer(&mut conn, self.alpn)?;
         if let Some(ticket) = &self.ticket {
             conn.set_session_ticket(ticket)?;
         }
@@ -150,7 +150,7 @@ impl Stream for S2nStream {
     }
 
     fn alpn(&self) -> Option<&[u8]> {
-        extensions::s2n::chosen(self.stream.as_ref())
+        extensions::chosen(self.stream.as_ref())
     }
 
     fn tcp(&mut self) -> Option<&mut Tcp> {

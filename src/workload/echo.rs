@@ -19,8 +19,8 @@ use crate::{
     error::ConfigureError,
     harness::{Handshaker, TlsLibrary},
     params::Params,
-    runner::Measured,
     transport::Side,
+    workload::Measured,
 };
 
 /// The socket echo: clients at once and bytes per message.

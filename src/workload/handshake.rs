@@ -9,8 +9,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::Result;
 
+use super::Measured;
 use super::{Both, Kind, Run};
-use crate::{harness::SideTimes, params::Params, runner::Measured, transport::Side};
+use crate::{harness::SideTimes, params::Params, transport::Side};
 
 /// A complete handshake, from the creation of both connections to both
 /// sides done. Id parameters: the whole [`Params`].

@@ -17,13 +17,13 @@ use crate::{
     error::ConfigureError,
     harness::{Handshaker, SideTimes, TlsLibrary},
     params::Params,
-    runner::Measured,
     transport::Side,
+    writes::Wire,
 };
 
 pub mod echo;
 pub mod handshake;
-mod over_sockets;
+pub mod over_sockets;
 pub mod send_loop;
 pub mod small_writes;
 pub mod socket_handshake;
@@ -37,6 +37,61 @@ pub use small_writes::SmallWrites;
 pub use socket_handshake::SocketHandshake;
 pub use throughput::Throughput;
 pub use udp::{Udp, UdpHandshake, UdpSendLoop};
+
+/// The side that sends in the throughput benchmark (server to client, as a
+/// server sends a response).
+pub const SENDER: Side = Side::Server;
+
+/// Application bytes moved per throughput iteration: 64 KiB, a multiple of
+/// every write size, small enough to stay in cache.
+pub const BLOCK_BYTES: usize = 64 * 1024;
+
+/// `len` bytes of a fixed pseudo-random pattern (xorshift64), so that
+/// corrupted or reordered data cannot compare equal by accident.
+pub fn pattern(len: usize) -> Vec<u8> {
+    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect()
+}
+
+/// Totals over the iterations of one [`crate::runner::Runner::run`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Measured {
+    /// Iterations run.
+    pub iters: u64,
+    /// The [`Figure::Both`] time summed over the iterations: a handshake's
+    /// wall time, a transfer's sender plus receiver time.
+    pub both: Duration,
+    /// Time in each side's calls, summed over the iterations.
+    pub sides: SideTimes,
+    /// Small writes: the records and bytes each message put on the wire
+    /// (the same for every iteration, or the run fails). `None` for other
+    /// workloads and for zero iterations.
+    pub wire: Option<Wire>,
+    /// The UDP send loop: the writes sent, received, lost and reordered
+    /// (counted, never a failure). `None` for other workloads.
+    pub losses: Option<udp::socket::Losses>,
+}
+
+impl Measured {
+    /// The time of `figure`, summed over the iterations: for a transfer
+    /// [`Figure::First`] is the sender ([`SENDER`]), [`Figure::Second`] the
+    /// receiver; for a handshake the client and the server.
+    pub fn of(&self, workload: Workload, figure: Figure) -> Duration {
+        let first = workload.first_side();
+        match figure {
+            Figure::Both => self.both,
+            Figure::First => self.sides.of(first),
+            Figure::Second => self.sides.of(first.peer()),
+        }
+    }
+}
 
 /// Which time of an iteration a figure holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

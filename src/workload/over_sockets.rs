@@ -1,16 +1,19 @@
 //! What the socket kinds ([`super::echo`], [`super::socket_handshake`])
-//! share: a library's echo server on 127.0.0.1, started on first use and
-//! kept for the later slices of its library and parameters, and one
-//! `load` run against it per slice ([`crate::sockets`]: each library's
-//! tokio adapter, every handshake and echoed byte checked). A build without
-//! the socket runner (feature `sockets`) makes every socket case a named
-//! skip.
+//! share: a slice of load against a library's echo server on 127.0.0.1.
+//! The socket runner sits above the harness and does the work (each
+//! library's tokio adapter, every handshake and echoed byte checked): it
+//! installs itself here ([`install`]) in the processes that run these kinds
+//! (`compare --sockets`'s workers, the tests). Without it every socket case
+//! is a named skip.
 
-use crate::params::Params;
+use std::sync::OnceLock;
+
+use anyhow::{Result, bail};
+
+use crate::{error::ConfigureError, params::Params};
 
 /// One slice's load: `connections` clients, `requests` requests each.
 #[derive(Clone, Copy, Debug)]
-#[cfg_attr(not(feature = "sockets"), allow(dead_code))] // read by the socket runner only
 pub struct Load {
     /// Clients at once.
     pub connections: u32,
@@ -35,119 +38,62 @@ pub struct Done {
     pub resumed: u64,
 }
 
-pub use run::{slice, supports};
+/// The socket runner as the socket kinds reach it.
+pub trait Slices: Sync {
+    /// Whether `library` (an in-memory library's name; the plaintext
+    /// floor's is plaintext TCP) serves and connects with `params`. Errors:
+    /// unsupported (a named skip) or failed.
+    fn supports(&self, library: &str, params: &Params) -> Result<(), ConfigureError>;
 
-/// A build without the socket runner: every socket case a named skip.
-#[cfg(not(feature = "sockets"))]
-mod run {
-    use anyhow::{Result, bail};
+    /// One slice of `load` against `library`'s server for `params`. Errors:
+    /// the server cannot start, or any connection, handshake or message
+    /// failed (kind and message).
+    fn slice(&self, library: &str, params: Params, load: Load) -> Result<Done>;
+}
 
-    use super::{Done, Load, Params};
-    use crate::error::ConfigureError;
+static INSTALLED: OnceLock<&'static dyn Slices> = OnceLock::new();
 
-    const WHY: &str = "built without the socket runner (feature sockets)";
+/// Why a socket case cannot run in a process without the socket runner.
+const WHY: &str = "no socket runner in this process (built without feature sockets)";
 
-    /// Always unsupported, naming the feature.
-    pub fn supports(_library: &str, _params: &Params) -> Result<(), ConfigureError> {
-        Err(ConfigureError::Unsupported(WHY.into()))
-    }
+/// Makes `slices` the socket runner of this process's socket kinds; the
+/// first call wins, later ones change nothing.
+pub fn install(slices: &'static dyn Slices) {
+    let _ = INSTALLED.set(slices);
+}
 
-    /// Always an error, naming the feature.
-    pub fn slice(_library: &str, _params: Params, _load: Load) -> Result<Done> {
-        bail!(WHY)
+/// [`Slices::supports`] of the installed runner. Errors: unsupported when
+/// none is installed, naming why.
+pub fn supports(library: &str, params: &Params) -> Result<(), ConfigureError> {
+    match INSTALLED.get() {
+        Some(runner) => runner.supports(library, params),
+        None => Err(ConfigureError::Unsupported(WHY.into())),
     }
 }
 
-/// The socket runner's side.
-#[cfg(feature = "sockets")]
-mod run {
-    use std::{cell::RefCell, collections::HashMap, net::SocketAddr, time::Duration};
-
-    use anyhow::{Result, bail};
-
-    use super::{Done, Load, Params};
-    use crate::{
-        error::ConfigureError,
-        sockets::{
-            self, Extensions, Library,
-            load::{self, LoadOptions},
-            serve::{self, Running, ServeOptions},
-        },
-    };
-
-    /// The socket library of an in-memory library's name (the plaintext
-    /// floor's is plaintext TCP). Errors: none of that name, as
-    /// [`ConfigureError::Failed`].
-    fn library(name: &str) -> Result<Box<dyn Library>, ConfigureError> {
-        let name = if name == "plaintext" { sockets::PLAINTEXT } else { name };
-        Ok(sockets::find(name)?)
+/// [`Slices::slice`] of the installed runner. Errors: as it, or none
+/// installed.
+pub fn slice(library: &str, params: Params, load: Load) -> Result<Done> {
+    match INSTALLED.get() {
+        Some(runner) => runner.slice(library, params, load),
+        None => bail!(WHY),
     }
+}
 
-    /// Whether the socket library named `library` serves and connects with
-    /// `params`. Errors: unsupported (a named skip) or failed.
-    pub fn supports(library: &str, params: &Params) -> Result<(), ConfigureError> {
-        let socket = self::library(library)?;
-        socket.server(params, &Extensions::NONE)?;
-        socket.client(params, &Extensions::NONE)?;
-        Ok(())
-    }
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-    thread_local! {
-        /// The servers started so far, by library and parameters.
-        static SERVERS: RefCell<HashMap<(String, Params), Running>> = RefCell::new(HashMap::new());
-    }
-
-    /// Threads of each server and of the clients' runtime: the cores.
-    fn threads() -> usize {
-        sockets::cli::cores()
-    }
-
-    /// One slice: `load` against `library`'s server for `params` (started
-    /// on first use). Errors: the server cannot start, or any connection,
-    /// handshake or message failed (kind and message).
-    pub fn slice(library: &str, params: Params, load: Load) -> Result<Done> {
-        let lib = self::library(library).map_err(|e| anyhow::anyhow!("{e}"))?;
-        let addr = SERVERS.with(|servers| -> Result<SocketAddr> {
-            let mut servers = servers.borrow_mut();
-            let key = (library.to_string(), params);
-            if !servers.contains_key(&key) {
-                let options = ServeOptions {
-                    params,
-                    listen: SocketAddr::from(([127, 0, 0, 1], 0)),
-                    threads: threads(),
-                    handshake_timeout: Duration::from_secs(10),
-                    idle_timeout: Duration::from_secs(60),
-                    max_connections: 10_000,
-                    cores: Vec::new(),
-                };
-                servers.insert(key.clone(), serve::start(&*lib, &options)?);
-            }
-            Ok(servers[&key].addr())
-        })?;
-        let options = LoadOptions {
-            params,
-            connect: addr,
-            connections: load.connections as usize,
-            requests: Some(load.requests),
-            duration: None,
-            message: load.message as usize,
-            new_connection: load.new_connection,
-            rate: None,
-            threads: threads(),
-            cores: Vec::new(),
-            timeout: Duration::from_secs(10),
-            progress: false,
-        };
-        let report = load::run(&*lib, &options)?;
-        if let Some(first) = report.error_examples.first() {
-            let failed: u64 = report.errors.values().sum();
-            bail!("{failed} failures over sockets, the first: {first}");
+    #[test]
+    fn without_a_runner_a_socket_case_is_a_named_skip() {
+        // Nothing in the library's own tests installs the socket runner.
+        match supports("openssl", &Params::default()) {
+            Err(ConfigureError::Unsupported(why)) => assert!(why.contains("no socket runner"), "{why}"),
+            other => panic!("{other:?}"),
         }
-        Ok(Done {
-            seconds: report.seconds,
-            requests: report.requests,
-            full: report.handshakes_full,
-            resumed: report.handshakes_resumed,
-        })
+        let load = Load { connections: 1, requests: 1, message: 1, new_connection: false };
+        assert!(
+            slice("openssl", Params::default(), load).unwrap_err().to_string().contains("no socket runner")
+        );
     }
 }

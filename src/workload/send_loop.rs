@@ -10,13 +10,16 @@ use std::time::Duration;
 
 use anyhow::Result;
 
-use super::{Both, Figure, Kind, Run, throughput::block_loops};
-use crate::{
-    bench::{SEND_LOOP_SENDER, SEND_LOOP_WRITES},
-    params::Params,
-    runner::Measured,
-    transport::Side,
-};
+use super::{Both, Figure, Kind, Measured, Run, throughput::block_loops};
+use crate::{params::Params, transport::Side};
+
+/// Writes per send-loop iteration: each is one datagram (DTLS) or one
+/// record (TLS), so a figure per iteration divides into packets per second.
+pub const SEND_LOOP_WRITES: usize = 64;
+
+/// The side that writes in the send loop (client to server, as a media or
+/// VPN sender does).
+pub const SEND_LOOP_SENDER: Side = Side::Client;
 
 /// [`SEND_LOOP_WRITES`] writes of `payload` bytes from
 /// [`SEND_LOOP_SENDER`] to its peer over an established connection. Id

@@ -12,12 +12,12 @@ use anyhow::{Result, ensure};
 
 use super::{Both, Kind, Run};
 use crate::{
-    bench::SENDER,
     error::ConfigureError,
     harness::{Configured, Handshaker, TlsLibrary},
     params::Params,
-    runner::Measured,
     transport::Side,
+    workload::Measured,
+    workload::SENDER,
     writes::{Message, Strategy},
 };
 

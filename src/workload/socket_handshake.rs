@@ -21,8 +21,8 @@ use crate::{
     error::ConfigureError,
     harness::{Handshaker, TlsLibrary},
     params::{HandshakeKind, Params},
-    runner::Measured,
     transport::Side,
+    workload::Measured,
 };
 
 /// Handshakes on new TCP connections, `connections` clients at once.

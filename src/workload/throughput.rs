@@ -11,11 +11,11 @@ use anyhow::Result;
 
 use super::{Both, Kind, Run, add_sides};
 use crate::{
-    bench::{BLOCK_BYTES, SENDER},
     harness::{Pair, SideTimes},
     params::Params,
-    runner::Measured,
     transport::Side,
+    workload::Measured,
+    workload::{BLOCK_BYTES, SENDER},
 };
 
 /// [`BLOCK_BYTES`] of application data from [`SENDER`] to its peer in

@@ -2,7 +2,7 @@
 
 use std::{fs, path::PathBuf};
 
-use tls_bench::stacks;
+use tls_bench::libs;
 
 #[cfg(feature = "sockets")]
 #[allow(dead_code)] // not every test file that shares this module uses all of it
@@ -26,7 +26,7 @@ pub fn scratch(suite: &str, test: &str) -> PathBuf {
 /// *ring*, OpenSSL or BoringSSL (FIPS builds of the others refuse x25519).
 #[allow(dead_code)] // not every test file that shares this module uses it
 pub fn small_library() -> String {
-    let names: Vec<String> = stacks::all().iter().map(|l| l.name()).collect();
+    let names: Vec<String> = libs::all().iter().map(|l| l.name()).collect();
     let fits = [
         |n: &str| n == "plaintext",
         |n: &str| n.starts_with("rustls-") && n.ends_with("+ring"),

@@ -17,9 +17,9 @@ use serde::{Deserialize, Serialize};
 use tls_bench::{
     bench::{Case, Figure, Matrix, Workload, cases_of},
     harness::TlsLibrary,
+    libs,
     params::Params,
     runner::{Prepared, Runner, prepare},
-    stacks,
 };
 
 use crate::model::{CaseInfo, Slice};
@@ -110,13 +110,16 @@ pub type Libraries = Vec<Box<dyn TlsLibrary>>;
 /// an s2n-tls policy that cannot be made.
 pub fn cases(opts: &WorkerOptions) -> Result<(Libraries, Vec<Case>)> {
     let filter = opts.filter.as_deref().map(Regex::new).transpose().context("--filter")?;
-    let mut libs = stacks::all();
+    if opts.sockets {
+        tls_bench::sockets::cases::install();
+    }
+    let mut libs = libs::all();
     if !opts.sockets && !opts.dtls {
-        libs.extend(stacks::crypto_floors());
+        libs.extend(libs::crypto_floors());
     }
     if opts.s2n_policies {
         let params: Vec<_> = opts.workloads().into_iter().map(|(_, p)| p).collect();
-        libs.extend(stacks::s2n_policy_alternatives(&params).map_err(|e| anyhow::anyhow!("{e}"))?);
+        libs.extend(libs::s2n_policy_alternatives(&params).map_err(|e| anyhow::anyhow!("{e}"))?);
     }
     let cases: Vec<Case> = cases_of(opts.workloads(), &libs)
         .into_iter()

@@ -15,20 +15,20 @@ use tls_bench::{
         ops,
     },
     harness::TlsLibrary,
+    libs,
     params::Params,
     runner::{Prepared, prepare},
-    stacks,
     transport::Side,
     workload::{Figure, Workload},
 };
 
-/// The floor's name prefix ([`tls_bench::stacks::crypto_floor::floor_name`]).
+/// The floor's name prefix ([`tls_bench::floor::floor_name`]).
 const FLOOR_PREFIX: &str = "crypto-floor-";
 
 /// This build's libraries and crypto floors.
 fn libraries() -> Vec<Box<dyn TlsLibrary>> {
-    let mut libs = stacks::all();
-    libs.extend(stacks::crypto_floors());
+    let mut libs = libs::all();
+    libs.extend(libs::crypto_floors());
     libs
 }
 

@@ -30,17 +30,10 @@ use std::{
 use anyhow::{Context, Result, bail, ensure};
 use clap::{Parser, Subcommand};
 mod count;
+mod speed;
 
-use tls_bench::{
-    error::exit_code,
-    floor::{
-        ops,
-        speed::{self, NAMES, Speed},
-    },
-    params::Params,
-    stats::median,
-    transport::Side,
-};
+use speed::{NAMES, Speed};
+use tls_bench::{error::exit_code, floor::ops, params::Params, stats::median, transport::Side};
 
 #[derive(Parser)]
 #[command(about = "The crypto floor: its operation table, and its primitives' speed")]
@@ -95,7 +88,7 @@ enum Cmd {
 const AGREEMENT: f64 = 0.10;
 
 /// How many of [`NAMES`] are judged: all (the HMAC is keyed once, as
-/// `openssl speed -hmac` keys it: [`tls_bench::floor::speed`]).
+/// `openssl speed -hmac` keys it: [`speed`]).
 const JUDGED: usize = NAMES.len();
 
 fn main() -> ExitCode {

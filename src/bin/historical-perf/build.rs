@@ -155,7 +155,7 @@ pub fn manifest(repo: &Path, release: &Release, suite: Suite) -> Result<String> 
                     deps.remove("aws-lc-rs");
                     // 0.20 calls *ring* 0.16, and its webpki 0.22.4 *ring* 0.17
                     // for verifications: the crypto floor calls the same
-                    // (src/floor/ring_0_16.rs), the second as `webpki_ring`.
+                    // (src/libs/rustls/ring_0_16.rs), the second as `webpki_ring`.
                     if release.version.minor < 21 && deps.contains_key("ring") {
                         deps["ring"]["version"] = value("0.16");
                         let mut webpki_ring = toml_edit::InlineTable::new();

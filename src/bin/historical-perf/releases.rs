@@ -66,7 +66,7 @@ impl Release {
     /// The features this release's crypto floor needs besides
     /// `crypto-floor`: `openssl-floor` for s2n-tls 0.0, which links the
     /// system's libcrypto through openssl-sys (the floor calls it through
-    /// the `openssl` crate on the same openssl-sys, src/floor/ossl.rs);
+    /// the `openssl` crate on the same openssl-sys, src/libs/openssl/floor/ossl.rs);
     /// none for the others (their floor's crates come with the library's
     /// feature).
     pub fn floor_features(&self) -> &'static [&'static str] {

@@ -110,7 +110,7 @@ impl Suite {
     /// same Criterion run, so the table and graphs give the protocol cost
     /// across releases. Criterion only, and OpenSSL (the release's own
     /// libcrypto through the `openssl` crate; OpenSSL 1.1.1 through its own
-    /// compat module, `tls_bench::floor::ossl111`), rustls (the floor's
+    /// compat module, `tls_bench::libs::openssl::floor::ossl111`), rustls (the floor's
     /// *ring* and aws-lc-rs, run only where the release links those same
     /// crates: [`crate::build::floor_refusal`]) and s2n-tls (the
     /// release's AWS-LC through aws-lc-rs from 0.1; in 0.0 the system's

@@ -28,10 +28,10 @@ use clap::{CommandFactory, Parser, Subcommand};
 use tls_bench::{
     bench::library_family,
     harness::TlsLibrary,
+    libs,
     memory::Snapshot,
     outdir,
     params::{CertChain, HandshakeKind, Params, Protocol},
-    stacks,
 };
 
 use crate::{
@@ -216,7 +216,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Variants(args) => variants::run(args),
         Command::Plot(args) => plot_reports(args),
         Command::List => {
-            for lib in stacks::all() {
+            for lib in libs::all() {
                 println!("library {}", lib.name());
             }
             for k in HandshakeKind::ALL {
@@ -302,7 +302,7 @@ fn options(args: &Selection) -> Options {
 fn measure_all(args: MeasureArgs) -> Result<()> {
     check_interposer()?;
     let MeasureArgs { selection: sel, json, csv } = args;
-    let libs = select_libraries(stacks::all(), &sel.libraries)?;
+    let libs = select_libraries(libs::all(), &sel.libraries)?;
     let kinds = pick("kind", &sel.kinds, &HandshakeKind::ALL, &HandshakeKind::ALL)?;
     let chains = pick("chain", &sel.chains, &CertChain::ALL, &[CertChain::EcdsaP256, CertChain::Rsa2048])?;
     for path in std::iter::once(&json).chain(&csv) {

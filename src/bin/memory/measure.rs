@@ -4,11 +4,11 @@
 
 use anyhow::{Result, bail, ensure};
 use tls_bench::{
-    bench::pattern,
     harness::{ConfigureError, Handshaker, Pair, SideTimes, TlsLibrary},
     memory::{self, Scope, Snapshot},
     params::Params,
     transport::Side,
+    workload::pattern,
 };
 
 use crate::{

@@ -27,10 +27,10 @@ use tls_bench::{
     criterion_json,
     error::exit_code,
     harness::TlsLibrary,
+    libs,
     outdir::RunDir,
     params::{Aead, CipherSuite, Params, Protocol},
     runner::{Prepared, Runner, prepare},
-    stacks,
     workload::SmallWrites,
     writes::{MESSAGES, Message, Strategy, Wire},
 };
@@ -258,7 +258,7 @@ struct Running {
 
 /// Runs the selected cases interleaved and returns the report.
 fn measure(args: &Args) -> Result<Report> {
-    let libs = stacks::all();
+    let libs = libs::all();
     let cases = select(args, &libs)?;
     let mut running = Vec::new();
     let mut skipped = Vec::new();
