@@ -112,3 +112,23 @@ pub fn all() -> Vec<Box<dyn TlsLibrary>> {
     libs.push(Box::new(plaintext()));
     libs
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_lists_come_from_the_registry_each_floor_once() {
+        let stacks: usize = registry().iter().map(|e| (e.stacks)().len()).sum();
+        assert_eq!(tls_libraries().len(), stacks);
+        let names: Vec<String> = crypto_floors().iter().map(|f| f.name()).collect();
+        let unique: std::collections::HashSet<&String> = names.iter().collect();
+        assert_eq!(unique.len(), names.len(), "a floor listed twice: {names:?}");
+        // Every library's own floor, where it names one, is in the list.
+        for lib in tls_libraries() {
+            if let Some(floor) = lib.crypto_floor() {
+                assert!(names.contains(&floor), "{}: {floor} not in {names:?}", lib.name());
+            }
+        }
+    }
+}

@@ -288,3 +288,17 @@ fn identity_base(params: &Params, extensions: &Extensions) -> Params {
 fn io_failed<T>(what: &str, r: std::io::Result<T>) -> Result<T> {
     r.map_err(|e| anyhow::Error::new(e).context(what.to_string()))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_library_of_the_registry_has_its_adapter_here() {
+        for lib in crate::libs::tls_libraries() {
+            assert_eq!(no_adapter(&lib.name()), None);
+            assert!(find(&lib.name()).is_ok(), "{}", lib.name());
+        }
+        assert_eq!(no_adapter("nosuch-1.0"), None, "not a library of the build: no adapter to miss");
+    }
+}
