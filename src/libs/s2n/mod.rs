@@ -4,7 +4,7 @@
 //! transport ([`stack`], with the gather write), its ALPN and SNI
 //! ([`extensions`]), and the API it is written against ([`api`]: the crate
 //! itself, or for s2n-tls 0.0.8 its `s2n_tls::raw` API under the later
-//! names, [`raw.rs`](api)). Its crypto floor is aws-lc-rs on its AWS-LC
+//! names, `raw.rs`). Its crypto floor is aws-lc-rs on its AWS-LC
 //! ([`crate::floor::aws_lc_rs`]), or for 0.0.x the system's libcrypto
 //! through the `openssl` crate ([`crate::libs::openssl::floor`]).
 
