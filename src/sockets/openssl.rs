@@ -127,7 +127,54 @@ impl Stream for OpenSslStream {
     }
 }
 
-forward_io!(OpenSslStream, stream);
+impl tokio::io::AsyncRead for OpenSslStream {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.stream).poll_read(cx, buf).map_err(incomplete_close)
+    }
+}
+
+impl tokio::io::AsyncWrite for OpenSslStream {
+    fn poll_write(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        std::pin::Pin::new(&mut self.stream).poll_write(cx, buf).map_err(incomplete_close)
+    }
+
+    fn poll_flush(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.stream).poll_flush(cx).map_err(incomplete_close)
+    }
+
+    fn poll_shutdown(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.stream).poll_shutdown(cx).map_err(incomplete_close)
+    }
+}
+
+/// `e` with the kind rustls gives TCP's end without a close_notify
+/// (`UnexpectedEof`, an "incomplete close", RFC 9112 section 9.8), where
+/// OpenSSL, AWS-LC and BoringSSL report it as `SSL_ERROR_SYSCALL` with no
+/// errno, which their crates' streams carry in an error of kind `Other`
+/// ("unexpected EOF"; the `openssl` crate's `ssl::Error`). Any other error
+/// is left as it is.
+fn incomplete_close(e: std::io::Error) -> std::io::Error {
+    use crate::libs::openssl::config::ossl::ssl::{Error, ErrorCode};
+    let eof = e.kind() == std::io::ErrorKind::Other
+        && e.get_ref()
+            .and_then(|inner| inner.downcast_ref::<Error>())
+            .is_some_and(|ssl| ssl.code() == ErrorCode::SYSCALL && ssl.io_error().is_none());
+    if eof { std::io::Error::new(std::io::ErrorKind::UnexpectedEof, e) } else { e }
+}
 
 /// What a client connection saw of client authentication in its handshake
 /// messages.
