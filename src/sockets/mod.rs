@@ -30,16 +30,17 @@ use crate::{
 };
 
 /// tokio's `AsyncRead` and `AsyncWrite` for a wrapper `$t`, forwarded to
-/// its adapter stream `self.$field`.
+/// its adapter stream `self.$field`; with `map_err F`, each call's error
+/// through `F` (an `io::Error` to an `io::Error`).
 macro_rules! forward_io {
-    ($t:ty, $($field:tt)+) => {
+    ($t:ty, map_err $map:path, $($field:tt)+) => {
         impl tokio::io::AsyncRead for $t {
             fn poll_read(
                 mut self: std::pin::Pin<&mut Self>,
                 cx: &mut std::task::Context<'_>,
                 buf: &mut tokio::io::ReadBuf<'_>,
             ) -> std::task::Poll<std::io::Result<()>> {
-                std::pin::Pin::new(&mut self.$($field)+).poll_read(cx, buf)
+                std::pin::Pin::new(&mut self.$($field)+).poll_read(cx, buf).map_err($map)
             }
         }
         impl tokio::io::AsyncWrite for $t {
@@ -48,21 +49,24 @@ macro_rules! forward_io {
                 cx: &mut std::task::Context<'_>,
                 buf: &[u8],
             ) -> std::task::Poll<std::io::Result<usize>> {
-                std::pin::Pin::new(&mut self.$($field)+).poll_write(cx, buf)
+                std::pin::Pin::new(&mut self.$($field)+).poll_write(cx, buf).map_err($map)
             }
             fn poll_flush(
                 mut self: std::pin::Pin<&mut Self>,
                 cx: &mut std::task::Context<'_>,
             ) -> std::task::Poll<std::io::Result<()>> {
-                std::pin::Pin::new(&mut self.$($field)+).poll_flush(cx)
+                std::pin::Pin::new(&mut self.$($field)+).poll_flush(cx).map_err($map)
             }
             fn poll_shutdown(
                 mut self: std::pin::Pin<&mut Self>,
                 cx: &mut std::task::Context<'_>,
             ) -> std::task::Poll<std::io::Result<()>> {
-                std::pin::Pin::new(&mut self.$($field)+).poll_shutdown(cx)
+                std::pin::Pin::new(&mut self.$($field)+).poll_shutdown(cx).map_err($map)
             }
         }
+    };
+    ($t:ty, $($field:tt)+) => {
+        forward_io!($t, map_err std::convert::identity, $($field)+);
     };
 }
 

@@ -127,39 +127,7 @@ impl Stream for OpenSslStream {
     }
 }
 
-impl tokio::io::AsyncRead for OpenSslStream {
-    fn poll_read(
-        mut self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-        buf: &mut tokio::io::ReadBuf<'_>,
-    ) -> std::task::Poll<std::io::Result<()>> {
-        std::pin::Pin::new(&mut self.stream).poll_read(cx, buf).map_err(incomplete_close)
-    }
-}
-
-impl tokio::io::AsyncWrite for OpenSslStream {
-    fn poll_write(
-        mut self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-        buf: &[u8],
-    ) -> std::task::Poll<std::io::Result<usize>> {
-        std::pin::Pin::new(&mut self.stream).poll_write(cx, buf).map_err(incomplete_close)
-    }
-
-    fn poll_flush(
-        mut self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<std::io::Result<()>> {
-        std::pin::Pin::new(&mut self.stream).poll_flush(cx).map_err(incomplete_close)
-    }
-
-    fn poll_shutdown(
-        mut self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<std::io::Result<()>> {
-        std::pin::Pin::new(&mut self.stream).poll_shutdown(cx).map_err(incomplete_close)
-    }
-}
+forward_io!(OpenSslStream, map_err incomplete_close, stream);
 
 /// `e` with the kind rustls gives TCP's end without a close_notify
 /// (`UnexpectedEof`, an "incomplete close", RFC 9112 section 9.8), where
