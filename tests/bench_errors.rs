@@ -213,11 +213,18 @@ fn the_listing_prints_every_id_whole_and_honours_the_filter() {
     // The console gives the whole id of a long one before Criterion's cut title.
     let out = run("throughput", &["--list"], &[]);
     let listing = text(&out.stdout);
-    let long = listing
-        .lines()
-        .map(|l| l.trim_end_matches(": benchmark"))
-        .find(|id| id.len() > CRITERION_TITLE_MAX)
-        .expect("a long throughput id");
+    let long =
+        listing.lines().map(|l| l.trim_end_matches(": benchmark")).find(|id| id.len() > CRITERION_TITLE_MAX);
+    // Only rustls's names (`+aws-lc-rs`) make a throughput id that long: a
+    // build without rustls (the system-OpenSSL and BoringSSL variants) has
+    // no cut title to check.
+    let Some(long) = long else {
+        if cfg!(feature = "rustls") {
+            panic!("no throughput id longer than {CRITERION_TITLE_MAX}:\n{listing}");
+        }
+        eprintln!("no throughput id here is longer than {CRITERION_TITLE_MAX} characters: nothing is cut");
+        return;
+    };
     let out = run("throughput", &["--test", "--exact", long], &[]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(text(&out.stdout).contains(&format!("id in full: {long}\n")), "{}", text(&out.stdout));

@@ -65,7 +65,17 @@ fn close(a: u64, b: u64, pct: f64) -> bool {
 fn handshake_counts_hold_only_the_measured_handshakes_and_both_sides() {
     let libs: Vec<String> =
         able(Workload::HANDSHAKE).into_iter().filter(|n| n.contains("rustls") || n.contains("s2n")).collect();
-    assert!(!libs.is_empty(), "this test needs rustls or s2n-tls able to do the sweep centre");
+    // What this checks is the harness's (regions toggled only in counted
+    // iterations), on libraries whose counts are linear in handshakes: a
+    // build with neither (the system-OpenSSL and BoringSSL variants) leaves
+    // it to the default build's run.
+    if libs.is_empty() {
+        if cfg!(any(feature = "rustls", feature = "s2n-tls")) {
+            panic!("rustls or s2n-tls is built but cannot do the sweep centre");
+        }
+        eprintln!("no rustls nor s2n-tls in this build: nothing to count");
+        return;
+    }
     for lib in &libs {
         let n = |figure, iterations| count(&counted(Workload::HANDSHAKE, lib, figure, iterations));
         let (client, server, whole) = (n(Figure::First, 1), n(Figure::Second, 1), n(Figure::Both, 1));

@@ -405,7 +405,9 @@ fn the_socket_handshake_kind_times_full_and_resumed_handshakes_apart() {
             }
         }
     }
-    assert!(full >= 2 && resumed >= 1, "ran {full} full and {resumed} resumed rows");
+    // A TLS library's rows, and the plaintext floor's full one where built.
+    let floor = usize::from(libs.iter().any(|l| l.name() == "plaintext"));
+    assert!(full > floor && resumed >= 1, "ran {full} full and {resumed} resumed rows");
 }
 
 #[test]

@@ -435,17 +435,29 @@ const UNUSED_BY_BENCHMARKS: [(&str, &str); 9] = [
     ("build-dependencies", "syn"),
 ];
 
+/// Cargo.toml's feature pins inside features (feature, entry): `tools`
+/// turns on aws-lc-rs's defaults so that every build of today's package
+/// shares one AWS-LC build. A past release's build has no certificate
+/// generator (rcgen) to share with, and takes aws-lc-rs from its library
+/// alone ([`s2n_aws_lc_rs`]; none for rustls before 0.22).
+const FEATURE_PINS: [(&str, &str); 1] = [("tools", "aws-lc-rs/default")];
+
 /// Leaves only the dependencies of the [`features`] the build turns on:
 /// every other feature is emptied (kept by name, so `cfg(feature = ..)`
 /// stays a known name), `default` is empty, and the dependencies only those
 /// features enabled are removed (the other libraries', and the tools' unless
 /// `suite` needs them), as are [`UNUSED_BY_BENCHMARKS`] but those `suite`
 /// needs; a kept feature's `dep:` entries for removed dependencies go too,
-/// as do its entries naming an emptied feature.
+/// as do its entries naming an emptied feature, and [`FEATURE_PINS`].
 /// An old release then resolves with nothing of the other libraries in its
 /// lock file.
 fn prune(doc: &mut DocumentMut, release: &Release, suite: Suite) -> Result<()> {
     let features = doc["features"].as_table_mut().context("no [features]")?;
+    for (feature, pin) in FEATURE_PINS {
+        if let Some(list) = features.get_mut(feature).and_then(Item::as_array_mut) {
+            list.retain(|v| v.as_str() != Some(pin));
+        }
+    }
     let refs = |item: &Item| -> Vec<String> {
         item.as_array()
             .map(|a| {
@@ -1041,6 +1053,8 @@ mod tests {
         let tools: Vec<&str> =
             doc["features"]["tools"].as_array().unwrap().iter().filter_map(|f| f.as_str()).collect();
         assert!(tools.contains(&"dep:clap") && !tools.contains(&"dep:rcgen"), "{tools:?}");
+        // Nor Cargo.toml's pin of aws-lc-rs's features (rustls 0.21: no aws-lc-rs).
+        assert!(!tools.iter().any(|f| f.starts_with("aws-lc-rs")), "{tools:?}");
         // The release's own adjustments are the Criterion build's.
         let criterion: DocumentMut = manifest(repo, &release, Suite::Criterion).unwrap().parse().unwrap();
         for key in ["rustls", "aws-lc-rs"] {
