@@ -440,7 +440,8 @@ const UNUSED_BY_BENCHMARKS: [(&str, &str); 9] = [
 /// shares one AWS-LC build. A past release's build has no certificate
 /// generator (rcgen) to share with, and takes aws-lc-rs from its library
 /// alone ([`s2n_aws_lc_rs`]; none for rustls before 0.22).
-const FEATURE_PINS: [(&str, &str); 1] = [("tools", "aws-lc-rs/default")];
+const FEATURE_PINS: [(&str, &str); 2] =
+    [("tools", "aws-lc-rs/default"), ("tools", "aws-lc-rs/prebuilt-nasm")];
 
 /// Leaves only the dependencies of the [`features`] the build turns on:
 /// every other feature is emptied (kept by name, so `cfg(feature = ..)`
