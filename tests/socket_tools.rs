@@ -11,13 +11,13 @@ mod common;
 use std::{
     fs,
     io::{BufRead, BufReader},
-    net::{SocketAddr, TcpListener},
+    net::SocketAddr,
     path::Path,
     process::{Child, Command, Output, Stdio},
     time::{Duration, Instant},
 };
 
-use common::sockets::{load_options, params, serve_options};
+use common::sockets::{load_options, params, refusing_port, serve_options};
 use tls_bench::{
     error::ConfigureError,
     params::{HandshakeKind, Params},
@@ -158,7 +158,8 @@ fn an_mtls_client_against_a_server_that_never_asks_fails_negotiated() {
 
 #[test]
 fn a_dead_server_costs_one_failure_per_request_and_is_retried_slowly() {
-    let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let nothing = refusing_port();
+    let port = nothing.addr;
     let lib = libraries().pop().unwrap();
     // -n 1 with two clients: two requests asked, two refused (the first
     // connection before the window is the first request's).
@@ -457,7 +458,8 @@ fn the_plaintext_banner_names_no_tls_parameters() {
 fn an_output_that_cannot_be_written_is_refused_before_any_work() {
     // Nothing can be created in /proc/self, root or not.
     let unwritable = "/proc/self/report.json";
-    let nothing = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().to_string();
+    let refusing = refusing_port();
+    let nothing = refusing.addr.to_string();
     for (exe, args) in [
         (env!("CARGO_BIN_EXE_load"), &["--library", "plaintext-tcp", "--connect", &nothing][..]),
         (env!("CARGO_BIN_EXE_https-load"), &["--library", "plaintext-tcp", "--connect", &nothing][..]),

@@ -15,7 +15,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use common::sockets::{load_options, params, serve_options};
+use common::sockets::{load_options, params, refusing_port, serve_options};
 use tls_bench::{
     bench::{Case, cases_of, socket_workloads},
     error::ConfigureError,
@@ -235,7 +235,8 @@ fn a_negotiated_mismatch_is_its_own_error_kind() {
 
 #[test]
 fn nothing_listening_is_refused_not_hung() {
-    let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let nothing = refusing_port();
+    let port = nothing.addr;
     let lib = libraries().pop().unwrap();
     let started = Instant::now();
     let report = load::run(&*lib, &load_options(params(HandshakeKind::ServerAuth), port)).unwrap();
@@ -327,7 +328,8 @@ fn the_binaries_name_what_is_valid_and_exit_non_zero() {
     let (code, err) = run(env!("CARGO_BIN_EXE_load"), &["--library", "plaintext-tcp", "--timeout", "5h"]);
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("unknown unit"), "{err}");
-    let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().to_string();
+    let nothing = refusing_port();
+    let port = nothing.addr.to_string();
     let (code, err) = run(
         env!("CARGO_BIN_EXE_load"),
         &["--library", "plaintext-tcp", "--connect", &port, "-n", "2", "--quiet"],

@@ -1,6 +1,11 @@
 //! What the socket and HTTPS tests share.
 
-use std::{net::SocketAddr, time::Duration};
+use std::{
+    io,
+    net::{Ipv4Addr, SocketAddr},
+    os::fd::{AsRawFd, FromRawFd, OwnedFd},
+    time::Duration,
+};
 
 use tls_bench::{
     params::{CipherSuite, HandshakeKind, KxGroup, Params},
@@ -47,5 +52,36 @@ pub fn load_options(params: Params, connect: SocketAddr) -> LoadOptions {
         cores: Vec::new(),
         timeout: Duration::from_secs(10),
         progress: false,
+    }
+}
+
+/// A port on 127.0.0.1 where nothing listens, held so for as long as this
+/// lives: a TCP socket bound there that never listens (Linux answers a
+/// connect to it with a reset, ECONNREFUSED; no other socket can bind the
+/// port meanwhile). A port read from a listener dropped at once is free
+/// for a test running beside to bind, whose server then answers.
+pub struct RefusingPort {
+    _socket: OwnedFd,
+    /// `127.0.0.1:PORT`.
+    pub addr: SocketAddr,
+}
+
+/// See [`RefusingPort`].
+pub fn refusing_port() -> RefusingPort {
+    // SAFETY: plain socket calls on a descriptor this function owns, with
+    // a `sockaddr_in` of the size given.
+    unsafe {
+        let fd = libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0);
+        assert!(fd >= 0, "socket: {}", io::Error::last_os_error());
+        let socket = OwnedFd::from_raw_fd(fd);
+        let mut addr: libc::sockaddr_in = std::mem::zeroed();
+        addr.sin_family = libc::AF_INET as libc::sa_family_t;
+        addr.sin_addr.s_addr = u32::from(Ipv4Addr::LOCALHOST).to_be();
+        let mut len = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
+        let sockaddr = (&raw mut addr).cast::<libc::sockaddr>();
+        assert_eq!(libc::bind(socket.as_raw_fd(), sockaddr, len), 0, "bind: {}", io::Error::last_os_error());
+        assert_eq!(libc::getsockname(socket.as_raw_fd(), sockaddr, &mut len), 0, "getsockname");
+        let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, u16::from_be(addr.sin_port)));
+        RefusingPort { _socket: socket, addr }
     }
 }
