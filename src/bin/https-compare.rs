@@ -181,7 +181,7 @@ fn run_cli(cli: Cli) -> Result<()> {
         work: cli.out.with_file_name("work"),
     };
     let result = run(&libraries, &*client, &options, &|what| eprintln!("{what}"))?;
-    let printed = print(&result.markdown()?);
+    let printed = print(&result.markdown());
     write(&result, out.path())?;
     out.commit()?;
     eprintln!("results in {}", cli.out.display());
@@ -191,7 +191,7 @@ fn run_cli(cli: Cli) -> Result<()> {
         bail!("rows that did not measure what was asked:\n  {}", unmeasured.join("\n  "));
     }
     if cli.check_agreement {
-        let wrong = result.disagreements()?;
+        let wrong = result.disagreements();
         if !wrong.is_empty() {
             let lines: Vec<String> = wrong.iter().map(|a| format!("{}: {}", a.row, a.line())).collect();
             bail!("the tools and https-load disagree:\n{}", lines.join("\n"));

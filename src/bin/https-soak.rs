@@ -83,7 +83,7 @@ fn run_cli(cli: Cli) -> Result<()> {
         work: cli.out.with_file_name("work"),
     };
     let soak = run(&libraries, &*client, &options)?;
-    let md = soak.markdown()?;
+    let md = soak.markdown();
     let printed = print(&md);
     std::fs::write(out.path().join("results.json"), serde_json::to_string_pretty(&soak)? + "\n")
         .context("writing results.json")?;

@@ -1,5 +1,8 @@
-//! The HTTPS tools' results as they are saved, read through the fields
-//! their tables show, and the tables: `https-compare`'s siege-style table
+//! The HTTPS tools' results as they are saved, one model per file that its
+//! writer fills and its readers read (`https-load`'s report
+//! [`SiegeReport`], `https-compare`'s [`CompareRun`], `https-soak`'s
+//! [`SoakRun`]; `https-attack`'s [`AttackRun`] holds `https-load`'s report
+//! and the server's counts), and the tables: `https-compare`'s siege-style table
 //! per row with the independent tools beside ([`CompareRun`]),
 //! `https-soak`'s RSS table ([`SoakRun`]) and `https-attack`'s good clients
 //! with and without attackers and how each attack ended ([`AttackRun`]).
@@ -13,106 +16,299 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-/// A 95% interval around a ratio.
-#[derive(Clone, Debug, Deserialize)]
-pub struct Interval {
-    /// The median of the per-round ratios.
-    pub estimate: f64,
-    /// Its low end.
-    pub low: f64,
-    /// Its high end.
-    pub high: f64,
-}
+use super::compare::Interval;
+use super::sockets::{ErrorKind, Latency};
 
-/// Latency percentiles, µs.
-#[derive(Clone, Debug, Deserialize)]
-pub struct Latency {
-    /// Median.
-    pub p50_us: f64,
-    /// 99th percentile.
-    pub p99_us: f64,
-}
-
-/// A siege-style report's figures (`https-load`'s `SiegeReport`).
-#[derive(Clone, Debug, Deserialize)]
-pub struct Load {
-    /// Transactions per second.
-    pub transaction_rate: f64,
-    /// Successful transactions over all, %.
+/// What a siege-style run measured: siege's fields (`siege -j`'s names and
+/// units), then ours.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct SiegeReport {
+    /// The client library.
+    pub client: String,
+    /// The parameter set (`Params`'s id text).
+    pub parameters: String,
+    /// The server's address.
+    pub server: String,
+    /// `new-connection` or `keep-alive`.
+    pub mode: String,
+    /// Users at once.
+    pub clients: usize,
+    /// Response body, bytes.
+    pub body_bytes: usize,
+    /// Transactions completed: `200 OK` with the exact body.
+    pub transactions: u64,
+    /// Successful over all attempted, %.
     pub availability: f64,
+    /// Seconds of the measured window.
+    pub elapsed_time: f64,
+    /// Response bodies received, siege's MB (2^20 bytes).
+    pub data_transferred: f64,
     /// Mean transaction time, s.
     pub response_time: f64,
-    /// Longest transaction, s.
-    pub longest_transaction: f64,
-    /// Failed transactions.
+    /// Transactions per second.
+    pub transaction_rate: f64,
+    /// `data_transferred` per second (siege's MB/s, 2^20 B/s).
+    pub throughput: f64,
+    /// Mean transactions under way: total transaction time over elapsed.
+    pub concurrency: f64,
+    /// As `transactions`.
+    pub successful_transactions: u64,
+    /// Transactions that failed (connect, handshake, HTTP, body), counted
+    /// by kind in `errors` (which also holds failures outside a
+    /// transaction: a user's first connection, a kept connection's close).
     pub failed_transactions: u64,
-    /// Transaction latency.
+    /// Longest transaction, s (HdrHistogram, 3 significant digits).
+    pub longest_transaction: f64,
+    /// Shortest transaction, s (as above).
+    pub shortest_transaction: f64,
+    /// Response body bytes received intact.
+    pub bytes: u64,
+    /// Full handshakes completed and checked (those before the window
+    /// included).
+    pub handshakes_full: u64,
+    /// Resumed handshakes completed and checked.
+    pub handshakes_resumed: u64,
+    /// Transaction latency, µs.
     pub transaction_latency: Latency,
-    /// The client's share of its cores over the window (0-1).
+    /// Full handshake latency (connection object to done, TCP apart), µs.
+    pub full_handshake_latency: Latency,
+    /// Resumed handshake latency, µs.
+    pub resumed_handshake_latency: Latency,
+    /// CPU seconds the client's threads used.
+    pub client_cpu_seconds: f64,
+    /// The client's share of its threads' capacity over the window; near 1
+    /// the client, not the server, limited the rate.
     pub client_cpu_share: f64,
+    /// The client's worker threads.
+    pub threads: usize,
+    /// Failures by kind.
+    pub errors: BTreeMap<ErrorKind, u64>,
+    /// The first few failures' messages.
+    pub error_examples: Vec<String>,
+    /// Whether SIGINT or SIGTERM stopped the run before its end: the
+    /// figures hold what was measured until then (the socket runner's `interrupt`).
+    #[serde(default)]
+    pub interrupted: bool,
+    /// When the measured window started, seconds since the Unix epoch.
+    #[serde(default)]
+    pub window_start_unix_s: Option<f64>,
 }
 
-/// One server of a compare row.
-#[derive(Clone, Debug, Deserialize)]
-pub struct CompareServer {
-    /// Its name (a library, `plaintext-tcp` or `nginx`).
-    pub server: String,
-    /// Median transactions/s over the rounds.
-    pub rate: f64,
-    /// How many times faster the row's best is (`None`: it is the best).
-    pub slower_than_best: Option<Interval>,
-    /// The round at the median.
-    pub report: Load,
-    /// Failed transactions over every round.
-    pub failed: u64,
-    /// Failures outside transactions, by kind, over every round.
-    pub errors: BTreeMap<String, u64>,
-    /// The first failure's message.
-    pub first_error: Option<String>,
-    /// The build variant serving it (`default`: `https-compare`'s own;
-    /// `system`: nginx).
-    #[serde(default)]
-    pub variant: String,
-    /// The server's own failures by kind (from its summary).
-    #[serde(default)]
-    pub server_errors: BTreeMap<String, u64>,
-    /// The server's CPU per request answered, µs (`None`: not measured,
-    /// as nginx's before 2026-11-25).
-    #[serde(default)]
-    pub server_cpu_us_per_request: Option<f64>,
-    /// How busy the servers' cores were under `https-load` (0-1; `None`:
-    /// not pinned, or not measured).
-    #[serde(default)]
-    pub server_cpu_share: Option<f64>,
+/// An independent load tool.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Tool {
+    /// wrk 4 (HTTP/1.1).
+    Wrk,
+    /// siege 4 (HTTP/1.1).
+    Siege,
+    /// h2load over HTTP/1.1 (`--h1`; keep-alive only).
+    #[serde(rename = "h2load-h1")]
+    H2load,
+    /// h2load over HTTP/2, chosen by ALPN (keep-alive only).
+    #[serde(rename = "h2load-h2")]
+    H2loadH2,
 }
 
-/// An independent tool's run, as it reported.
-#[derive(Clone, Debug, Deserialize)]
+impl Tool {
+    /// Every tool.
+    pub const ALL: [Tool; 4] = [Tool::Wrk, Tool::Siege, Tool::H2load, Tool::H2loadH2];
+
+    /// Its name in reports (`h2load-h2`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Tool::Wrk => "wrk",
+            Tool::Siege => "siege",
+            Tool::H2load => "h2load-h1",
+            Tool::H2loadH2 => "h2load-h2",
+        }
+    }
+}
+
+impl std::fmt::Display for Tool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// What a tool measured.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct ToolRun {
-    /// `wrk`, `siege`, `h2load-h1`, `h2load-h2`.
-    pub tool: String,
-    /// Failures, as the tool counts them.
+    /// The tool.
+    pub tool: Tool,
+    /// The command line run.
+    pub command: String,
+    /// Transactions (requests answered) per second, as the tool reports.
+    pub transaction_rate: f64,
+    /// Transactions completed.
+    pub transactions: u64,
+    /// Failed requests or socket errors, as the tool counts them.
     pub failed: u64,
-    /// Its share of its cores over the run (0-1).
+    /// CPU seconds the tool's process used (`getrusage(RUSAGE_CHILDREN)`
+    /// across its run).
+    #[serde(default)]
+    pub cpu_seconds: f64,
+    /// Its share of the cores it could use over its process's life; near
+    /// 1 the tool, not the server, limited the rate.
+    #[serde(default)]
     pub cpu_share: f64,
     /// How busy the servers' cores were over its run (0-1; `None`: not
-    /// pinned, or not measured).
+    /// pinned), set by `https-compare`.
     #[serde(default)]
     pub server_cpu_share: Option<f64>,
 }
 
-/// An independent tool against one server of a row.
-#[derive(Clone, Debug, Deserialize)]
-pub struct ToolResult {
-    /// The server.
+/// RSS over a run.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct RssTrace {
+    /// Seconds between samples.
+    pub interval_s: f64,
+    /// The samples, KiB: the first at the start, then one per interval, the
+    /// last at the stop.
+    pub samples_kib: Vec<u64>,
+    /// The first sample, KiB.
+    pub start_kib: u64,
+    /// The largest sample, KiB.
+    pub peak_kib: u64,
+    /// The last sample, KiB.
+    pub end_kib: u64,
+    /// Least-squares slope of the last half of the samples, KiB per
+    /// minute; `None` with fewer than 4 samples in that half.
+    pub slope_last_half_kib_per_min: Option<f64>,
+}
+
+/// A whole run.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct CompareRun {
+    /// The client library.
+    pub client: String,
+    /// Users at once.
+    pub concurrent: usize,
+    /// Seconds per server per round.
+    pub seconds: f64,
+    /// Rounds.
+    pub rounds: usize,
+    /// Body bytes.
+    pub body: usize,
+    /// Threads of each side.
+    pub threads: usize,
+    /// The servers' cores (empty: not pinned).
+    #[serde(default)]
+    pub server_cores: Vec<usize>,
+    /// The clients' cores (empty: not pinned).
+    #[serde(default)]
+    pub client_cores: Vec<usize>,
+    /// nginx's version, when it ran.
+    pub nginx: Option<String>,
+    /// The rows.
+    pub rows: Vec<CompareRow>,
+}
+
+/// One row: a parameter set and mode, every server.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct CompareRow {
+    /// The parameter set.
+    pub parameters: String,
+    /// `new-connection` or `keep-alive`.
+    pub mode: String,
+    /// Each server, fastest first.
+    pub servers: Vec<CompareServer>,
+    /// Servers skipped, with why.
+    pub skipped: Vec<(String, String)>,
+    /// The independent tools, each against a server.
+    pub external: Vec<ToolResult>,
+}
+
+/// One server's figures in a row.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct CompareServer {
+    /// The library (or `nginx`, `plaintext-tcp`).
     pub server: String,
-    /// Median transactions/s over the rounds, as the tool reports.
+    /// Transactions per second, each round.
+    pub rates: Vec<f64>,
+    /// Their median.
+    pub rate: f64,
+    /// The fastest TLS server's rate over this one's, paired by round (1
+    /// for it; below 1 for plaintext HTTP), with its interval.
+    pub slower_than_best: Option<Interval>,
+    /// The median round's report.
+    pub report: SiegeReport,
+    /// Failed transactions over all rounds.
+    pub failed: u64,
+    /// Every failure over all rounds by kind, those outside a transaction
+    /// (a kept connection's close) too.
+    pub errors: BTreeMap<ErrorKind, u64>,
+    /// The first failure's message, if any.
+    pub first_error: Option<String>,
+    /// The build variant serving it (`default` for this process's).
+    #[serde(default)]
+    pub variant: String,
+    /// The server's own failures by kind over the row, from its summary
+    /// (empty for nginx, which gives none): a failed check of what a
+    /// connection negotiated, or of the bytes, ends the run instead.
+    #[serde(default)]
+    pub server_errors: BTreeMap<ErrorKind, u64>,
+    /// The server's CPU time per request it answered over the row (every
+    /// client's, the tools' too), µs: its threads' CPU seconds over its
+    /// requests, from its summary (nginx: its processes' CPU from
+    /// `/proc`, over every client's transactions). A figure no client's
+    /// cost enters, where the rate may be a client's limit. `None` for a
+    /// server that answered nothing.
+    #[serde(default)]
+    pub server_cpu_us_per_request: Option<f64>,
+    /// How busy the servers' cores were (0-1) while `https-load` loaded it,
+    /// in the median round (the socket runner's `CoreTimes`): near 1 the
+    /// server set the rate. `None` when nothing is pinned.
+    #[serde(default)]
+    pub server_cpu_share: Option<f64>,
+}
+
+/// An independent tool's figures against one server of a row.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ToolResult {
+    /// The server (a library's name, or `nginx`).
+    pub server: String,
+    /// Transactions per second, each round.
+    pub rates: Vec<f64>,
+    /// Their median.
     pub rate: f64,
     /// The tool's rate over `https-load`'s on the same server, paired by
-    /// round.
+    /// round, with its interval.
     pub over_https_load: Option<Interval>,
     /// The median round's run.
     pub run: ToolRun,
+}
+
+/// A whole soak.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct SoakRun {
+    /// The parameter set.
+    pub parameters: String,
+    /// Seconds.
+    pub seconds: f64,
+    /// Users per server.
+    pub concurrent: usize,
+    /// `keep-alive` or `new-connection`.
+    pub mode: String,
+    /// The threshold, KiB/min.
+    pub max_growth_kib_per_min: f64,
+    /// Each server.
+    pub servers: Vec<SoakServer>,
+}
+
+/// One server's memory over the soak.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct SoakServer {
+    /// The server.
+    pub server: String,
+    /// Its RSS over the run (all its processes).
+    pub rss: RssTrace,
+    /// Whether the last half grew faster than the threshold; `None` for a
+    /// run too short to judge (fewer than the sampler's `MIN_SAMPLES` samples: a
+    /// server's first seconds hold its warm-up).
+    pub growing: Option<bool>,
+    /// The load it served.
+    pub load: SiegeReport,
 }
 
 /// A client at or above this share of its cores set the rate itself: the
@@ -134,46 +330,6 @@ pub const AGREEMENT: f64 = 0.10;
 /// are shown, not judged.
 pub fn judged(tool: &str, mode: &str) -> bool {
     tool == "wrk" || (tool == "siege" && mode == "new-connection")
-}
-
-/// One row: a parameter set and a mode.
-#[derive(Clone, Debug, Deserialize)]
-pub struct CompareRow {
-    /// The parameter set.
-    pub parameters: String,
-    /// `new-connection` or `keep-alive`.
-    pub mode: String,
-    /// Every server, fastest first.
-    pub servers: Vec<CompareServer>,
-    /// Servers skipped, with why.
-    pub skipped: Vec<(String, String)>,
-    /// The tools, each against a server.
-    pub external: Vec<ToolResult>,
-}
-
-/// An `https-compare` run (its `results.json`).
-#[derive(Clone, Debug, Deserialize)]
-pub struct CompareRun {
-    /// The client library.
-    pub client: String,
-    /// Users at once.
-    pub concurrent: usize,
-    /// Seconds per server per round.
-    pub seconds: f64,
-    /// Rounds.
-    pub rounds: usize,
-    /// Body bytes.
-    pub body: usize,
-    /// Threads each side.
-    pub threads: usize,
-    /// The servers' cores (empty: not pinned).
-    pub server_cores: Vec<usize>,
-    /// The clients' cores (empty: not pinned).
-    pub client_cores: Vec<usize>,
-    /// nginx's version, when it ran.
-    pub nginx: Option<String>,
-    /// The rows.
-    pub rows: Vec<CompareRow>,
 }
 
 /// A tool (wrk, siege) beside `https-load` on one server of a row.
@@ -275,13 +431,13 @@ impl CompareRow {
     pub fn agreements(&self) -> Vec<Agreement> {
         self.external
             .iter()
-            .filter(|t| judged(&t.run.tool, &self.mode))
+            .filter(|t| judged(t.run.tool.name(), &self.mode))
             .filter_map(|t| {
                 let ours = self.servers.iter().find(|s| s.server == t.server)?;
                 Some(Agreement {
                     row: format!("{} {}", self.parameters, self.mode),
                     server: t.server.clone(),
-                    tool: t.run.tool.clone(),
+                    tool: t.run.tool.name().to_string(),
                     ratio: t.over_https_load.clone()?,
                     tool_cpu: t.run.cpu_share,
                     ours_cpu: ours.report.client_cpu_share,
@@ -354,7 +510,7 @@ impl CompareRun {
                 ));
             }
             for s in row.servers.iter().filter(|s| !s.errors.is_empty()) {
-                let kinds: Vec<String> = s.errors.iter().map(|(k, n)| format!("{k} {n}")).collect();
+                let kinds = by_name(&s.errors);
                 out.push_str(&format!(
                     "\nerrors with {}: {} (first: {})\n",
                     s.server,
@@ -363,7 +519,7 @@ impl CompareRun {
                 ));
             }
             for s in row.servers.iter().filter(|s| !s.server_errors.is_empty()) {
-                let kinds: Vec<String> = s.server_errors.iter().map(|(k, n)| format!("{k} {n}")).collect();
+                let kinds = by_name(&s.server_errors);
                 out.push_str(&format!("\nthe server {} counted: {}\n", s.server, kinds.join(", ")));
             }
             let others: Vec<String> = row
@@ -418,53 +574,16 @@ impl CompareRun {
     }
 }
 
+/// Failure counts as `kind count`, in the order of the kinds' names.
+fn by_name(errors: &BTreeMap<ErrorKind, u64>) -> Vec<String> {
+    let mut kinds: Vec<(&str, u64)> = errors.iter().map(|(k, n)| (k.name(), *n)).collect();
+    kinds.sort();
+    kinds.into_iter().map(|(k, n)| format!("{k} {n}")).collect()
+}
+
 /// A share as a whole percentage, `-` when unknown.
 fn percent(share: Option<f64>) -> String {
     share.map_or("-".to_string(), |s| format!("{:.0}", s * 100.0))
-}
-
-/// A server's RSS over a run, KiB.
-#[derive(Clone, Debug, Deserialize)]
-pub struct Rss {
-    /// The first sample.
-    pub start_kib: u64,
-    /// The largest.
-    pub peak_kib: u64,
-    /// The last.
-    pub end_kib: u64,
-    /// The least-squares slope of the last half, KiB/min (`None`: too few
-    /// samples).
-    pub slope_last_half_kib_per_min: Option<f64>,
-}
-
-/// One server of a soak.
-#[derive(Clone, Debug, Deserialize)]
-pub struct SoakServer {
-    /// Its name.
-    pub server: String,
-    /// Its RSS.
-    pub rss: Rss,
-    /// Whether it kept growing past the threshold (`None`: too short).
-    pub growing: Option<bool>,
-    /// The load it served.
-    pub load: Load,
-}
-
-/// An `https-soak` run (its `results.json`).
-#[derive(Clone, Debug, Deserialize)]
-pub struct SoakRun {
-    /// The parameter set.
-    pub parameters: String,
-    /// Seconds.
-    pub seconds: f64,
-    /// Users per server.
-    pub concurrent: usize,
-    /// `keep-alive` or `new-connection`.
-    pub mode: String,
-    /// The threshold, KiB/min.
-    pub max_growth_kib_per_min: f64,
-    /// Each server.
-    pub servers: Vec<SoakServer>,
 }
 
 impl SoakRun {
@@ -536,11 +655,11 @@ pub struct AttackServer {
 #[derive(Clone, Debug, Deserialize)]
 pub struct AttackRun {
     /// Good clients alone.
-    pub alone: Load,
+    pub alone: SiegeReport,
     /// Good clients beside the attackers; `None` when a signal stopped the
     /// run in its first phase.
     #[serde(default)]
-    pub beside: Option<Load>,
+    pub beside: Option<SiegeReport>,
     /// Each attack's attempts (none when stopped in the first phase).
     #[serde(default)]
     pub attacks: BTreeMap<String, AttackCount>,
@@ -551,7 +670,7 @@ pub struct AttackRun {
 impl AttackRun {
     /// The good clients alone and beside the attackers, one line each.
     pub fn good_markdown(&self) -> String {
-        let line = |name: &str, r: &Load| {
+        let line = |name: &str, r: &SiegeReport| {
             format!(
                 "| {name} | {:.0} | {:.2} | {:.2} | {:.2} | {} |\n",
                 r.transaction_rate,

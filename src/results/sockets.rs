@@ -1,13 +1,87 @@
 //! The socket runner's saved results: `handshake-scaling`'s points (its
-//! `results.json`), and the tables `report results` makes of them and of a
-//! `compare --sockets` run for the README's "Real sockets" block.
+//! `results.json`), the failure kinds and latency percentiles every
+//! socket report saves ([`ErrorKind`], [`Latency`]; their writers are in
+//! the socket runner), and the tables `report results` makes of them and of
+//! a `compare --sockets` run for the README's "Real sockets" block.
 
-use std::{fs, path::Path};
+use std::{fmt, fs, path::Path};
 
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
 use super::compare::{FLOOR, RowSummary};
+
+/// The kind of a failure.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ErrorKind {
+    /// TCP connect refused: nothing listens there (`ECONNREFUSED`).
+    Refused,
+    /// No route to the address, or the network is down.
+    Unreachable,
+    /// No local port left for a new connection (`EADDRNOTAVAIL`): closed
+    /// sockets in TIME_WAIT hold them; not a library failure.
+    PortsExhausted,
+    /// A connect, handshake or read did not finish in its timeout.
+    Timeout,
+    /// The peer reset the connection (`ECONNRESET`, `EPIPE`).
+    Reset,
+    /// The peer closed the connection before the exchange was done.
+    Closed,
+    /// The TLS library failed the handshake (or a record after it).
+    Handshake,
+    /// The handshake negotiated something other than the parameters ask.
+    Negotiated,
+    /// Echoed bytes differ from those sent, or an HTTP body from the one
+    /// served.
+    Corrupt,
+    /// Malformed HTTP from the peer, or a response other than `200 OK`.
+    Http,
+    /// Any other I/O error.
+    Io,
+}
+
+impl ErrorKind {
+    /// The kind's name, as in reports (`ports-exhausted`).
+    pub fn name(self) -> &'static str {
+        match self {
+            ErrorKind::Refused => "refused",
+            ErrorKind::Unreachable => "unreachable",
+            ErrorKind::PortsExhausted => "ports-exhausted",
+            ErrorKind::Timeout => "timeout",
+            ErrorKind::Reset => "reset",
+            ErrorKind::Closed => "closed",
+            ErrorKind::Handshake => "handshake",
+            ErrorKind::Negotiated => "negotiated",
+            ErrorKind::Corrupt => "corrupt",
+            ErrorKind::Http => "http",
+            ErrorKind::Io => "io",
+        }
+    }
+}
+
+impl fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Percentiles of one latency, in microseconds.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct Latency {
+    /// Samples.
+    pub count: u64,
+    /// Median.
+    pub p50_us: f64,
+    /// 90th percentile.
+    pub p90_us: f64,
+    /// 99th percentile.
+    pub p99_us: f64,
+    /// 99.9th percentile.
+    pub p99_9_us: f64,
+    /// Largest.
+    pub max_us: f64,
+}
 
 /// One point of `handshake-scaling`: a handshake kind at a server thread
 /// count.

@@ -6,56 +6,11 @@
 
 use std::{fmt, io};
 
-use serde::{Deserialize, Serialize};
+pub use crate::results::sockets::ErrorKind;
 
-/// The kind of a failure.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum ErrorKind {
-    /// TCP connect refused: nothing listens there (`ECONNREFUSED`).
-    Refused,
-    /// No route to the address, or the network is down.
-    Unreachable,
-    /// No local port left for a new connection (`EADDRNOTAVAIL`): closed
-    /// sockets in TIME_WAIT hold them; not a library failure.
-    PortsExhausted,
-    /// A connect, handshake or read did not finish in its timeout.
-    Timeout,
-    /// The peer reset the connection (`ECONNRESET`, `EPIPE`).
-    Reset,
-    /// The peer closed the connection before the exchange was done.
-    Closed,
-    /// The TLS library failed the handshake (or a record after it).
-    Handshake,
-    /// The handshake negotiated something other than the parameters ask.
-    Negotiated,
-    /// Echoed bytes differ from those sent, or an HTTP body from the one
-    /// served.
-    Corrupt,
-    /// Malformed HTTP from the peer, or a response other than `200 OK`.
-    Http,
-    /// Any other I/O error.
-    Io,
-}
-
+/// How a failure is classified (the kinds and their names are the saved
+/// reports', [`crate::results::sockets::ErrorKind`]).
 impl ErrorKind {
-    /// The kind's name, as in reports (`ports-exhausted`).
-    pub fn name(self) -> &'static str {
-        match self {
-            ErrorKind::Refused => "refused",
-            ErrorKind::Unreachable => "unreachable",
-            ErrorKind::PortsExhausted => "ports-exhausted",
-            ErrorKind::Timeout => "timeout",
-            ErrorKind::Reset => "reset",
-            ErrorKind::Closed => "closed",
-            ErrorKind::Handshake => "handshake",
-            ErrorKind::Negotiated => "negotiated",
-            ErrorKind::Corrupt => "corrupt",
-            ErrorKind::Http => "http",
-            ErrorKind::Io => "io",
-        }
-    }
-
     /// The kind of an I/O error found in `e`'s chain, else `otherwise`.
     pub fn of(e: &anyhow::Error, otherwise: ErrorKind) -> ErrorKind {
         for cause in e.chain() {
@@ -90,12 +45,6 @@ impl ErrorKind {
             Some(_) => ErrorKind::Io,
             None => otherwise,
         }
-    }
-}
-
-impl fmt::Display for ErrorKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
     }
 }
 

@@ -14,40 +14,12 @@ use std::{
 };
 
 use anyhow::{Context, Result, bail};
-use serde::{Deserialize, Serialize};
 
 use crate::params::CertChain;
+pub use crate::results::https::{Tool, ToolRun};
 
-/// An independent load tool.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Tool {
-    /// wrk 4 (HTTP/1.1).
-    Wrk,
-    /// siege 4 (HTTP/1.1).
-    Siege,
-    /// h2load over HTTP/1.1 (`--h1`; keep-alive only).
-    #[serde(rename = "h2load-h1")]
-    H2load,
-    /// h2load over HTTP/2, chosen by ALPN (keep-alive only).
-    #[serde(rename = "h2load-h2")]
-    H2loadH2,
-}
-
+/// How each tool is run.
 impl Tool {
-    /// Every tool.
-    pub const ALL: [Tool; 4] = [Tool::Wrk, Tool::Siege, Tool::H2load, Tool::H2loadH2];
-
-    /// Its name in reports (`h2load-h2`).
-    pub fn name(self) -> &'static str {
-        match self {
-            Tool::Wrk => "wrk",
-            Tool::Siege => "siege",
-            Tool::H2load => "h2load-h1",
-            Tool::H2loadH2 => "h2load-h2",
-        }
-    }
-
     /// Its command.
     pub fn command(self) -> &'static str {
         match self {
@@ -90,33 +62,6 @@ impl Tool {
             Tool::H2load | Tool::H2loadH2 => false,
         }
     }
-}
-
-/// What a tool measured.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-pub struct ToolRun {
-    /// The tool.
-    pub tool: Tool,
-    /// The command line run.
-    pub command: String,
-    /// Transactions (requests answered) per second, as the tool reports.
-    pub transaction_rate: f64,
-    /// Transactions completed.
-    pub transactions: u64,
-    /// Failed requests or socket errors, as the tool counts them.
-    pub failed: u64,
-    /// CPU seconds the tool's process used (`getrusage(RUSAGE_CHILDREN)`
-    /// across its run).
-    #[serde(default)]
-    pub cpu_seconds: f64,
-    /// Its share of the cores it could use over its process's life; near
-    /// 1 the tool, not the server, limited the rate.
-    #[serde(default)]
-    pub cpu_share: f64,
-    /// How busy the servers' cores were over its run (0-1; `None`: not
-    /// pinned), set by `https-compare`.
-    #[serde(default)]
-    pub server_cpu_share: Option<f64>,
 }
 
 /// What to run.

@@ -27,7 +27,6 @@ use std::{
 };
 
 use anyhow::{Context, Result, bail};
-use serde::{Deserialize, Serialize};
 
 use super::{
     Library,
@@ -42,7 +41,7 @@ use super::{
 use crate::{
     error::ConfigureError,
     params::Params,
-    results::compare::Interval,
+    results::https::{CompareRow, CompareRun, CompareServer, ToolResult},
     stats::{median, paired_ratio},
 };
 
@@ -81,108 +80,6 @@ pub struct CompareOptions {
     pub external: bool,
     /// Where nginx's files and the tools' rc files go.
     pub work: PathBuf,
-}
-
-/// One server's figures in a row.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct ServerResult {
-    /// The library (or `nginx`, `plaintext-tcp`).
-    pub server: String,
-    /// Transactions per second, each round.
-    pub rates: Vec<f64>,
-    /// Their median.
-    pub rate: f64,
-    /// The fastest TLS server's rate over this one's, paired by round (1
-    /// for it; below 1 for plaintext HTTP), with its interval.
-    pub slower_than_best: Option<Interval>,
-    /// The median round's report.
-    pub report: SiegeReport,
-    /// Failed transactions over all rounds.
-    pub failed: u64,
-    /// Every failure over all rounds by kind, those outside a transaction
-    /// (a kept connection's close) too.
-    pub errors: std::collections::BTreeMap<super::ErrorKind, u64>,
-    /// The first failure's message, if any.
-    pub first_error: Option<String>,
-    /// The build variant serving it (`default` for this process's).
-    #[serde(default)]
-    pub variant: String,
-    /// The server's own failures by kind over the row, from its summary
-    /// (empty for nginx, which gives none): a failed check of what a
-    /// connection negotiated, or of the bytes, ends the run instead.
-    #[serde(default)]
-    pub server_errors: std::collections::BTreeMap<super::ErrorKind, u64>,
-    /// The server's CPU time per request it answered over the row (every
-    /// client's, the tools' too), µs: its threads' CPU seconds over its
-    /// requests, from its summary (nginx: its processes' CPU from
-    /// `/proc`, over every client's transactions). A figure no client's
-    /// cost enters, where the rate may be a client's limit. `None` for a
-    /// server that answered nothing.
-    #[serde(default)]
-    pub server_cpu_us_per_request: Option<f64>,
-    /// How busy the servers' cores were (0-1) while `https-load` loaded it,
-    /// in the median round ([`super::threads::CoreTimes`]): near 1 the
-    /// server set the rate. `None` when nothing is pinned.
-    #[serde(default)]
-    pub server_cpu_share: Option<f64>,
-}
-
-/// One row: a parameter set and mode, every server.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Row {
-    /// The parameter set.
-    pub parameters: String,
-    /// `new-connection` or `keep-alive`.
-    pub mode: String,
-    /// Each server, fastest first.
-    pub servers: Vec<ServerResult>,
-    /// Servers skipped, with why.
-    pub skipped: Vec<(String, String)>,
-    /// The independent tools, each against a server.
-    pub external: Vec<ToolResult>,
-}
-
-/// An independent tool's figures against one server of a row.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct ToolResult {
-    /// The server (a library's name, or `nginx`).
-    pub server: String,
-    /// Transactions per second, each round.
-    pub rates: Vec<f64>,
-    /// Their median.
-    pub rate: f64,
-    /// The tool's rate over `https-load`'s on the same server, paired by
-    /// round, with its interval.
-    pub over_https_load: Option<Interval>,
-    /// The median round's run.
-    pub run: ToolRun,
-}
-
-/// A whole run.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct CompareRun {
-    /// The client library.
-    pub client: String,
-    /// Users at once.
-    pub concurrent: usize,
-    /// Seconds per server per round.
-    pub seconds: f64,
-    /// Rounds.
-    pub rounds: usize,
-    /// Body bytes.
-    pub body: usize,
-    /// Threads of each side.
-    pub threads: usize,
-    /// The servers' cores (empty: not pinned).
-    #[serde(default)]
-    pub server_cores: Vec<usize>,
-    /// The clients' cores (empty: not pinned).
-    #[serde(default)]
-    pub client_cores: Vec<usize>,
-    /// nginx's version, when it ran.
-    pub nginx: Option<String>,
-    /// The rows.
-    pub rows: Vec<Row>,
 }
 
 /// A server of a row: one of ours, another build's, or nginx.
@@ -283,7 +180,7 @@ fn row(
     params: &Params,
     keep_alive: bool,
     progress: &dyn Fn(&str),
-) -> Result<Row> {
+) -> Result<CompareRow> {
     let mode = if keep_alive { "keep-alive" } else { "new-connection" };
     let serve_options = ServeOptions {
         params: *params,
@@ -488,7 +385,7 @@ fn row(
     let mut results = Vec::new();
     for (i, name) in names.iter().enumerate() {
         let (rate, k) = at_median(&rates[i]);
-        results.push(ServerResult {
+        results.push(CompareServer {
             server: name.clone(),
             rate,
             slower_than_best: best.and_then(|b| paired_ratio(&rates[b], &rates[i])),
@@ -524,33 +421,17 @@ fn row(
             });
         }
     }
-    Ok(Row { parameters: params.to_string(), mode: mode.to_string(), servers: results, skipped, external })
+    Ok(CompareRow {
+        parameters: params.to_string(),
+        mode: mode.to_string(),
+        servers: results,
+        skipped,
+        external,
+    })
 }
 
+/// What `https-compare` checks of its own run.
 impl CompareRun {
-    /// The run as saved, read through [`crate::results::https`]'s view.
-    fn view(&self) -> Result<crate::results::https::CompareRun> {
-        serde_json::from_value(serde_json::to_value(self)?)
-            .context("reading the run back as results.json holds it")
-    }
-
-    /// wrk's rows that differ from `https-load`'s by more than 10%, the
-    /// lower one's client not saturated
-    /// ([`crate::results::https::CompareRun::disagreements`]). Errors: as
-    /// [`CompareRun::markdown`].
-    pub fn disagreements(&self) -> Result<Vec<crate::results::https::Agreement>> {
-        Ok(self.view()?.disagreements())
-    }
-
-    /// The run as Markdown, by [`crate::results::https::CompareRun`]'s
-    /// renderer (the one `report results` uses): per row, the siege-style
-    /// table of every server (fastest first), the skips, and the tools
-    /// beside `https-load`. Errors: the run does not read back as saved (a
-    /// figure that is not a number).
-    pub fn markdown(&self) -> Result<String> {
-        Ok(self.view()?.markdown())
-    }
-
     /// The rows that did not measure what was asked, one line each
     /// (`server, parameters, mode: why`): a server with a failed
     /// transaction, or none completed ([`unmeasured`]). Empty: every row
@@ -597,6 +478,6 @@ pub fn owns(name: &str) -> bool {
 pub fn write(run: &CompareRun, dir: &Path) -> Result<()> {
     std::fs::write(dir.join("results.json"), serde_json::to_string_pretty(run)? + "\n")
         .context("writing results.json")?;
-    std::fs::write(dir.join("results.md"), run.markdown()?).context("writing results.md")?;
+    std::fs::write(dir.join("results.md"), run.markdown()).context("writing results.md")?;
     Ok(())
 }

@@ -77,23 +77,9 @@ pub struct LoadOptions {
     pub progress: bool,
 }
 
-/// Percentiles of one latency, in microseconds.
-#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
-pub struct Latency {
-    /// Samples.
-    pub count: u64,
-    /// Median.
-    pub p50_us: f64,
-    /// 90th percentile.
-    pub p90_us: f64,
-    /// 99th percentile.
-    pub p99_us: f64,
-    /// 99.9th percentile.
-    pub p99_9_us: f64,
-    /// Largest.
-    pub max_us: f64,
-}
+pub use crate::results::sockets::Latency;
 
+/// Percentiles from the run's histograms.
 impl Latency {
     /// The percentiles of `h` (all 0 when it is empty).
     pub fn of(h: &Histogram<u64>) -> Latency {

@@ -10,8 +10,8 @@ use std::{
     time::{Duration, Instant},
 };
 
+pub use crate::results::https::RssTrace;
 use anyhow::{Context, Result, bail};
-use serde::{Deserialize, Serialize};
 
 /// This process's resident set size now, KiB. Errors: `/proc/self/statm`
 /// cannot be read or parsed (not Linux).
@@ -36,25 +36,7 @@ pub fn rss_kib_of(statm_path: &str) -> Result<u64> {
     Ok(pages * page as u64 / 1024)
 }
 
-/// RSS over a run.
-#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
-pub struct RssTrace {
-    /// Seconds between samples.
-    pub interval_s: f64,
-    /// The samples, KiB: the first at the start, then one per interval, the
-    /// last at the stop.
-    pub samples_kib: Vec<u64>,
-    /// The first sample, KiB.
-    pub start_kib: u64,
-    /// The largest sample, KiB.
-    pub peak_kib: u64,
-    /// The last sample, KiB.
-    pub end_kib: u64,
-    /// Least-squares slope of the last half of the samples, KiB per
-    /// minute; `None` with fewer than 4 samples in that half.
-    pub slope_last_half_kib_per_min: Option<f64>,
-}
-
+/// The summary of samples.
 impl RssTrace {
     /// The trace of `samples` taken `interval` apart.
     pub fn of(samples: Vec<u64>, interval: Duration) -> RssTrace {

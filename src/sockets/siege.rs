@@ -23,7 +23,6 @@
 //! window, every later one resumes the ticket of the one before.
 
 use std::{
-    collections::BTreeMap,
     net::SocketAddr,
     sync::Arc,
     time::{Duration, Instant},
@@ -38,7 +37,6 @@ use hyper::{
     header,
 };
 use hyper_util::rt::TokioIo;
-use serde::{Deserialize, Serialize};
 use tokio::{task::JoinHandle, time::timeout};
 
 use super::{
@@ -84,81 +82,9 @@ pub struct SiegeOptions {
 /// Bytes in siege's "MB" (its `data.c`: bytes / (1024 x 1024)).
 pub const SIEGE_MB: f64 = 1024.0 * 1024.0;
 
-/// What a siege-style run measured: siege's fields (`siege -j`'s names and
-/// units), then ours.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct SiegeReport {
-    /// The client library.
-    pub client: String,
-    /// The parameter set (`Params`'s id text).
-    pub parameters: String,
-    /// The server's address.
-    pub server: String,
-    /// `new-connection` or `keep-alive`.
-    pub mode: String,
-    /// Users at once.
-    pub clients: usize,
-    /// Response body, bytes.
-    pub body_bytes: usize,
-    /// Transactions completed: `200 OK` with the exact body.
-    pub transactions: u64,
-    /// Successful over all attempted, %.
-    pub availability: f64,
-    /// Seconds of the measured window.
-    pub elapsed_time: f64,
-    /// Response bodies received, siege's MB (2^20 bytes).
-    pub data_transferred: f64,
-    /// Mean transaction time, s.
-    pub response_time: f64,
-    /// Transactions per second.
-    pub transaction_rate: f64,
-    /// `data_transferred` per second (siege's MB/s, 2^20 B/s).
-    pub throughput: f64,
-    /// Mean transactions under way: total transaction time over elapsed.
-    pub concurrency: f64,
-    /// As `transactions`.
-    pub successful_transactions: u64,
-    /// Transactions that failed (connect, handshake, HTTP, body), counted
-    /// by kind in `errors` (which also holds failures outside a
-    /// transaction: a user's first connection, a kept connection's close).
-    pub failed_transactions: u64,
-    /// Longest transaction, s (HdrHistogram, 3 significant digits).
-    pub longest_transaction: f64,
-    /// Shortest transaction, s (as above).
-    pub shortest_transaction: f64,
-    /// Response body bytes received intact.
-    pub bytes: u64,
-    /// Full handshakes completed and checked (those before the window
-    /// included).
-    pub handshakes_full: u64,
-    /// Resumed handshakes completed and checked.
-    pub handshakes_resumed: u64,
-    /// Transaction latency, µs.
-    pub transaction_latency: Latency,
-    /// Full handshake latency (connection object to done, TCP apart), µs.
-    pub full_handshake_latency: Latency,
-    /// Resumed handshake latency, µs.
-    pub resumed_handshake_latency: Latency,
-    /// CPU seconds the client's threads used.
-    pub client_cpu_seconds: f64,
-    /// The client's share of its threads' capacity over the window; near 1
-    /// the client, not the server, limited the rate.
-    pub client_cpu_share: f64,
-    /// The client's worker threads.
-    pub threads: usize,
-    /// Failures by kind.
-    pub errors: BTreeMap<ErrorKind, u64>,
-    /// The first few failures' messages.
-    pub error_examples: Vec<String>,
-    /// Whether SIGINT or SIGTERM stopped the run before its end: the
-    /// figures hold what was measured until then ([`super::interrupt`]).
-    #[serde(default)]
-    pub interrupted: bool,
-    /// When the measured window started, seconds since the Unix epoch.
-    #[serde(default)]
-    pub window_start_unix_s: Option<f64>,
-}
+pub use crate::results::https::SiegeReport;
 
+/// The report printed.
 impl SiegeReport {
     /// The report as siege prints it, then the percentiles, for people.
     pub fn to_text(&self) -> String {

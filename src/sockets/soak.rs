@@ -14,16 +14,18 @@ use std::{
 };
 
 use anyhow::{Context, Result, anyhow, bail};
-use serde::{Deserialize, Serialize};
 
 use super::{
     Library,
     child::{ChildOptions, ChildServer},
     nginx::Nginx,
-    rss::{RssTrace, rss_kib_of},
-    siege::{SiegeOptions, SiegeReport},
+    rss::rss_kib_of,
+    siege::SiegeOptions,
 };
-use crate::params::Params;
+use crate::{
+    params::Params,
+    results::https::{RssTrace, SoakRun, SoakServer},
+};
 
 /// What to soak.
 #[derive(Clone, Debug)]
@@ -46,38 +48,6 @@ pub struct SoakOptions {
     pub nginx: bool,
     /// Where the servers' logs and nginx's files go.
     pub work: PathBuf,
-}
-
-/// One server's memory over the soak.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct SoakResult {
-    /// The server.
-    pub server: String,
-    /// Its RSS over the run (all its processes).
-    pub rss: RssTrace,
-    /// Whether the last half grew faster than the threshold; `None` for a
-    /// run too short to judge (fewer than [`MIN_SAMPLES`] samples: a
-    /// server's first seconds hold its warm-up).
-    pub growing: Option<bool>,
-    /// The load it served.
-    pub load: SiegeReport,
-}
-
-/// A whole soak.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct SoakRun {
-    /// The parameter set.
-    pub parameters: String,
-    /// Seconds.
-    pub seconds: f64,
-    /// Users per server.
-    pub concurrent: usize,
-    /// `keep-alive` or `new-connection`.
-    pub mode: String,
-    /// The threshold, KiB/min.
-    pub max_growth_kib_per_min: f64,
-    /// Each server.
-    pub servers: Vec<SoakResult>,
 }
 
 /// Samples a run needs before a server is judged growing or not (20 s).
@@ -207,7 +177,7 @@ pub fn run(
         let rss = RssTrace::of(samples, Duration::from_secs(1));
         let growing = (rss.samples_kib.len() >= MIN_SAMPLES)
             .then(|| rss.slope_last_half_kib_per_min.is_some_and(|s| s > options.max_growth_kib_per_min));
-        results.push(SoakResult { server: name, rss, growing, load });
+        results.push(SoakServer { server: name, rss, growing, load });
     }
     Ok(SoakRun {
         parameters: options.params.to_string(),
@@ -219,16 +189,8 @@ pub fn run(
     })
 }
 
+/// What `https-soak` checks of its own run.
 impl SoakRun {
-    /// The run as Markdown, by [`crate::results::https::SoakRun`]'s
-    /// renderer (the one `report results` uses): one row per server.
-    /// Errors: the run does not read back as saved.
-    pub fn markdown(&self) -> Result<String> {
-        let saved: crate::results::https::SoakRun = serde_json::from_value(serde_json::to_value(self)?)
-            .context("reading the run back as results.json holds it")?;
-        Ok(saved.markdown())
-    }
-
     /// The servers whose load did not measure what was asked, one line each
     /// ([`super::https_compare::unmeasured`]). Empty: every row holds.
     pub fn unmeasured(&self) -> Vec<String> {
