@@ -438,7 +438,7 @@ impl CompareRow {
                     row: format!("{} {}", self.parameters, self.mode),
                     server: t.server.clone(),
                     tool: t.run.tool.name().to_string(),
-                    ratio: t.over_https_load.clone()?,
+                    ratio: t.over_https_load?,
                     tool_cpu: t.run.cpu_share,
                     ours_cpu: ours.report.client_cpu_share,
                     server_cpu: t.run.server_cpu_share.zip(ours.server_cpu_share),
