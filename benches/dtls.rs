@@ -1,7 +1,7 @@
 //! DTLS benchmarks (`cargo bench --bench dtls`): handshakes and the send
 //! loop over the in-memory datagram transport, for every library with DTLS
 //! (the others are skipped with their reason), and the same send loop over
-//! TLS 1.2 for contrast (see [`tls_bench::runner`] for what is timed).
+//! TLS 1.2 for contrast (see [`tls_bench_harness::runner`] for what is timed).
 //!
 //! - `handshake/<kind>,DTLSv1.x,<suite>,<group>,ECDSA-P256/<library>`:
 //!   server auth, mTLS and resumption, DTLS 1.2 and 1.3, AES-128-GCM and

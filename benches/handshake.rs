@@ -1,7 +1,7 @@
 //! Handshake benchmarks: one complete handshake per iteration, client and
 //! server driven on one thread over the in-memory transport, timed from the
 //! creation of both connections to both sides done (see
-//! [`tls_bench::runner`]).
+//! [`tls_bench_harness::runner`]).
 //!
 //! Group `handshake` (wall time); with `TLS_BENCH_SIDES=1` also
 //! `handshake-client` and `handshake-server` (time inside that side's

@@ -1,5 +1,5 @@
 //! Instruction counts under Callgrind, through gungraun: every count of
-//! [`tls_bench::instructions::suite`] is one run of the `run-case` binary
+//! [`tls_bench_harness::instructions::suite`] is one run of the `run-case` binary
 //! under Callgrind, counting only the figure's region (README,
 //! "Instruction counts").
 //!
@@ -18,7 +18,7 @@ use gungraun::{
     Bench, BinaryBenchmark, BinaryBenchmarkConfig, BinaryBenchmarkGroup, Callgrind, Command,
     binary_benchmark_group, main,
 };
-use tls_bench::{
+use tls_bench_harness::{
     callgrind::GLIBC_TUNABLES,
     certs,
     instructions::{self, Counted, Mode},
@@ -110,7 +110,7 @@ fn selection() -> &'static [(Counted, Option<bool>)] {
                         let ok = match prepare(&counted.case, &libs) {
                             Ok(Prepared::Ready { .. }) => true,
                             Ok(Prepared::Skipped(why)) => {
-                                tls_bench::skip::report(&case_id, &why)
+                                tls_bench_harness::skip::report(&case_id, &why)
                                     .unwrap_or_else(|e| fail(&format!("{e:#}")));
                                 false
                             }

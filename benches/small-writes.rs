@@ -1,7 +1,7 @@
 //! Small-writes benchmarks: one message written from several buffers (a
 //! header, a body, a trailer) over an established connection, per buffer,
 //! coalesced into one buffer first, or with the library's gather write
-//! ([`tls_bench::writes`]; what is timed: [`tls_bench::runner`]).
+//! ([`tls_bench_harness::writes`]; what is timed: [`tls_bench_harness::runner`]).
 //!
 //! Each iteration sends one message from server to client and reads it
 //! whole, checked byte for byte; the figure is the sender's time per

@@ -1,7 +1,7 @@
 //! Throughput benchmarks: one-directional bulk transfer of application data
 //! from server to client over an established connection (handshake and one
 //! warm-up transfer outside the timed region, a new connection for each
-//! Criterion sample; see [`tls_bench::runner`]).
+//! Criterion sample; see [`tls_bench_harness::runner`]).
 //!
 //! Each iteration sends 64 KiB in writes of one size, then the client reads
 //! all of it into a buffer poisoned beforehand; the bytes are compared with

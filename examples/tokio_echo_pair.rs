@@ -19,14 +19,12 @@ use std::{
 };
 
 use anyhow::{Context, Result, bail};
-use tls_bench::{
-    params::Params,
-    sockets::{
-        self,
-        cli::cores,
-        load::{self, LoadOptions},
-        serve::{self, ServeOptions},
-    },
+use tls_bench_harness::params::Params;
+use tls_bench_sockets::{
+    self as sockets,
+    cli::cores,
+    load::{self, LoadOptions},
+    serve::{self, ServeOptions},
 };
 use tokio::{
     io::{AsyncReadExt, AsyncWriteExt},

@@ -19,7 +19,7 @@ use std::{
     sync::{Mutex, OnceLock},
 };
 
-use tls_bench::{certs, filter::CRITERION_TITLE_MAX, libs, params::CertChain};
+use tls_bench_harness::{certs, filter::CRITERION_TITLE_MAX, libs, params::CertChain};
 
 /// This build's cargo features, for `--features`.
 fn features() -> String {

@@ -16,7 +16,7 @@ use std::{
     process::Command,
 };
 
-use tls_bench::{certs, libs, params::CertChain};
+use tls_bench_harness::{certs, libs, params::CertChain};
 
 /// A fresh copy of the committed certificate directory, named after `test`.
 fn copy_of_certs(test: &str) -> PathBuf {

@@ -5,7 +5,7 @@
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use rustls_pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime, pem::PemObject};
-use tls_bench::{certs, params::CertChain};
+use tls_bench_harness::{certs, params::CertChain};
 use webpki::{EndEntityCert, KeyUsage, anchor_from_trusted_cert};
 use x509_parser::prelude::*;
 

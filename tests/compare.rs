@@ -9,7 +9,7 @@ use std::{
     process::Command,
 };
 
-use tls_bench::params::Params;
+use tls_bench_harness::params::Params;
 
 fn compare(args: &[&str]) -> (bool, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_compare")).args(args).output().expect("running compare");

@@ -7,7 +7,7 @@
 
 use std::rc::Rc;
 
-use tls_bench::{
+use tls_bench_harness::{
     floor::{Backend, ops},
     harness::{ConfigureError, Configured, Handshaker},
     libs,
@@ -57,7 +57,10 @@ fn a_rustls_build_has_the_aws_lc_rs_and_ring_floors_and_every_library_names_a_bu
 #[test]
 fn floors_move_data_intact_in_records() {
     for floor in libs::crypto_floors() {
-        for p in [Params::default(), Params::default().with_aead(tls_bench::params::Aead::Chacha20Poly1305)] {
+        for p in [
+            Params::default(),
+            Params::default().with_aead(tls_bench_harness::params::Aead::Chacha20Poly1305),
+        ] {
             let mut h = Handshaker::new(floor.as_ref(), floor.as_ref(), p).unwrap();
             let (mut pair, _) = h.handshake_checked().unwrap();
             pair.duplex.reset_stats();
@@ -137,11 +140,11 @@ fn check_seal_from<B: Backend>() {
 fn every_backend_seals_from_the_fragment_as_copying_then_sealing_does() {
     #[cfg(all(feature = "rustls", not(tls_bench_rustls_fips)))]
     {
-        check_seal_from::<tls_bench::floor::aws_lc_rs::AwsLcRs>();
-        check_seal_from::<tls_bench::libs::rustls::ring::Ring>();
+        check_seal_from::<tls_bench_harness::floor::aws_lc_rs::AwsLcRs>();
+        check_seal_from::<tls_bench_harness::libs::rustls::ring::Ring>();
     }
     #[cfg(feature = "openssl")]
-    check_seal_from::<tls_bench::libs::openssl::floor::ossl::Ossl>();
+    check_seal_from::<tls_bench_harness::libs::openssl::floor::ossl::Ossl>();
     #[cfg(feature = "boring")]
-    check_seal_from::<tls_bench::libs::openssl::floor::boringssl::BoringSsl>();
+    check_seal_from::<tls_bench_harness::libs::openssl::floor::boringssl::BoringSsl>();
 }

@@ -4,7 +4,7 @@
 //! overhead), the named skips of libraries without DTLS, the MTU, and the
 //! loud failures a lost or reordered datagram must give.
 
-use tls_bench::{
+use tls_bench_harness::{
     bench::{Case, SEND_LOOP_PAYLOADS, Workload, dtls_handshake_params, send_loop_params},
     harness::{ConfigureError, Handshaker, SideTimes, TlsLibrary},
     libs,
@@ -176,7 +176,7 @@ fn libraries_without_dtls_refuse_it_by_name() {
 
 #[test]
 fn over_udp_handshakes_run_and_the_send_loop_counts_every_write() {
-    use tls_bench::transport::DEFAULT_MTU;
+    use tls_bench_harness::transport::DEFAULT_MTU;
     for lib in libs::all() {
         let name = lib.name();
         for params in
@@ -214,7 +214,7 @@ fn over_udp_handshakes_run_and_the_send_loop_counts_every_write() {
 /// library's "unexpected EOF".
 #[test]
 fn a_write_larger_than_the_mtu_carries_is_a_named_skip_and_the_transport_error_reaches_the_user() {
-    use tls_bench::{
+    use tls_bench_harness::{
         transport::DEFAULT_MTU,
         workload::{Kind, Udp},
         writes::{check_datagram_payload, max_datagram_payload, min_mtu_for},

@@ -3,7 +3,7 @@
 
 #![cfg(feature = "plaintext")]
 
-use tls_bench::{
+use tls_bench_harness::{
     harness::Handshaker,
     libs,
     params::{HandshakeKind, Params},

@@ -10,7 +10,7 @@
 
 use std::process::Command;
 
-use tls_bench::libs;
+use tls_bench_harness::libs;
 
 fn crypto_floor(args: &[&str]) -> (bool, String, String) {
     let out =

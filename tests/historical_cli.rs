@@ -276,7 +276,7 @@ fn committed_results_and_graphs_change_only_to_a_complete_set_and_redraw_identic
 /// GUNGRAUN_HOME was not emptied, and writes two gungraun summaries there
 /// (a handshake and a transfer of the release named by GUNGRAUN_HOME's last
 /// component), or with STAND_IN_COUNTS=none only a skip, written where the
-/// benchmarks write theirs (`TLS_BENCH_SKIPS`, [`tls_bench::skip`]).
+/// benchmarks write theirs (`TLS_BENCH_SKIPS`, [`tls_bench_harness::skip`]).
 fn counting_cargo(dir: &Path) -> String {
     let summary = |id: &str, instructions: &str| {
         format!(

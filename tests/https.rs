@@ -21,18 +21,18 @@ use std::{
 };
 
 use common::sockets::{params, serve_options};
-use tls_bench::{
+use tls_bench_harness::{
     error::ConfigureError,
     params::{CipherSuite, HandshakeKind, KxGroup, Params},
-    sockets::{
-        ErrorKind, Extensions, Library,
-        attack::{Attack, AttackClients, AttackOptions, another_ca, run_attackers},
-        child::{Build, ChildOptions, ChildServer, probe},
-        https::{self, Http},
-        libraries,
-        serve::{self, Running, ServeOptions},
-        siege::{SiegeOptions, SiegeReport, run},
-    },
+};
+use tls_bench_sockets::{
+    ErrorKind, Extensions, Library,
+    attack::{Attack, AttackClients, AttackOptions, another_ca, run_attackers},
+    child::{Build, ChildOptions, ChildServer, probe},
+    https::{self, Http},
+    libraries,
+    serve::{self, Running, ServeOptions},
+    siege::{SiegeOptions, SiegeReport, run},
 };
 
 const BODY: usize = 1024;
@@ -159,7 +159,7 @@ where
 #[test]
 fn alpn_chooses_http2_for_h2_clients_and_http1_for_the_others() {
     use hyper_util::rt::{TokioExecutor, TokioIo};
-    use tls_bench::extensions::{H2, HTTP_1_1};
+    use tls_bench_harness::extensions::{H2, HTTP_1_1};
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     let mut ran = 0;
     for lib in libraries().into_iter().filter(|l| !l.plaintext()) {
@@ -172,9 +172,9 @@ fn alpn_chooses_http2_for_h2_clients_and_http1_for_the_others() {
         let addr = running.addr();
         let h2 = lib.client(&p, &https::CLIENT_H2).unwrap();
         let h1 = lib.client(&p, &https::CLIENT).unwrap();
-        let none = lib.client(&p, &tls_bench::sockets::Extensions::NONE).unwrap();
+        let none = lib.client(&p, &tls_bench_sockets::Extensions::NONE).unwrap();
         runtime.block_on(async {
-            let connect = |client: Arc<dyn tls_bench::sockets::Client>| async move {
+            let connect = |client: Arc<dyn tls_bench_sockets::Client>| async move {
                 let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
                 tokio::time::timeout(Duration::from_secs(10), client.connect(tcp, None))
                     .await
@@ -445,7 +445,7 @@ fn every_kind_of_misbehaving_client_is_rejected_while_good_clients_are_served() 
 
 #[test]
 fn plaintext_http_answers_a_raw_request_and_closes_a_slow_header_at_the_idle_timeout() {
-    let lib = tls_bench::sockets::find(tls_bench::sockets::PLAINTEXT).unwrap();
+    let lib = tls_bench_sockets::find(tls_bench_sockets::PLAINTEXT).unwrap();
     let options =
         ServeOptions { idle_timeout: Duration::from_millis(400), ..serve_options(Params::default()) };
     let running = https(&*lib, &options);
@@ -457,7 +457,7 @@ fn plaintext_http_answers_a_raw_request_and_closes_a_slow_header_at_the_idle_tim
     let mut answer = Vec::new();
     tcp.read_to_end(&mut answer).unwrap();
     assert!(answer.starts_with(b"HTTP/1.1 200 OK\r\n"), "{}", String::from_utf8_lossy(&answer));
-    assert!(answer.ends_with(&tls_bench::sockets::https::body(BODY)), "body not at the end");
+    assert!(answer.ends_with(&tls_bench_sockets::https::body(BODY)), "body not at the end");
     // Slowloris: a header that never ends is closed at the idle timeout.
     let slow = send_and_wait_closed(addr, b"GET / HTTP/1.1\r\nHost: localhost\r\n");
     assert!(slow >= Duration::from_millis(350) && slow < Duration::from_secs(4), "{slow:?}");

@@ -9,7 +9,7 @@ mod common;
 
 use std::process::Command;
 
-use tls_bench::{
+use tls_bench_harness::{
     bench::{Case, Figure, Workload},
     callgrind::GLIBC_TUNABLES,
     instructions::Counted,

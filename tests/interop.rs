@@ -2,7 +2,7 @@
 //! server authentication, mTLS and resumption, with the negotiated values
 //! checked on both sides and data both ways.
 
-use tls_bench::{
+use tls_bench_harness::{
     harness::{ConfigureError, Handshaker},
     libs,
     params::{HandshakeKind, KxGroup, Params, Protocol},

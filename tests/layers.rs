@@ -1,7 +1,9 @@
-//! The library's layers (src/lib.rs): its module list names every module
-//! once, and no module uses one listed after it, through `crate::` paths
-//! in code (comments and doc links aside). The binaries sit above all of
-//! them and are not checked.
+//! The layers inside each crate of the workspace with more than one layer
+//! (crates/harness, crates/results): its lib.rs's module list names every
+//! module once, and no module uses one listed after it, through `crate::`
+//! paths in code (comments and doc links aside). Between the crates the
+//! compiler keeps the direction (a crate cannot name one that depends on
+//! it); the binaries sit above all of them and are not checked.
 
 use std::{
     collections::{BTreeMap, BTreeSet},
@@ -25,7 +27,8 @@ fn documented_order(lib: &str) -> Vec<String> {
 fn declared(lib: &str) -> BTreeSet<String> {
     lib.lines()
         .filter_map(|l| l.strip_prefix("pub mod ").or_else(|| l.strip_prefix("mod ")))
-        .map(|m| m.trim_end_matches(';').to_string())
+        .filter_map(|m| m.strip_suffix(';'))
+        .map(str::to_string)
         .collect()
 }
 
@@ -88,17 +91,17 @@ fn files_of(src: &Path, name: &str) -> Vec<PathBuf> {
     out
 }
 
-#[test]
-fn every_module_is_listed_once_and_uses_only_those_before_it() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+/// Checks `crates/<krate>/src/lib.rs`'s list against its modules' uses.
+fn check_layers(krate: &str) {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("crates").join(krate).join("src");
     let lib = fs::read_to_string(src.join("lib.rs")).unwrap();
     let order = documented_order(&lib);
     let rank: BTreeMap<&str, usize> = order.iter().enumerate().map(|(i, m)| (m.as_str(), i)).collect();
-    assert_eq!(rank.len(), order.len(), "a module listed twice in src/lib.rs: {order:?}");
+    assert_eq!(rank.len(), order.len(), "a module listed twice in {krate}'s lib.rs: {order:?}");
     assert_eq!(
         declared(&lib),
         order.iter().cloned().collect(),
-        "src/lib.rs's list and its `mod` lines differ"
+        "{krate}'s lib.rs's list and its `mod` lines differ"
     );
 
     let mut upward = Vec::new();
@@ -110,12 +113,22 @@ fn every_module_is_listed_once_and_uses_only_those_before_it() {
                         upward.push(format!("{}: {module} uses {used}", file.display()))
                     }
                     Some(_) => {}
-                    None => panic!("{}: crate::{used} is no module of src/lib.rs", file.display()),
+                    None => panic!("{}: crate::{used} is no module of {krate}'s lib.rs", file.display()),
                 }
             }
         }
     }
     assert!(upward.is_empty(), "uses of a later layer:\n{}", upward.join("\n"));
+}
+
+#[test]
+fn every_module_of_the_harness_is_listed_once_and_uses_only_those_before_it() {
+    check_layers("harness");
+}
+
+#[test]
+fn every_module_of_the_results_is_listed_once_and_uses_only_those_before_it() {
+    check_layers("results");
 }
 
 #[test]

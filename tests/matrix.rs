@@ -3,7 +3,7 @@
 //! combinations must be named skips, and only where a library really lacks
 //! the feature.
 
-use tls_bench::{
+use tls_bench_harness::{
     harness::{ConfigureError, Handshaker},
     libs,
     params::{HandshakeKind, KxGroup, Params},
@@ -81,7 +81,8 @@ fn check_skips(skips: &[(String, Params, String)]) {
             assert!(why.contains("FIPS"), "{lib} skipped {p} without naming FIPS: {why}");
             if lib.starts_with("rustls") {
                 assert!(
-                    p.group == KxGroup::X25519 || p.suite.aead() == tls_bench::params::Aead::Chacha20Poly1305,
+                    p.group == KxGroup::X25519
+                        || p.suite.aead() == tls_bench_harness::params::Aead::Chacha20Poly1305,
                     "{lib} skipped an approved combination {p}: {why}"
                 );
             }
@@ -135,7 +136,7 @@ fn library_names_carry_versions() {
 #[test]
 fn unsupported_combinations_are_named_skips() {
     let invalid = Params {
-        suite: tls_bench::params::CipherSuite::TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,
+        suite: tls_bench_harness::params::CipherSuite::TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,
         ..Params::default()
     };
     for lib in libs::all() {
@@ -146,9 +147,9 @@ fn unsupported_combinations_are_named_skips() {
     }
     #[cfg(feature = "rustls")]
     {
-        use tls_bench::harness::TlsLibrary;
-        let ring = tls_bench::libs::rustls::stack::Rustls {
-            provider: tls_bench::libs::rustls::config::Provider::Ring,
+        use tls_bench_harness::harness::TlsLibrary;
+        let ring = tls_bench_harness::libs::rustls::stack::Rustls {
+            provider: tls_bench_harness::libs::rustls::config::Provider::Ring,
         };
         let pq = Params { group: KxGroup::X25519Mlkem768, ..Params::default() };
         match ring.configure(&pq) {

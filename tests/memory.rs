@@ -5,7 +5,7 @@
 use std::{path::PathBuf, process::Command, sync::OnceLock};
 
 use serde_json::Value;
-use tls_bench::libs;
+use tls_bench_harness::libs;
 
 const BIN: &str = env!("CARGO_BIN_EXE_memory");
 

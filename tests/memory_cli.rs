@@ -14,7 +14,7 @@ use std::{
 };
 
 use serde_json::Value;
-use tls_bench::libs;
+use tls_bench_harness::libs;
 
 /// A small, fast selection: [`common::small_library`], one kind, one chain, 2 pairs,
 /// 1 write per size, after `--libraries`.

@@ -1,8 +1,8 @@
-//! The heap counters' bookkeeping (`tls_bench::memory`), fed by hand: this
+//! The heap counters' bookkeeping (`tls_bench_harness::memory`), fed by hand: this
 //! test binary has no allocator interposer, so only these calls reach them.
 //! Alone in its binary because the scope is process-wide.
 
-use tls_bench::memory::{Scope, Snapshot, in_scope, record_alloc, record_free, scope};
+use tls_bench_harness::memory::{Scope, Snapshot, in_scope, record_alloc, record_free, scope};
 
 #[test]
 fn scopes_nest_and_charge_the_right_counters() {

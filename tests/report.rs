@@ -108,10 +108,10 @@ fn saved_figures_table_again_as_printed_and_a_bad_path_is_refused_first() {
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     // What `report results` reads back tables exactly as `report` printed.
-    let figures: Vec<tls_bench::criterion_json::Measurement> =
+    let figures: Vec<tls_bench_results::criterion_json::Measurement> =
         serde_json::from_str(&fs::read_to_string(&saved).unwrap()).unwrap();
     assert_eq!(figures.len(), 2);
-    assert_eq!(tls_bench::results::criterion::tables(&figures), String::from_utf8_lossy(&out.stdout));
+    assert_eq!(tls_bench_results::criterion::tables(&figures), String::from_utf8_lossy(&out.stdout));
     // A path in no directory: an error before anything is read.
     let bad = dir.join("no-such-dir/figures.json");
     let out = Command::new(env!("CARGO_BIN_EXE_report"))

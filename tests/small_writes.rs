@@ -7,7 +7,7 @@
 
 use std::{fs, path::PathBuf, process::Command};
 
-use tls_bench::{
+use tls_bench_harness::{
     bench::{Case, small_write_params},
     harness::TlsLibrary,
     libs,

@@ -18,15 +18,15 @@ use std::{
 };
 
 use common::sockets::{load_options, params, refusing_port, serve_options};
-use tls_bench::{
+use tls_bench_harness::{
     error::ConfigureError,
     params::{HandshakeKind, Params},
-    sockets::{
-        ErrorKind, Extensions, Library, https, https_compare, libraries,
-        load::{self, LoadOptions, Report},
-        serve::{self, start_with},
-        siege::{self, SiegeOptions},
-    },
+};
+use tls_bench_sockets::{
+    ErrorKind, Extensions, Library, https, libraries,
+    load::{self, LoadOptions, Report},
+    serve::{self, start_with},
+    siege::{self, SiegeOptions},
 };
 
 fn siege_options(params: Params, connect: SocketAddr) -> SiegeOptions {
@@ -347,7 +347,7 @@ fn running(pid: u32) -> bool {
 
 #[test]
 fn no_server_outlives_the_soak_that_started_it() {
-    let nginx = tls_bench::sockets::nginx::binary().is_ok();
+    let nginx = tls_bench_sockets::nginx::binary().is_ok();
     if !nginx {
         println!("nginx is not installed: the soak's servers are this build's own only");
     }
@@ -420,7 +420,7 @@ fn a_row_whose_transactions_failed_is_named() {
     // The client expects another body: every transaction fails.
     let report = siege::run(&*lib, &siege_options(Params::default(), running.addr())).unwrap();
     running.stop().unwrap();
-    let why = https_compare::unmeasured(&report).expect("a row with no transaction is named");
+    let why = report.unmeasured().expect("a row with no transaction is named");
     assert!(why.starts_with("no transaction completed (corrupt 6)"), "{why}");
     assert!(
         report.error_examples[0].contains("100 bytes where 1024 were expected"),

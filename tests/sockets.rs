@@ -16,17 +16,17 @@ use std::{
 };
 
 use common::sockets::{load_options, params, refusing_port, serve_options};
-use tls_bench::{
+use tls_bench_harness::{
     bench::{Case, cases_of, socket_workloads},
     error::ConfigureError,
     libs,
     params::{CipherSuite, HandshakeKind, Params},
     runner::{Prepared, prepare},
-    sockets::{
-        ErrorKind, Extensions, Library, libraries,
-        load::{self, LoadOptions, Report},
-        serve::{self, ServeOptions, Summary},
-    },
+};
+use tls_bench_sockets::{
+    ErrorKind, Extensions, Library, libraries,
+    load::{self, LoadOptions, Report},
+    serve::{self, ServeOptions, Summary},
 };
 
 /// Whether `library` runs `params` on both sides; prints the reason when
@@ -341,7 +341,7 @@ fn the_binaries_name_what_is_valid_and_exit_non_zero() {
 
 #[test]
 fn the_echo_kind_runs_every_library_and_skips_by_name() {
-    tls_bench::sockets::cases::install();
+    tls_bench_sockets::cases::install();
     // compare --sockets's cases: the 10-client 1 KiB rows of each suite.
     let libs = libs::all();
     let workloads: Vec<_> = socket_workloads()
@@ -373,7 +373,7 @@ fn the_echo_kind_runs_every_library_and_skips_by_name() {
 
 #[test]
 fn the_socket_handshake_kind_times_full_and_resumed_handshakes_apart() {
-    tls_bench::sockets::cases::install();
+    tls_bench_sockets::cases::install();
     let libs = libs::all();
     let workloads: Vec<_> = socket_workloads()
         .into_iter()
@@ -414,7 +414,7 @@ fn the_socket_handshake_kind_times_full_and_resumed_handshakes_apart() {
 
 #[test]
 fn handshake_scaling_gives_full_and_resumed_rates_with_the_server_cpu() {
-    use tls_bench::sockets::scaling::{self, ScalingOptions};
+    use tls_bench_sockets::scaling::{self, ScalingOptions};
     let lib =
         libraries().into_iter().find(|l| !l.plaintext() && runs(&**l, &params(HandshakeKind::Resumption)));
     let Some(lib) = lib else { return };
@@ -448,7 +448,7 @@ fn a_core_the_process_may_not_use_is_refused() {
 #[test]
 fn an_idle_connection_is_closed_and_a_busy_one_is_not() {
     use std::io::{Read, Write};
-    let plaintext = tls_bench::sockets::find(tls_bench::sockets::PLAINTEXT).unwrap();
+    let plaintext = tls_bench_sockets::find(tls_bench_sockets::PLAINTEXT).unwrap();
     let options =
         ServeOptions { idle_timeout: Duration::from_millis(300), ..serve_options(Params::default()) };
     let running = serve::start(&*plaintext, &options).unwrap();
@@ -493,7 +493,7 @@ fn an_echo_that_never_comes_back_is_a_timeout_after_the_limit() {
             while s2.read(&mut sink).is_ok_and(|n| n > 0) {}
         }
     });
-    let plaintext = tls_bench::sockets::find(tls_bench::sockets::PLAINTEXT).unwrap();
+    let plaintext = tls_bench_sockets::find(tls_bench_sockets::PLAINTEXT).unwrap();
     let options = LoadOptions {
         connections: 1,
         requests: Some(1),

@@ -94,7 +94,7 @@ fn root() -> bool {
 /// refuse x25519), as command-line arguments.
 fn tls_args() -> Vec<String> {
     let library =
-        tls_bench::sockets::libraries().into_iter().find(|l| !l.plaintext()).expect("a TLS library").name();
+        tls_bench_sockets::libraries().into_iter().find(|l| !l.plaintext()).expect("a TLS library").name();
     ["--library", library.as_str(), "--group", "secp256r1"].map(String::from).to_vec()
 }
 

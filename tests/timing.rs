@@ -1,4 +1,4 @@
-//! The timing rules of the measurement core ([`tls_bench::runner`]), proved
+//! The timing rules of the measurement core ([`tls_bench_harness::runner`]), proved
 //! on every built library by wrapping it:
 //!
 //! - connection creation is inside a handshake's timed region and charged
@@ -15,7 +15,7 @@ use std::{
 };
 
 use anyhow::Result;
-use tls_bench::{
+use tls_bench_harness::{
     bench::{Case, Figure, Workload},
     error::ConfigureError,
     harness::{Configured, Negotiated, Session, TlsConnection, TlsLibrary},
@@ -117,7 +117,7 @@ fn wrapped() -> Vec<(Wrapped, Rc<Cell<bool>>)> {
 /// The centre of the sweep with handshake `kind`, or secp256r1 where a
 /// FIPS build has no x25519.
 fn centre(lib: &dyn TlsLibrary, kind: HandshakeKind) -> Params {
-    for group in [tls_bench::params::KxGroup::X25519, tls_bench::params::KxGroup::Secp256r1] {
+    for group in [tls_bench_harness::params::KxGroup::X25519, tls_bench_harness::params::KxGroup::Secp256r1] {
         let params = Params { kind, group, ..Params::default() };
         match lib.configure(&params) {
             Ok(_) => return params,
@@ -174,7 +174,7 @@ fn bytes_counted_are_bytes_moved() {
     );
     for lib in libs::all() {
         let p = centre(lib.as_ref(), HandshakeKind::ServerAuth);
-        let mut h = tls_bench::harness::Handshaker::new(lib.as_ref(), lib.as_ref(), p)
+        let mut h = tls_bench_harness::harness::Handshaker::new(lib.as_ref(), lib.as_ref(), p)
             .unwrap_or_else(|e| panic!("{}: {e}", lib.name()));
         let (mut pair, _) = h.handshake_checked().unwrap();
         pair.duplex.reset_stats();

@@ -1,10 +1,10 @@
-//! The wire reader ([`tls_bench::wire`]) against the libraries' own
+//! The wire reader ([`tls_bench_harness::wire`]) against the libraries' own
 //! reports: for every library and parameter set of the full matrix, the
 //! group, resumption and version read from the server's first flight equal
 //! what the server says it negotiated. historical-perf relies on the reader
 //! for rustls 0.20 and 0.21, which cannot report these values.
 
-use tls_bench::{
+use tls_bench_harness::{
     harness::{ConfigureError, Handshaker, SideTimes},
     libs,
     params::{HandshakeKind, Params, Protocol},

@@ -1,5 +1,5 @@
 //! What the Criterion benches share: their settings, and one loop over the
-//! cases of a workload kind ([`tls_bench::bench::Case`]), each timed by the
+//! cases of a workload kind ([`tls_bench_harness::bench::Case`]), each timed by the
 //! project's [`Runner`].
 
 #[cfg(target_os = "linux")]
@@ -8,14 +8,15 @@ pub mod flamegraph;
 use std::{env, time::Duration};
 
 use criterion::{BenchmarkId, Criterion, SamplingMode, Throughput};
-use tls_bench::{
+use tls_bench_harness::{
     bench::{Case, FLOORS_ENV, Figure, Matrix, SIDES_ENV, floors_from_env, mtu_from_env, sides_from_env},
-    certs, criterion_json,
+    certs,
     filter::{self, CRITERION_TITLE_MAX, IdFilter},
     harness::TlsLibrary,
     libs,
     runner::{Prepared, Runner, prepare},
 };
+use tls_bench_results::criterion_json;
 
 /// Environment variable that turns Criterion's plots back on (`1`): they
 /// cost about 2 s per benchmark, so they are off by default.
@@ -85,7 +86,7 @@ struct Selection {
     sides: bool,
     runners: Vec<(Case, Box<Runner>)>,
     /// (library, its crypto floor) for each library measured beside its
-    /// floor ([`tls_bench::bench::FLOORS_ENV`]).
+    /// floor ([`tls_bench_harness::bench::FLOORS_ENV`]).
     crypto_floors: Vec<(String, String)>,
 }
 
@@ -156,7 +157,7 @@ fn select(bench: &str) -> Option<Selection> {
                 runners.push((case, runner));
             }
             Prepared::Skipped(why) => {
-                tls_bench::skip::report(&case.to_string(), &why).unwrap_or_else(fail_on)
+                tls_bench_harness::skip::report(&case.to_string(), &why).unwrap_or_else(fail_on)
             }
         }
     }
@@ -195,7 +196,7 @@ fn drop_lone_floors(libs: &[Box<dyn TlsLibrary>], runners: &mut Vec<(Case, Box<R
         let drop = lone.next().unwrap_or(false);
         if drop {
             let why = "no library that this floor goes with runs this case";
-            tls_bench::skip::report(&case.to_string(), why).unwrap_or_else(fail_on);
+            tls_bench_harness::skip::report(&case.to_string(), why).unwrap_or_else(fail_on);
         }
         !drop
     });
@@ -229,7 +230,7 @@ fn list(bench: &str) -> ! {
 
 /// Benchmarks the cases [`select`] configures: the `Both` figure, and with
 /// `TLS_BENCH_SIDES=1` the per-side figures too (measured in groups of
-/// their own; [`tls_bench::bench::Workload::figures`]). Before each
+/// their own; [`tls_bench_harness::bench::Workload::figures`]). Before each
 /// benchmark whose id is longer than Criterion prints whole
 /// ([`CRITERION_TITLE_MAX`]), prints `id in full: <id>`. The send loop's
 /// Criterion throughput is in elements (writes: packets per second for

@@ -21,7 +21,7 @@ use rcgen::{
     BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer, KeyPair,
     KeyUsagePurpose, RsaKeySize,
 };
-use tls_bench::{
+use tls_bench_harness::{
     certs::{self, CLIENT_NAME, SERVER_NAME},
     error::exit_code,
     params::CertChain,

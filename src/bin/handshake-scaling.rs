@@ -8,16 +8,13 @@ use std::{fs, path::PathBuf, process::ExitCode, time::Duration};
 use anyhow::{Context, Result, anyhow};
 use clap::Parser;
 use plotters::prelude::*;
-use tls_bench::{
-    error::exit_code,
-    outdir::RunDir,
-    results::sockets::Point,
-    sockets::{
-        self,
-        cli::{ParamsArgs, duration_arg, print},
-        scaling::{ScalingOptions, run},
-        threads::allowed_cores,
-    },
+use tls_bench_harness::error::exit_code;
+use tls_bench_results::{outdir::RunDir, sockets::Point};
+use tls_bench_sockets::{
+    self as sockets,
+    cli::{ParamsArgs, duration_arg, print},
+    scaling::{ScalingOptions, run},
+    threads::allowed_cores,
 };
 
 /// Handshakes per second by server threads, for one library.

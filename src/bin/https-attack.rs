@@ -11,17 +11,15 @@ use std::{path::PathBuf, process::ExitCode, sync::Arc, time::Duration};
 
 use anyhow::{Context, Result, anyhow, bail};
 use clap::Parser;
-use tls_bench::{
-    params::HandshakeKind,
-    sockets::{
-        self,
-        attack::{Attack, AttackClients, AttackOptions, run_attackers},
-        cli::{ParamsArgs, check_json, cores, duration_arg, print, write_json},
-        https::Http,
-        interrupt::{self, OnSignal, exit_code},
-        serve::{ServeOptions, start_with},
-        siege::{SiegeOptions, run},
-    },
+use tls_bench_harness::params::HandshakeKind;
+use tls_bench_sockets::{
+    self as sockets,
+    attack::{Attack, AttackClients, AttackOptions, run_attackers},
+    cli::{ParamsArgs, check_json, cores, duration_arg, print, write_json},
+    https::Http,
+    interrupt::{self, OnSignal, exit_code},
+    serve::{ServeOptions, start_with},
+    siege::{SiegeOptions, run},
 };
 
 /// Good HTTPS load beside misbehaving clients.
@@ -154,7 +152,7 @@ fn run_cli(cli: Cli) -> Result<()> {
         "alone": alone, "beside": beside, "attacks": counts.unwrap_or_default(), "server": summary,
         "interrupted": interrupted,
     });
-    let saved: tls_bench::results::https::AttackRun =
+    let saved: tls_bench_results::https::AttackRun =
         serde_json::from_value(json.clone()).context("reading the run back as --json holds it")?;
     let printed = print(&format!(
         "{}https-attack: {} {params}, {} good users ({}), {:?} per phase, {} attackers per kind\n\n{}\n{}\nthe server: {}",

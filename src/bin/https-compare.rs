@@ -11,18 +11,15 @@ use std::{
 
 use anyhow::{Result, bail};
 use clap::Parser;
-use tls_bench::{
-    outdir::RunDir,
-    sockets::{
-        self,
-        child::Build,
-        cli::{ParamsArgs, client_library, cores, duration_arg, print},
-        https_compare::{CompareOptions, owns, run, write},
-        interrupt::{self, OnSignal},
-        threads::{check_cores, split_cores},
-    },
-    variants::Variant,
-    workers,
+use tls_bench::{variants::Variant, workers};
+use tls_bench_results::outdir::RunDir;
+use tls_bench_sockets::{
+    self as sockets,
+    child::Build,
+    cli::{ParamsArgs, client_library, cores, duration_arg, print},
+    https_compare::{CompareOptions, owns, run, write},
+    interrupt::{self, OnSignal},
+    threads::{check_cores, split_cores},
 };
 
 /// Siege-style HTTPS load on every library's server, nginx and plaintext

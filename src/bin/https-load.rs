@@ -8,8 +8,8 @@ use std::{net::SocketAddr, process::ExitCode, time::Duration};
 
 use anyhow::{Result, bail};
 use clap::Parser;
-use tls_bench::sockets::{
-    self,
+use tls_bench_sockets::{
+    self as sockets,
     cli::{ClientArgs, ParamsArgs, check_json, cores, duration_arg, print, socket_addr_arg, write_json},
     interrupt::{self, OnSignal, exit_code},
     siege::{SiegeOptions, run},

@@ -7,10 +7,8 @@
 use std::{process::ExitCode, sync::Arc};
 
 use clap::Parser;
-use tls_bench::{
-    error::exit_code,
-    sockets::{cli::ServerArgs, https::Http},
-};
+use tls_bench_harness::error::exit_code;
+use tls_bench_sockets::{cli::ServerArgs, https::Http};
 
 /// An HTTPS server for one library and parameter set.
 #[derive(Parser)]

@@ -8,14 +8,12 @@ use std::{path::PathBuf, process::ExitCode, time::Duration};
 
 use anyhow::{Context, Result, bail};
 use clap::Parser;
-use tls_bench::{
-    outdir::RunDir,
-    sockets::{
-        self,
-        cli::{ParamsArgs, client_library, cores, duration_arg, print},
-        interrupt::{self, OnSignal},
-        soak::{SoakOptions, owns, run},
-    },
+use tls_bench_results::outdir::RunDir;
+use tls_bench_sockets::{
+    self as sockets,
+    cli::{ParamsArgs, client_library, cores, duration_arg, print},
+    interrupt::{self, OnSignal},
+    soak::{SoakOptions, owns, run},
 };
 
 /// RSS over time under steady HTTPS load, every library and nginx.
@@ -88,7 +86,7 @@ fn run_cli(cli: Cli) -> Result<()> {
     std::fs::write(out.path().join("results.json"), serde_json::to_string_pretty(&soak)? + "\n")
         .context("writing results.json")?;
     std::fs::write(out.path().join("results.md"), &md).context("writing results.md")?;
-    soak.svg(&out.path().join("rss.svg"))?;
+    tls_bench_sockets::soak::svg(&soak, &out.path().join("rss.svg"))?;
     out.commit()?;
     eprintln!("results in {}", cli.out.display());
     printed?;

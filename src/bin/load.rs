@@ -7,8 +7,8 @@ use std::{net::SocketAddr, path::PathBuf, process::ExitCode, time::Duration};
 
 use anyhow::{Context, Result, bail};
 use clap::Parser;
-use tls_bench::sockets::{
-    self,
+use tls_bench_sockets::{
+    self as sockets,
     cli::{ClientArgs, ParamsArgs, check_json, cores, duration_arg, print, socket_addr_arg, write_json},
     interrupt::{self, OnSignal, exit_code},
     load::{self, LoadOptions, run},

@@ -4,7 +4,7 @@
 //! Configures the case's library, runs one warm-up iteration (one-time and
 //! lazy initialisation happen there, outside the count), then
 //! `--iterations` measured iterations inside the regions Callgrind's
-//! `--toggle-collect` selects ([`tls_bench::callgrind`]), each checked as in
+//! `--toggle-collect` selects ([`tls_bench_harness::callgrind`]), each checked as in
 //! the wall-time benchmarks. Outside Callgrind it only runs and checks.
 //!
 //! ```text
@@ -13,7 +13,7 @@
 //! ```
 //!
 //! `--fixed-random` fixes rustls's protocol random values
-//! (`tls_bench::libs::rustls::config::fix_random`) in builds of rustls 0.22 and
+//! (`tls_bench_harness::libs::rustls::config::fix_random`) in builds of rustls 0.22 and
 //! later; rustls 0.20 and 0.21 (historical-perf builds, cfg `rustls_0_21`)
 //! have no crypto providers to draw them from a constant, so they run
 //! without fixed randomness, as the other libraries always do (the flag is
@@ -29,7 +29,7 @@
 use std::process::ExitCode;
 
 use clap::Parser;
-use tls_bench::{
+use tls_bench_harness::{
     bench::find_case,
     error::exit_code,
     libs,
@@ -43,7 +43,7 @@ struct Args {
     #[arg(long, default_value_t = 1)]
     iterations: u64,
     /// rustls 0.22 and later only: draw the protocol's random bytes from a
-    /// constant (`tls_bench::libs::rustls::config::fix_random`). Other libraries,
+    /// constant (`tls_bench_harness::libs::fix_random`). Other libraries,
     /// and rustls 0.20/0.21, cannot: for them it changes nothing.
     #[arg(long)]
     fixed_random: bool,
@@ -63,8 +63,7 @@ fn main() -> ExitCode {
         return ExitCode::SUCCESS;
     };
     if args.fixed_random {
-        #[cfg(all(feature = "rustls", not(rustls_0_21)))]
-        tls_bench::libs::rustls::config::fix_random();
+        libs::fix_random();
     }
     // The crypto floors too (`crypto-floor count` counts them beside their
     // libraries).

@@ -5,10 +5,8 @@
 use std::{process::ExitCode, sync::Arc};
 
 use clap::Parser;
-use tls_bench::{
-    error::exit_code,
-    sockets::{cli::ServerArgs, serve::Echo},
-};
+use tls_bench_harness::error::exit_code;
+use tls_bench_sockets::{cli::ServerArgs, serve::Echo};
 
 /// A TLS echo server for one library and parameter set.
 #[derive(Parser)]

@@ -2,7 +2,7 @@
 
 use std::{fs, path::PathBuf};
 
-use tls_bench::libs;
+use tls_bench_harness::libs;
 
 #[cfg(feature = "sockets")]
 #[allow(dead_code)] // not every test file that shares this module uses all of it

@@ -7,10 +7,8 @@ use std::{
     time::Duration,
 };
 
-use tls_bench::{
-    params::{CipherSuite, HandshakeKind, KxGroup, Params},
-    sockets::{load::LoadOptions, serve::ServeOptions},
-};
+use tls_bench_harness::params::{CipherSuite, HandshakeKind, KxGroup, Params};
+use tls_bench_sockets::{load::LoadOptions, serve::ServeOptions};
 
 /// What the tests negotiate: a suite and group every library of every build
 /// (FIPS ones included) can do.

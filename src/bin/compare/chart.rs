@@ -147,7 +147,7 @@ where
     for (j, library) in libraries.iter().enumerate() {
         let color = PALETTE[j % PALETTE.len()];
         let offset = (libraries.len() as f64 - 1.0) / 2.0 * spread - j as f64 * spread;
-        let points: Vec<(f64, tls_bench::results::compare::Interval)> = rows
+        let points: Vec<(f64, tls_bench_results::compare::Interval)> = rows
             .iter()
             .enumerate()
             .filter_map(|(i, r)| {

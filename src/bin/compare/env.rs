@@ -4,7 +4,7 @@
 
 use std::time::Instant;
 
-pub use tls_bench::results::compare::{Environment, LibraryInfo};
+pub use tls_bench_results::compare::{Environment, LibraryInfo};
 
 /// CPU flags worth recording (from /proc/cpuinfo `flags`): the ones that
 /// decide which AES-GCM, ChaCha20, SHA and bignum code paths run.
@@ -40,7 +40,7 @@ impl EnvProbe {
         Environment {
             date: self.date.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
             duration_s: self.started.elapsed().as_secs_f64(),
-            cpu_model: tls_bench::host::cpu_model(),
+            cpu_model: tls_bench_results::host::cpu_model(),
             cpu_flags: std::fs::read_to_string("/proc/cpuinfo").map(|s| cpu_flags(&s)).unwrap_or_default(),
             cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
             kernel: std::fs::read_to_string("/proc/sys/kernel/osrelease")

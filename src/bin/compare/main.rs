@@ -5,7 +5,7 @@
 //! and within a row every library in a fresh random order, for a slice of
 //! about `--slice-ms`. A slow spell of the machine then hits every library
 //! of a row alike, and the per-round paired ratios cancel it
-//! ([`tls_bench::stats`]). Variants that cannot share a process (system
+//! ([`tls_bench_results::stats`]). Variants that cannot share a process (system
 //! OpenSSL, BoringSSL, AWS-LC builds) each run in a worker process of their
 //! own build, and take part in the same rounds; only one slice runs at a
 //! time.
@@ -35,12 +35,11 @@ use std::{
 use anyhow::{Context, Result, bail, ensure};
 use clap::{Args, Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
-use tls_bench::{
+use tls_bench_harness::{
     bench::{Case, Matrix, library_family},
     error::exit_code,
-    outdir::RunDir,
-    results::compare as results,
 };
+use tls_bench_results::{compare as results, outdir::RunDir};
 
 use crate::{
     env::{EnvProbe, LibraryInfo},

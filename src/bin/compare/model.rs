@@ -1,16 +1,16 @@
 //! What `compare` concludes from the slices it timed: each row's summary
 //! (medians, ratios to the row's best with intervals). The types, serialised
 //! as is into `target/compare/results.json`, are
-//! [`tls_bench::results::compare`]'s, which also renders them.
+//! [`tls_bench_results::compare`]'s, which also renders them.
 
 use std::collections::BTreeMap;
 
-use tls_bench::results::compare::Interval;
-pub use tls_bench::results::compare::{
+use tls_bench_results::compare::Interval;
+pub use tls_bench_results::compare::{
     CaseInfo, CaseResult, FLOOR, LibrarySummary, ProtocolCost, RowSummary, Slice, is_crypto_floor,
 };
 
-use tls_bench::stats::{median, paired_ratio};
+use tls_bench_results::stats::{median, paired_ratio};
 
 /// Summarises `results` row by row, in the order rows first appear.
 /// Rounds are paired by [`Slice::round`]: a ratio uses only the rounds both

@@ -1,5 +1,5 @@
 //! `compare`'s CSV of every (row, library) figure. The Markdown printed to
-//! stdout is [`tls_bench::results::compare::markdown`].
+//! stdout is [`tls_bench_results::compare::markdown`].
 
 use std::path::Path;
 
@@ -78,7 +78,7 @@ pub fn write_csv(path: &Path, rows: &[RowSummary]) -> Result<()> {
 
 #[cfg(test)]
 pub(crate) mod tests {
-    use tls_bench::results::compare::{FLOOR, Interval, LibrarySummary, METHOD, markdown};
+    use tls_bench_results::compare::{FLOOR, Interval, LibrarySummary, METHOD, markdown};
 
     use super::*;
     use crate::env::{EnvProbe, LibraryInfo};

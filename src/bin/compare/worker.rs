@@ -14,7 +14,7 @@ use std::{
 use anyhow::{Context, Result, bail};
 use regex::Regex;
 use serde::{Deserialize, Serialize};
-use tls_bench::{
+use tls_bench_harness::{
     bench::{Case, Figure, Matrix, Workload, cases_of},
     harness::TlsLibrary,
     libs,
@@ -62,7 +62,7 @@ pub struct WorkerOptions {
     /// The DTLS benchmarks instead of the matrix's handshakes and
     /// throughput ([`WorkerOptions::workloads`]).
     pub dtls: bool,
-    /// The socket workloads instead ([`tls_bench::bench::socket_workloads`]).
+    /// The socket workloads instead ([`tls_bench_harness::bench::socket_workloads`]).
     pub sockets: bool,
 }
 
@@ -92,7 +92,7 @@ impl WorkerOptions {
     /// threads a slice cannot interleave), with `sockets` the socket echo.
     pub fn workloads(&self) -> Vec<(Workload, Params)> {
         if self.sockets {
-            tls_bench::bench::socket_workloads()
+            tls_bench_harness::bench::socket_workloads()
         } else if self.dtls {
             self.matrix.dtls_workloads().into_iter().filter(|(w, _)| w.kind().in_memory()).collect()
         } else {
@@ -111,7 +111,7 @@ pub type Libraries = Vec<Box<dyn TlsLibrary>>;
 pub fn cases(opts: &WorkerOptions) -> Result<(Libraries, Vec<Case>)> {
     let filter = opts.filter.as_deref().map(Regex::new).transpose().context("--filter")?;
     if opts.sockets {
-        tls_bench::sockets::cases::install();
+        tls_bench_sockets::cases::install();
     }
     let mut libs = libs::all();
     if !opts.sockets && !opts.dtls {
@@ -134,7 +134,7 @@ pub fn cases(opts: &WorkerOptions) -> Result<(Libraries, Vec<Case>)> {
 /// a broken pipe.
 pub fn serve(variant: &str, opts: &WorkerOptions) -> Result<()> {
     let (libs, cases) = cases(opts)?;
-    tls_bench::bench::check_unique(&cases)?;
+    tls_bench_harness::bench::check_unique(&cases)?;
     let mut runners: HashMap<String, Runner> = HashMap::new();
     let mut infos = Vec::new();
     for case in &cases {

@@ -1,6 +1,6 @@
 //! `crypto-floor count`: the operation table checked against each
 //! library's calls, and each floor's instructions against its library's,
-//! under Callgrind ([`tls_bench::floor::count`]).
+//! under Callgrind ([`tls_bench_harness::floor::count`]).
 
 use std::{
     collections::HashMap,
@@ -8,7 +8,7 @@ use std::{
 };
 
 use anyhow::{Context, Result, bail, ensure};
-use tls_bench::{
+use tls_bench_harness::{
     bench::{Case, find_case},
     floor::{
         count::{self, Check, Profile, Sides},
@@ -22,7 +22,7 @@ use tls_bench::{
     workload::{Figure, Workload},
 };
 
-/// The floor's name prefix ([`tls_bench::floor::floor_name`]).
+/// The floor's name prefix ([`tls_bench_harness::floor::floor_name`]).
 const FLOOR_PREFIX: &str = "crypto-floor-";
 
 /// This build's libraries and crypto floors.

@@ -1,5 +1,5 @@
 //! `crypto-floor`: the crypto floor's operation table and its primitives'
-//! speed ([`tls_bench::floor`]).
+//! speed ([`tls_bench_harness::floor`]).
 //!
 //! ```text
 //! crypto-floor ops                          # the table of every handshake of the sweep
@@ -10,7 +10,7 @@
 //!
 //! `count` runs one handshake of each library and of its crypto floor
 //! under Callgrind (valgrind), counts each side's calls to the functions
-//! that perform each primitive ([`tls_bench::floor::count`]) beside the
+//! that perform each primitive ([`tls_bench_harness::floor::count`]) beside the
 //! operation table, and each side's instructions beside its floor's; it
 //! exits 1 naming every operation whose count disagrees with the table and
 //! every floor that executes as many instructions as its library.
@@ -33,7 +33,8 @@ mod count;
 mod speed;
 
 use speed::{NAMES, Speed};
-use tls_bench::{error::exit_code, floor::ops, params::Params, stats::median, transport::Side};
+use tls_bench_harness::{error::exit_code, floor::ops, params::Params, transport::Side};
+use tls_bench_results::stats::median;
 
 #[derive(Parser)]
 #[command(about = "The crypto floor: its operation table, and its primitives' speed")]

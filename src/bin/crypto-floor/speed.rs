@@ -18,12 +18,13 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, ensure};
 
-use tls_bench::{
+use tls_bench_harness::{
     certs,
     floor::{
         Backend, chain,
         ops::{Hash, Kx, Sig},
     },
+    libs::{self, BackendVisitor},
     params::{Aead, CertChain},
 };
 
@@ -123,29 +124,16 @@ pub struct Measured {
     pub measure: fn(Duration) -> Result<Vec<Speed>>,
 }
 
-/// The backends of this build's floors ([`tls_bench::libs::crypto_floors`]).
-#[allow(clippy::vec_init_then_push, unused_mut)]
+/// The backends of this build's floors ([`tls_bench_harness::libs::crypto_floors`]),
+/// as [`libs::visit_floor_backends`] lists them.
 pub fn backends() -> Vec<Measured> {
-    let mut out = Vec::new();
-    #[cfg(all(aws_lc_rs_floor, not(tls_bench_rustls_fips)))]
-    {
-        use tls_bench::floor::aws_lc_rs::AwsLcRs;
-        out.push(Measured { backend: AwsLcRs::name(), measure: measure::<AwsLcRs> });
+    struct Collect(Vec<Measured>);
+    impl BackendVisitor for Collect {
+        fn visit<B: Backend>(&mut self) {
+            self.0.push(Measured { backend: B::name(), measure: measure::<B> });
+        }
     }
-    #[cfg(all(feature = "rustls", not(tls_bench_rustls_fips)))]
-    {
-        use tls_bench::libs::rustls::ring::Ring;
-        out.push(Measured { backend: Ring::name(), measure: measure::<Ring> });
-    }
-    #[cfg(openssl_crate)]
-    out.push(Measured {
-        backend: tls_bench::libs::openssl::floor::ossl::Ossl::name(),
-        measure: measure::<tls_bench::libs::openssl::floor::ossl::Ossl>,
-    });
-    #[cfg(feature = "boring")]
-    out.push(Measured {
-        backend: tls_bench::libs::openssl::floor::boringssl::BoringSsl::name(),
-        measure: measure::<tls_bench::libs::openssl::floor::boringssl::BoringSsl>,
-    });
-    out
+    let mut all = Collect(Vec::new());
+    libs::visit_floor_backends(&mut all);
+    all.0
 }

@@ -19,7 +19,7 @@ use crate::{
 };
 
 /// Bytes per write measured: the Criterion send loop's payload
-/// (`tls_bench::bench::Matrix::send_loop_payloads` with the
+/// (`tls_bench_harness::bench::Matrix::send_loop_payloads` with the
 /// `historical-perf` feature).
 pub const WRITE_SIZE: usize = 1024;
 

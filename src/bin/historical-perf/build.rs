@@ -1,8 +1,10 @@
 //! Building tls-bench's benchmarks against one release, without touching
-//! tracked files: a manifest generated under `target/historical-perf/build/`
-//! reuses the repository's sources, build script and lock file, with the
-//! library's version pinned; OpenSSL releases are first built on their own
-//! by `openssl-src` and then linked statically through `OPENSSL_DIR`.
+//! tracked files: a workspace generated under `target/historical-perf/build/`
+//! builds the benches (and the suite's binaries) against the harness crate
+//! with only the library under test, its version pinned; the repository's
+//! sources, build scripts and lock file are reused where they are. OpenSSL
+//! releases are first built on their own by `openssl-src` and then linked
+//! statically through `OPENSSL_DIR`.
 
 use std::{
     collections::{BTreeMap, BTreeSet},
@@ -32,7 +34,11 @@ pub struct Paths {
 
 /// A release ready to build: its manifest and environment.
 pub struct Prepared {
+    /// The generated workspace's root manifest.
     pub manifest: PathBuf,
+    /// The floor's own crypto crates as the build asks for them
+    /// ([`Generated::floor_crates`]).
+    pub floor: Vec<(String, semver::VersionReq)>,
     pub env: Vec<(String, String)>,
     /// Which crypto library the build links, for the report.
     pub libcrypto: String,
@@ -102,44 +108,136 @@ pub fn run(cmd: &mut Command, what: &str) -> Result<Output> {
     Ok(out)
 }
 
-/// The manifest that builds the repository's library and `suite`'s
-/// benchmarks against `release`: absolute paths to the sources, only the
-/// suite's binaries and benches ([`Suite::bins`], [`Suite::benches`]), no
-/// tests or examples, no aws-lc-config target tables, only the features
+/// The workspace crates a generated build can hold besides its root
+/// package: the harness always, the results with `tools` (the memory
+/// binary's reports). The socket runner never: no suite runs over sockets.
+const MEMBERS: [&str; 2] = ["crates/harness", "crates/results"];
+
+/// A generated build of one release: the manifests of a workspace that
+/// mirrors the repository's layout (so the members' relative paths hold),
+/// every source and build script an absolute path into the repository.
+pub struct Generated {
+    /// `Cargo.toml`: the root package with only the suite's targets, and
+    /// the workspace's dependency versions (where the library's is pinned).
+    pub root: DocumentMut,
+    /// `crates/harness/Cargo.toml`: the harness with only the library under
+    /// test (and its floor's crates).
+    pub harness: DocumentMut,
+    /// `crates/results/Cargo.toml`, when the suite's binaries need it.
+    pub results: Option<DocumentMut>,
+}
+
+impl Generated {
+    /// Each manifest with its path under the build directory.
+    pub fn files(&self) -> Vec<(&'static str, &DocumentMut)> {
+        let mut files = vec![("Cargo.toml", &self.root), ("crates/harness/Cargo.toml", &self.harness)];
+        files.extend(self.results.iter().map(|r| ("crates/results/Cargo.toml", r)));
+        files
+    }
+
+    /// A dependency of the harness as the build resolves its entry: its
+    /// own table, or the workspace's where it says `workspace = true`.
+    pub fn harness_dependency(&self, key: &str) -> Option<&Item> {
+        let item = self.harness.get("dependencies")?.get(key)?;
+        if item.get("workspace").and_then(Item::as_bool) == Some(true) {
+            self.root.get("workspace")?.get("dependencies")?.get(key)
+        } else {
+            Some(item)
+        }
+    }
+
+    /// The floor's own crypto crates (*ring*, aws-lc-rs) as the harness
+    /// asks for them: each dependency on one, by package name, with its
+    /// version requirement (rustls 0.20's build names *ring* twice,
+    /// [`manifest`]). Errors: a requirement does not parse.
+    pub fn floor_crates(&self) -> Result<Vec<(String, semver::VersionReq)>> {
+        let Some(deps) = self.harness.get("dependencies").and_then(Item::as_table_like) else {
+            return Ok(Vec::new());
+        };
+        let mut crates = Vec::new();
+        for (key, _) in deps.iter() {
+            let item = self.harness_dependency(key).with_context(|| format!("{key}: no workspace entry"))?;
+            let package = item.get("package").and_then(Item::as_str).unwrap_or(key);
+            if !FLOOR_CRATES.contains(&package) {
+                continue;
+            }
+            let version = item.as_str().or_else(|| item.get("version").and_then(Item::as_str)).unwrap_or("*");
+            let req = semver::VersionReq::parse(version).with_context(|| format!("{key} = {version}"))?;
+            crates.push((package.to_string(), req));
+        }
+        Ok(crates)
+    }
+}
+
+/// Reads and parses `repo`'s manifest at `path`. Errors: it cannot be read
+/// or does not parse.
+fn read_manifest(repo: &Path, path: &str) -> Result<DocumentMut> {
+    let text = fs::read_to_string(repo.join(path)).with_context(|| format!("reading {path}"))?;
+    text.parse().with_context(|| format!("parsing {path}"))
+}
+
+/// The workspace that builds `suite`'s benchmarks against `release`
+/// ([`Generated`]): absolute paths to the sources; in the root package
+/// only the suite's binaries and benches ([`Suite::bins`],
+/// [`Suite::benches`]), no tests or examples, only the features
 /// [`features`] names (so no `tools` dependencies for the Criterion
-/// suite), the library's version pinned (`=x.y.z`; for rustls 0.20 the
-/// crypto floor's *ring* at the 0.16 the release links), and the features of
-/// the crates it shares with the repository's own build pinned to that
-/// build's ([`SHARED_FEATURES`], [`share_features`]).
-/// Errors: the repository's Cargo.toml or Cargo.lock cannot be read or
-/// lacks a table this edits.
-pub fn manifest(repo: &Path, release: &Release, suite: Suite) -> Result<String> {
-    let text = fs::read_to_string(repo.join("Cargo.toml")).context("reading Cargo.toml")?;
-    let mut doc: DocumentMut = text.parse().context("parsing Cargo.toml")?;
+/// suite); in the harness only the library under test, no aws-lc-config
+/// target tables; the library's version pinned in the workspace's
+/// dependencies (`=x.y.z`; for rustls 0.20 the crypto floor's *ring* at the
+/// 0.16 the release links), and the features of the crates it shares with
+/// the repository's own build pinned to that build's ([`SHARED_FEATURES`],
+/// [`share_features`]). Errors: the repository's manifests or Cargo.lock
+/// cannot be read or lack a table this edits.
+pub fn manifest(repo: &Path, release: &Release, suite: Suite) -> Result<Generated> {
     let abs = |p: &str| value(repo.join(p).display().to_string());
-    let package = doc["package"].as_table_mut().context("no [package]")?;
+    let kept = self::features(release, suite);
+    let mut root = read_manifest(repo, "Cargo.toml")?;
+    let package = root["package"].as_table_mut().context("no [package]")?;
     package.insert("build", abs("build.rs"));
     for auto in ["autobins", "autoexamples", "autotests", "autobenches"] {
         package.insert(auto, value(false));
     }
-    doc["lib"]["path"] = abs("src/lib.rs");
-    doc.remove("target");
-    doc.remove("test");
+    root["lib"]["path"] = abs("src/lib.rs");
+    root.remove("test");
     // Examples are tools (they need the features this drops).
-    doc.remove("example");
-    let bins = doc["bin"].as_array_of_tables_mut().context("no [[bin]]")?;
+    root.remove("example");
+    let bins = root["bin"].as_array_of_tables_mut().context("no [[bin]]")?;
     keep_targets(bins, suite.bins(), |name| abs(&bin_path(repo, name)))?;
     if bins.is_empty() {
-        doc.remove("bin");
+        root.remove("bin");
     }
-    let benches = doc["bench"].as_array_of_tables_mut().context("no [[bench]]")?;
+    let benches = root["bench"].as_array_of_tables_mut().context("no [[bench]]")?;
     keep_targets(benches, suite.benches(), |name| abs(&format!("benches/{name}.rs")))?;
-    doc.insert("workspace", Item::Table(Table::new()));
-    prune(&mut doc, release, suite)?;
+    for (feature, pin) in FEATURE_PINS {
+        if let Some(list) = root["features"].get_mut(feature).and_then(Item::as_array_mut) {
+            list.retain(|v| v.as_str() != Some(pin));
+        }
+    }
+    for (table, dep) in
+        UNUSED_BY_BENCHMARKS.into_iter().filter(|(_, d)| !suite.dev_dependencies().contains(d))
+    {
+        root[table].as_table_mut().with_context(|| format!("no [{table}]"))?.remove(dep);
+    }
+    prune(&mut root, &kept)?;
+
+    let mut harness = read_manifest(repo, "crates/harness/Cargo.toml")?;
+    harness["package"]["build"] = abs("crates/harness/build.rs");
+    harness["lib"]["path"] = abs("crates/harness/src/lib.rs");
+    harness.remove("target");
+    prune(&mut harness, &kept)?;
+    let results = if root["dependencies"].as_table().is_some_and(|d| d.contains_key("tls-bench-results")) {
+        let mut results = read_manifest(repo, "crates/results/Cargo.toml")?;
+        results["lib"]["path"] = abs("crates/results/src/lib.rs");
+        Some(results)
+    } else {
+        None
+    };
+
+    let ws = root["workspace"]["dependencies"].as_table_mut().context("no [workspace.dependencies]")?;
     let pinned = format!("={}", release.version);
     match release.library {
         Library::Rustls => {
-            let rustls = &mut doc["dependencies"]["rustls"];
+            let rustls = &mut ws["rustls"];
             rustls["version"] = value(pinned);
             // rustls 0.22 has neither `std` nor `prefer-post-quantum`; 0.21 has
             // no providers (ring always), so tls-bench's aws-lc-rs is left out.
@@ -150,20 +248,20 @@ pub fn manifest(repo: &Path, release: &Release, suite: Suite) -> Result<String> 
                 }
                 ..22 => {
                     rustls["features"] = value(toml_edit::Array::from_iter(["tls12", "logging"]));
-                    doc["features"]["rustls"] = value(toml_edit::Array::from_iter(["dep:rustls"]));
-                    let deps = doc["dependencies"].as_table_mut().context("no [dependencies]")?;
+                    harness["features"]["rustls"] = value(toml_edit::Array::from_iter(["dep:rustls"]));
+                    let deps = harness["dependencies"].as_table_mut().context("no [dependencies]")?;
                     deps.remove("aws-lc-rs");
                     // 0.20 calls *ring* 0.16, and its webpki 0.22.4 *ring* 0.17
                     // for verifications: the crypto floor calls the same
-                    // (src/libs/rustls/ring_0_16.rs), the second as `webpki_ring`.
+                    // (crates/harness/src/libs/rustls/ring_0_16.rs), the second as `webpki_ring`.
                     if release.version.minor < 21 && deps.contains_key("ring") {
-                        deps["ring"]["version"] = value("0.16");
+                        ws["ring"] = value("0.16");
                         let mut webpki_ring = toml_edit::InlineTable::new();
                         webpki_ring.insert("package", "ring".into());
                         webpki_ring.insert("version", "0.17".into());
                         webpki_ring.insert("optional", true.into());
                         deps.insert("webpki-ring", Item::Value(webpki_ring.into()));
-                        doc["features"]["crypto-floor"]
+                        harness["features"]["crypto-floor"]
                             .as_array_mut()
                             .context("no crypto-floor feature")?
                             .push("dep:webpki-ring");
@@ -174,29 +272,51 @@ pub fn manifest(repo: &Path, release: &Release, suite: Suite) -> Result<String> 
         }
         Library::S2nTls => {
             // s2n-tls pins its own s2n-tls-sys to the same version.
-            doc["dependencies"]["s2n-tls-sys"]["version"] = value(pinned.clone());
-            doc["dependencies"]["s2n-tls"]["version"] = value(pinned);
-            s2n_aws_lc_rs(&mut doc, release)?;
+            ws["s2n-tls-sys"] = value(pinned.clone());
+            ws["s2n-tls"] = value(pinned);
+            s2n_aws_lc_rs(&mut harness, ws, release)?;
         }
         // The newest `openssl` crate, on the OpenSSL built beforehand.
         Library::Openssl => {}
     }
+    let members: Vec<&str> = MEMBERS
+        .into_iter()
+        .filter(|m| *m == "crates/harness" || (*m == "crates/results" && results.is_some()))
+        .collect();
+    root["workspace"]["members"] = value(toml_edit::Array::from_iter(members));
+    // Only the workspace's dependencies a kept manifest inherits stay.
+    let mut inherited = BTreeSet::new();
+    for doc in [Some(&root), Some(&harness), results.as_ref()].into_iter().flatten() {
+        for table in ["dependencies", "dev-dependencies", "build-dependencies"] {
+            for (key, item) in doc.get(table).and_then(Item::as_table_like).into_iter().flat_map(|t| t.iter())
+            {
+                if item.get("workspace").and_then(Item::as_bool) == Some(true) {
+                    inherited.insert(key.to_string());
+                }
+            }
+        }
+    }
+    root["workspace"]["dependencies"]
+        .as_table_mut()
+        .context("no [workspace.dependencies]")?
+        .retain(|key, _| inherited.contains(key));
     let lock = fs::read_to_string(repo.join("Cargo.lock")).context("reading Cargo.lock")?;
-    share_features(&mut doc, &lock)?;
-    Ok(doc.to_string())
+    share_features(&mut root, &lock)?;
+    Ok(Generated { root, harness, results })
 }
 
 /// The aws-lc-rs of an s2n-tls build, which the crypto floor calls
-/// (src/floor/aws_lc_rs.rs): from s2n-tls 0.1, whatever 1.x the release's
+/// (crates/harness/src/floor/aws_lc_rs.rs): from s2n-tls 0.1, whatever 1.x the release's
 /// era has (requirement "1"; [`pin_crypto_to_era`] then takes it to the
 /// release's day): from 0.1.5 the release's own, in 0.1.0-0.1.4 one on
 /// the release's aws-lc-sys ([`Release::s2n_on_aws_lc`]); in 0.0 (the
 /// system's libcrypto) none, as the `s2n-tls` feature's `dep:aws-lc-rs`
 /// would add an AWS-LC the release does not call (its floor is the
 /// `openssl` crate's, [`Release::floor_features`]). The floor's *ring*
-/// (rustls's) goes. Errors: the manifest lacks a table this edits.
-fn s2n_aws_lc_rs(doc: &mut DocumentMut, release: &Release) -> Result<()> {
-    let features = doc["features"].as_table_mut().context("no [features]")?;
+/// (rustls's) goes. `harness` is the harness's manifest, `ws` the
+/// workspace's dependencies. Errors: a manifest lacks a table this edits.
+fn s2n_aws_lc_rs(harness: &mut DocumentMut, ws: &mut Table, release: &Release) -> Result<()> {
+    let features = harness["features"].as_table_mut().context("no [features]")?;
     let links = release.s2n_on_aws_lc();
     let mut dropped = vec![("crypto-floor", "dep:ring")];
     if !links {
@@ -207,10 +327,10 @@ fn s2n_aws_lc_rs(doc: &mut DocumentMut, release: &Release) -> Result<()> {
             list.retain(|v| v.as_str() != Some(dep));
         }
     }
-    let deps = doc["dependencies"].as_table_mut().context("no [dependencies]")?;
+    let deps = harness["dependencies"].as_table_mut().context("no [dependencies]")?;
     deps.remove("ring");
     if links {
-        let aws_lc_rs = deps.get_mut("aws-lc-rs").context("no aws-lc-rs dependency")?;
+        let aws_lc_rs = ws.get_mut("aws-lc-rs").context("no aws-lc-rs dependency")?;
         aws_lc_rs["version"] = value("1");
         // Its AWS-LC (aws-lc-rs 1.5 builds nothing without it; s2n-tls-sys
         // turns it on from 0.1.5).
@@ -416,22 +536,23 @@ pub fn features(release: &Release, suite: Suite) -> Vec<&'static str> {
     features
 }
 
-/// Dependencies the benchmarks do not use: the certificate generator's, the
-/// tests' and the instruction counts' (gungraun, kept only for
-/// [`Suite::Instructions`], see [`Suite::dev_dependencies`]), and the
-/// socket runner's tokio adapters (each pins today's release of its
-/// library). Left in, they would hold crates such as aws-lc-rs at today's
-/// versions in the lock file. And Cargo.toml's feature pin of syn, whose
-/// place [`SHARED_FEATURES`] takes here (both syn versions, all features).
-const UNUSED_BY_BENCHMARKS: [(&str, &str); 9] = [
+/// Dependencies of the root package the benchmarks do not use: the
+/// certificate generator's, the tests' and the instruction counts'
+/// (gungraun, kept only for [`Suite::Instructions`], see
+/// [`Suite::dev_dependencies`]). Left in, they would hold crates such as
+/// aws-lc-rs at today's versions in the lock file. And Cargo.toml's feature
+/// pin of syn, whose place [`SHARED_FEATURES`] takes here (both syn
+/// versions, all features).
+const UNUSED_BY_BENCHMARKS: [(&str, &str); 10] = [
     ("dependencies", "rcgen"),
-    ("dependencies", "s2n-tls-tokio"),
-    ("dependencies", "tokio-rustls"),
-    ("dependencies", "tokio-openssl"),
-    ("dependencies", "tokio-boring"),
     ("dev-dependencies", "rustls-webpki"),
+    ("dev-dependencies", "rustls-pki-types"),
     ("dev-dependencies", "x509-parser"),
     ("dev-dependencies", "gungraun"),
+    ("dev-dependencies", "hyper"),
+    ("dev-dependencies", "hyper-util"),
+    ("dev-dependencies", "http-body-util"),
+    ("dev-dependencies", "bytes"),
     ("build-dependencies", "syn"),
 ];
 
@@ -443,66 +564,54 @@ const UNUSED_BY_BENCHMARKS: [(&str, &str); 9] = [
 const FEATURE_PINS: [(&str, &str); 2] =
     [("tools", "aws-lc-rs/default"), ("tools", "aws-lc-rs/prebuilt-nasm")];
 
-/// Leaves only the dependencies of the [`features`] the build turns on:
-/// every other feature is emptied (kept by name, so `cfg(feature = ..)`
-/// stays a known name), `default` is empty, and the dependencies only those
-/// features enabled are removed (the other libraries', and the tools' unless
-/// `suite` needs them), as are [`UNUSED_BY_BENCHMARKS`] but those `suite`
-/// needs; a kept feature's `dep:` entries for removed dependencies go too,
-/// as do its entries naming an emptied feature, and [`FEATURE_PINS`].
-/// An old release then resolves with nothing of the other libraries in its
-/// lock file.
-fn prune(doc: &mut DocumentMut, release: &Release, suite: Suite) -> Result<()> {
-    let features = doc["features"].as_table_mut().context("no [features]")?;
-    for (feature, pin) in FEATURE_PINS {
-        if let Some(list) = features.get_mut(feature).and_then(Item::as_array_mut) {
-            list.retain(|v| v.as_str() != Some(pin));
-        }
-    }
-    let refs = |item: &Item| -> Vec<String> {
-        item.as_array()
-            .map(|a| {
-                a.iter()
-                    .filter_map(|v| v.as_str())
-                    .filter_map(|f| f.strip_prefix("dep:").or_else(|| f.split_once('/').map(|(d, _)| d)))
-                    .map(str::to_string)
-                    .collect()
-            })
-            .unwrap_or_default()
-    };
-    let kept = self::features(release, suite);
-    let mut used = Vec::new();
-    let mut dropped = Vec::new();
-    for (name, item) in features.iter_mut() {
-        if kept.contains(&name.get()) {
-            used.extend(refs(item));
-        } else {
-            dropped.extend(refs(item));
-            *item = value(toml_edit::Array::new());
+/// The dependency an entry of a feature's list names: `dep:x`, `x/f` and
+/// `x?/f` name `x`; another feature's name names none.
+fn dependency_of(entry: &str) -> Option<&str> {
+    entry.strip_prefix("dep:").or_else(|| entry.split_once('/').map(|(d, _)| d.trim_end_matches('?')))
+}
+
+/// The dependency an entry of a feature's list turns on: as
+/// [`dependency_of`], but `x?/f` turns on none (only a feature of `x`, if
+/// something else turns `x` on).
+fn enabled_by(entry: &str) -> Option<&str> {
+    if entry.split_once('/').is_some_and(|(d, _)| d.ends_with('?')) { None } else { dependency_of(entry) }
+}
+
+/// Leaves only what the features `kept` turn on in manifest `doc`: every
+/// other feature is emptied (kept by name, so `cfg(feature = ..)` stays a
+/// known name), `default` is empty, the optional dependencies no kept
+/// feature turns on are removed (the other libraries', the socket runner,
+/// the tools' unless the suite needs them), and a kept feature's entries
+/// naming a removed dependency or an emptied feature go too (`tools` turns
+/// on `sockets`, whose crate is gone). An old release then resolves with
+/// nothing of the other libraries in its lock file. Errors: `doc` has no
+/// `[dependencies]`.
+fn prune(doc: &mut DocumentMut, kept: &[&str]) -> Result<()> {
+    let mut used = BTreeSet::new();
+    if let Some(features) = doc.get_mut("features").and_then(Item::as_table_mut) {
+        for (name, item) in features.iter_mut() {
+            if kept.contains(&name.get()) {
+                let list = item.as_array().into_iter().flatten().filter_map(|v| v.as_str());
+                used.extend(list.filter_map(enabled_by).map(str::to_string));
+            } else {
+                *item = value(toml_edit::Array::new());
+            }
         }
     }
     let deps = doc["dependencies"].as_table_mut().context("no [dependencies]")?;
-    for dep in dropped.iter().filter(|d| !used.contains(d)) {
-        deps.remove(dep);
-    }
-    for (table, dep) in
-        UNUSED_BY_BENCHMARKS.into_iter().filter(|(_, d)| !suite.dev_dependencies().contains(d))
-    {
-        doc[table].as_table_mut().with_context(|| format!("no [{table}]"))?.remove(dep);
-    }
-    let deps = doc["dependencies"].as_table().context("no [dependencies]")?.clone();
-    let features = doc["features"].as_table_mut().context("no [features]")?;
-    for (_, item) in features.iter_mut() {
-        if let Some(list) = item.as_array_mut() {
-            list.retain(|v| match v.as_str() {
-                Some(f) => match f.strip_prefix("dep:") {
-                    Some(d) => deps.contains_key(d),
-                    // Another feature: only a kept one (`tools` turns on
-                    // `sockets`, whose tokio is gone).
-                    None => f.contains('/') || kept.contains(&f),
-                },
-                None => true,
-            });
+    deps.retain(|key, item| item.get("optional").and_then(Item::as_bool) != Some(true) || used.contains(key));
+    let deps = deps.clone();
+    if let Some(features) = doc.get_mut("features").and_then(Item::as_table_mut) {
+        for (_, item) in features.iter_mut() {
+            if let Some(list) = item.as_array_mut() {
+                list.retain(|v| match v.as_str() {
+                    Some(f) => match dependency_of(f) {
+                        Some(d) => deps.contains_key(d),
+                        None => kept.contains(&f),
+                    },
+                    None => true,
+                });
+            }
         }
     }
     Ok(())
@@ -515,10 +624,14 @@ fn prune(doc: &mut DocumentMut, release: &Release, suite: Suite) -> Result<()> {
 /// or pin fails.
 pub fn prepare(paths: &Paths, release: &Release, suite: Suite) -> Result<Prepared> {
     let dir = paths.work.join("build").join(suite.build_dir_name(release));
-    fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    let generated = manifest(&paths.repo, release, suite)?;
+    for (path, doc) in generated.files() {
+        let path = dir.join(path);
+        let parent = path.parent().context("a manifest's folder")?;
+        fs::create_dir_all(parent).with_context(|| format!("creating {}", parent.display()))?;
+        fs::write(&path, doc.to_string()).with_context(|| format!("writing {}", path.display()))?;
+    }
     let manifest_path = dir.join("Cargo.toml");
-    fs::write(&manifest_path, manifest(&paths.repo, release, suite)?)
-        .with_context(|| format!("writing {}", manifest_path.display()))?;
     let lock = dir.join("Cargo.lock");
     if !lock.exists() {
         fs::copy(paths.repo.join("Cargo.lock"), &lock).context("copying Cargo.lock")?;
@@ -541,7 +654,7 @@ pub fn prepare(paths: &Paths, release: &Release, suite: Suite) -> Result<Prepare
         Library::S2nTls => Some(pin_crypto_to_era(paths, &manifest_path, release)?),
         _ => None,
     };
-    Ok(Prepared { manifest: manifest_path, env, libcrypto, era })
+    Ok(Prepared { manifest: manifest_path, floor: generated.floor_crates()?, env, libcrypto, era })
 }
 
 /// `cargo`, without the variables `cargo run` set for this program
@@ -773,27 +886,8 @@ fn build_openssl(paths: &Paths, release: &Release) -> Result<PathBuf> {
     Ok(install)
 }
 
-/// The floor's own crypto crates (*ring*, aws-lc-rs) as a generated
-/// `manifest` asks for them: each dependency on one, by package name, with
-/// its version requirement (rustls 0.20's build names *ring* twice,
-/// [`manifest`]). Errors: the manifest or a requirement does not parse.
-pub fn floor_crates(manifest: &str) -> Result<Vec<(String, semver::VersionReq)>> {
-    let doc: DocumentMut = manifest.parse().context("parsing the generated manifest")?;
-    let deps = doc.get("dependencies").and_then(Item::as_table_like).context("no [dependencies]")?;
-    let mut crates = Vec::new();
-    for (key, item) in deps.iter() {
-        let package = item.get("package").and_then(Item::as_str).unwrap_or(key);
-        if !FLOOR_CRATES.contains(&package) {
-            continue;
-        }
-        let version = item.as_str().or_else(|| item.get("version").and_then(Item::as_str)).unwrap_or("*");
-        let req = semver::VersionReq::parse(version).with_context(|| format!("{key} = {version}"))?;
-        crates.push((package.to_string(), req));
-    }
-    Ok(crates)
-}
-
-/// The crates a floor backend calls for a Rust library ([`floor_crates`]).
+/// The crates a floor backend calls for a Rust library
+/// ([`Generated::floor_crates`]).
 const FLOOR_CRATES: [&str; 2] = ["ring", "aws-lc-rs"];
 
 /// A floor crate and the crate under it that holds the C library: a graph
@@ -806,7 +900,7 @@ const FLOOR_SYS_CRATES: [(&str, &str); 1] = [("aws-lc-rs", "aws-lc-sys")];
 /// Why a release's crypto floor must not run, `None` when it may: the
 /// release's graph (`libcrypto`, [`libcrypto_of`]) holds a version of a
 /// floor crate that none of the floor's own dependencies on it
-/// ([`floor_crates`]) resolves to, or more versions of it than the floor
+/// ([`Generated::floor_crates`]) resolves to, or more versions of it than the floor
 /// has dependencies on it, or two versions of the C library under a floor
 /// crate ([`FLOOR_SYS_CRATES`]). Then the release calls crypto the floor
 /// does not (rustls 0.20 on *ring* 0.16 beside a floor on *ring* 0.17), and
@@ -901,11 +995,21 @@ mod tests {
     fn generated_manifest_points_at_the_repository_and_pins_the_release() {
         let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
         let release = Release { library: Library::Rustls, version: Version::new(0, 22, 4) };
-        let doc: DocumentMut = manifest(repo, &release, Suite::Criterion).unwrap().parse().unwrap();
-        assert_eq!(doc["dependencies"]["rustls"]["version"].as_str(), Some("=0.22.4"));
-        let lib = doc["lib"]["path"].as_str().unwrap();
-        assert!(Path::new(lib).is_absolute() && lib.ends_with("src/lib.rs"));
-        assert!(doc.get("bin").is_none() && doc.get("target").is_none());
+        let generated = manifest(repo, &release, Suite::Criterion).unwrap();
+        let (doc, harness) = (&generated.root, &generated.harness);
+        assert_eq!(generated.harness_dependency("rustls").unwrap()["version"].as_str(), Some("=0.22.4"));
+        for (doc, path) in [(doc, "src/lib.rs"), (harness, "crates/harness/src/lib.rs")] {
+            let lib = doc["lib"]["path"].as_str().unwrap();
+            assert!(Path::new(lib).is_absolute() && lib.ends_with(path), "{lib}");
+        }
+        assert!(doc.get("bin").is_none() && harness.get("target").is_none());
+        // The harness alone: no results, no socket runner.
+        assert!(generated.results.is_none());
+        assert_eq!(strings(doc["workspace"].get("members")), ["crates/harness"]);
+        let ws = doc["workspace"]["dependencies"].as_table().unwrap();
+        for gone in ["tls-bench-sockets", "tokio", "s2n-tls", "tls-bench-results"] {
+            assert!(!ws.contains_key(gone), "{gone} left in [workspace.dependencies]");
+        }
         assert!(doc.get("example").is_none(), "examples need the tools' features, which it drops");
         let benches = doc["bench"].as_array_of_tables().unwrap();
         let names: Vec<&str> = benches.iter().map(|b| b["name"].as_str().unwrap()).collect();
@@ -916,11 +1020,14 @@ mod tests {
         assert!(!doc["dev-dependencies"].as_table().unwrap().contains_key("gungraun"));
         assert!(doc["features"].get("historical-perf").is_some());
         // Only rustls's dependencies stay; other features are emptied.
-        let deps = doc["dependencies"].as_table().unwrap();
+        let deps = harness["dependencies"].as_table().unwrap();
         assert!(deps.contains_key("rustls") && deps.contains_key("aws-lc-rs"));
-        for other in ["s2n-tls", "openssl", "openssl-sys", "boring", "boring-sys", "rcgen"] {
+        for other in ["s2n-tls", "openssl", "openssl-sys", "boring", "boring-sys"] {
             assert!(!deps.contains_key(other), "{other} left in");
         }
+        assert!(harness["features"]["boring"].as_array().unwrap().is_empty());
+        let deps = doc["dependencies"].as_table().unwrap();
+        assert!(!deps.contains_key("rcgen") && !deps.contains_key("tls-bench-sockets"));
         assert!(!doc["dev-dependencies"].as_table().unwrap().contains_key("rustls-webpki"));
         // No tool's crates, no tests: the Criterion benches need neither.
         for tool in ["clap", "csv", "chrono", "plotters", "semver", "toml_edit", "indicatif", "hdrhistogram"]
@@ -932,13 +1039,11 @@ mod tests {
         assert!(doc["features"]["boring"].as_array().unwrap().is_empty());
         assert!(doc["features"]["default"].as_array().unwrap().is_empty());
         assert!(!doc["features"]["rustls"].as_array().unwrap().is_empty());
-        let features: Vec<&str> = doc["dependencies"]["rustls"]["features"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter_map(|f| f.as_str())
-            .collect();
-        assert_eq!(features, ["tls12", "logging", "aws_lc_rs", "ring"], "0.22's own feature names");
+        assert_eq!(
+            strings(generated.harness_dependency("rustls").unwrap().get("features")),
+            ["tls12", "logging", "aws_lc_rs", "ring"],
+            "0.22's own feature names"
+        );
     }
 
     #[test]
@@ -946,13 +1051,13 @@ mod tests {
         let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
         let ring = |minor| {
             let release = Release { library: Library::Rustls, version: Version::new(0, minor, 9) };
-            let doc: DocumentMut = manifest(repo, &release, Suite::Criterion).unwrap().parse().unwrap();
-            doc["dependencies"]["ring"]["version"].as_str().unwrap().to_string()
+            let generated = manifest(repo, &release, Suite::Criterion).unwrap();
+            generated.harness_dependency("ring").unwrap().as_str().unwrap().to_string()
         };
         assert_eq!(ring(20), "0.16");
         assert_eq!(ring(21), "0.17");
         let release = Release { library: Library::Rustls, version: Version::new(0, 20, 9) };
-        let doc: DocumentMut = manifest(repo, &release, Suite::Criterion).unwrap().parse().unwrap();
+        let doc = manifest(repo, &release, Suite::Criterion).unwrap().harness;
         let webpki_ring = &doc["dependencies"]["webpki-ring"];
         assert_eq!(
             (webpki_ring["package"].as_str(), webpki_ring["version"].as_str()),
@@ -965,23 +1070,25 @@ mod tests {
     fn s2n_tls_floor_is_aws_lc_rs_on_the_release_s_aws_lc_and_the_openssl_crate_on_the_system_libcrypto() {
         let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
         let s2n = |v: &str| Release { library: Library::S2nTls, version: Version::parse(v).unwrap() };
-        let doc = |release: &Release, suite| -> DocumentMut {
-            manifest(repo, release, suite).unwrap().parse().unwrap()
-        };
+        let doc = |release: &Release, suite| manifest(repo, release, suite).unwrap();
         for (suite, v) in [(Suite::Criterion, "0.2.3"), (Suite::Instructions, "0.1.2")] {
-            let on = doc(&s2n(v), suite);
+            let generated = doc(&s2n(v), suite);
+            let on = &generated.harness;
             // The release's aws-lc-rs, whichever 1.x the era pin picks; no *ring*.
-            assert_eq!(on["dependencies"]["aws-lc-rs"]["version"].as_str(), Some("1"));
-            assert_eq!(strings(on["dependencies"]["aws-lc-rs"].get("features")), ["aws-lc-sys"]);
+            let aws_lc_rs = generated.harness_dependency("aws-lc-rs").unwrap();
+            assert_eq!(aws_lc_rs["version"].as_str(), Some("1"));
+            assert_eq!(strings(aws_lc_rs.get("features")), ["aws-lc-sys"]);
             assert!(!on["dependencies"].as_table().unwrap().contains_key("ring"));
             assert!(strings(on["features"].get("s2n-tls")).contains(&"dep:aws-lc-rs".to_string()));
             assert!(!strings(on["features"].get("crypto-floor")).contains(&"dep:ring".to_string()));
-            assert_eq!(floor_crates(&on.to_string()).unwrap().len(), 1);
+            assert_eq!(generated.floor_crates().unwrap().len(), 1);
+            assert_eq!(generated.harness_dependency("s2n-tls").unwrap().as_str(), Some(&*format!("={v}")));
             // 0.0: no aws-lc-rs, on the system's libcrypto.
-            let off = doc(&s2n("0.0.8"), suite);
+            let generated = doc(&s2n("0.0.8"), suite);
+            let off = &generated.harness;
             assert!(!off["dependencies"].as_table().unwrap().contains_key("aws-lc-rs"));
             assert!(!strings(off["features"].get("s2n-tls")).contains(&"dep:aws-lc-rs".to_string()));
-            assert!(floor_crates(&off.to_string()).unwrap().is_empty());
+            assert!(generated.floor_crates().unwrap().is_empty());
             // Its floor, with the Criterion suite only: the `openssl` crate on the
             // release's openssl-sys (no OpenSSL stack, no vendored OpenSSL).
             let deps = off["dependencies"].as_table().unwrap();
@@ -995,7 +1102,7 @@ mod tests {
                 "{suite:?}"
             );
             assert!(!strings(off["features"].get("openssl")).iter().any(|f| f.contains("vendored")));
-            assert!(!deps.contains_key("tokio-openssl"));
+            assert!(!generated.root["dependencies"].as_table().unwrap().contains_key("tls-bench-sockets"));
         }
         for v in ["0.1.2", "0.2.3", "0.3.47"] {
             assert!(s2n(v).floor_features().is_empty(), "{v}");
@@ -1006,7 +1113,7 @@ mod tests {
             ["s2n-tls", "historical-perf", "crypto-floor", "openssl-floor"]
         );
         assert_eq!(features(&s2n("0.0.35"), Suite::Instructions), ["s2n-tls", "historical-perf", "tools"]);
-        let floor = floor_crates(&doc(&s2n("0.3.1"), Suite::Criterion).to_string()).unwrap();
+        let floor = doc(&s2n("0.3.1"), Suite::Criterion).floor_crates().unwrap();
         assert_eq!(floor_refusal("aws-lc-rs 1.8.1, aws-lc-sys 0.20.1", &floor), None);
         // 0.1.2's aws-lc-rs on another aws-lc-sys than the release's.
         let refusal = floor_refusal("aws-lc-rs 1.6.0, aws-lc-sys 0.12.1, aws-lc-sys 0.13.0", &floor).unwrap();
@@ -1035,8 +1142,9 @@ mod tests {
     fn the_instruction_counts_manifest_keeps_run_case_its_bench_and_gungraun() {
         let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
         let release = Release { library: Library::Rustls, version: Version::new(0, 21, 12) };
-        let doc: DocumentMut = manifest(repo, &release, Suite::Instructions).unwrap().parse().unwrap();
-        let names = |kind: &str| targets(&doc, kind);
+        let generated = manifest(repo, &release, Suite::Instructions).unwrap();
+        let doc = &generated.root;
+        let names = |kind: &str| targets(doc, kind);
         let bins = names("bin");
         assert_eq!(bins.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>(), ["run-case"]);
         let benches = names("bench");
@@ -1057,15 +1165,20 @@ mod tests {
         // Nor Cargo.toml's pin of aws-lc-rs's features (rustls 0.21: no aws-lc-rs).
         assert!(!tools.iter().any(|f| f.starts_with("aws-lc-rs")), "{tools:?}");
         // The release's own adjustments are the Criterion build's.
-        let criterion: DocumentMut = manifest(repo, &release, Suite::Criterion).unwrap().parse().unwrap();
+        let criterion = manifest(repo, &release, Suite::Criterion).unwrap();
         for key in ["rustls", "aws-lc-rs"] {
             assert_eq!(
-                doc["dependencies"].get(key).map(Item::to_string),
-                criterion["dependencies"].get(key).map(Item::to_string),
+                generated.harness_dependency(key).map(Item::to_string),
+                criterion.harness_dependency(key).map(Item::to_string),
                 "{key}"
             );
         }
-        assert_eq!(doc["features"]["rustls"].to_string(), criterion["features"]["rustls"].to_string());
+        assert_eq!(
+            generated.harness["features"]["rustls"].to_string(),
+            criterion.harness["features"]["rustls"].to_string()
+        );
+        // run-case's crates: the harness alone (no results, no sockets).
+        assert!(generated.results.is_none() || doc["dependencies"].get("tls-bench-results").is_some());
         assert_eq!(features(&release, Suite::Instructions), ["rustls", "historical-perf", "tools"]);
         assert_eq!(features(&release, Suite::Criterion), ["rustls", "historical-perf", "crypto-floor"]);
         let floor = |reqs: &[(&str, &str)]| -> Vec<(String, semver::VersionReq)> {
@@ -1079,15 +1192,13 @@ mod tests {
         assert!(refusal.starts_with("it links ring 0.16.20 and 0.17.14: "), "{refusal}");
         let both = floor(&[("ring", "0.16"), ("ring", "0.17")]);
         assert_eq!(floor_refusal("ring 0.16.20, ring 0.17.14", &both), None);
-        let generated: DocumentMut = manifest(
+        let generated = manifest(
             repo,
             &Release { library: Library::Rustls, version: Version::new(0, 20, 9) },
             Suite::Criterion,
         )
-        .unwrap()
-        .parse()
         .unwrap();
-        let from_manifest = floor_crates(&generated.to_string()).unwrap();
+        let from_manifest = generated.floor_crates().unwrap();
         assert_eq!(floor_refusal("ring 0.16.20, ring 0.17.14", &from_manifest), None, "{from_manifest:?}");
         // Two versions matching one dependency: one is not the floor's.
         let refusal = floor_refusal("ring 0.17.8, ring 0.17.14", &today).unwrap();
@@ -1108,8 +1219,9 @@ mod tests {
         let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
         let release =
             Release { library: Library::Openssl, version: Version::parse("300.1.6+3.1.4").unwrap() };
-        let doc: DocumentMut = manifest(repo, &release, Suite::Dtls).unwrap().parse().unwrap();
-        let target = |kind: &str| targets(&doc, kind);
+        let generated = manifest(repo, &release, Suite::Dtls).unwrap();
+        let doc = &generated.root;
+        let target = |kind: &str| targets(doc, kind);
         let (bins, benches) = (target("bin"), target("bench"));
         assert_eq!(bins.len(), 1);
         assert_eq!(bins[0].0, "memory");
@@ -1119,19 +1231,17 @@ mod tests {
         assert!(!doc["dev-dependencies"].as_table().unwrap().contains_key("gungraun"));
         let deps = doc["dependencies"].as_table().unwrap();
         // `tools` is kept, but not the socket runner it turns on today: no
-        // tokio, no adapter pinning today's library releases.
-        for socket in ["tokio", "tokio-openssl", "tokio-rustls", "s2n-tls-tokio", "tokio-boring"] {
+        // tokio, no adapter pinning today's library releases. The memory
+        // binary's results crate is a member.
+        for socket in ["tokio", "tls-bench-sockets"] {
             assert!(!deps.contains_key(socket), "{socket} left in");
         }
+        assert!(deps.contains_key("tls-bench-results") && generated.results.is_some());
+        assert_eq!(strings(doc["workspace"].get("members")), ["crates/harness", "crates/results"]);
         let tools = doc["features"]["tools"].as_array().unwrap();
         assert!(!tools.iter().any(|f| f.as_str() == Some("sockets")), "{tools}");
-        assert!(
-            doc["features"]["openssl"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .all(|f| f.as_str() != Some("dep:tokio-openssl"))
-        );
+        assert!(strings(doc["features"].get("openssl")).iter().all(|f| !f.contains("sockets")));
+        let deps = generated.harness["dependencies"].as_table().unwrap();
         assert!(
             deps.contains_key("openssl") && !deps.contains_key("rustls") && !deps.contains_key("s2n-tls")
         );
@@ -1193,7 +1303,7 @@ mod tests {
         let release =
             Release { library: Library::Openssl, version: Version::parse("111.28.2+1.1.1w").unwrap() };
         for suite in [Suite::Criterion, Suite::Instructions, Suite::Dtls] {
-            let doc: DocumentMut = manifest(repo, &release, suite).unwrap().parse().unwrap();
+            let doc = manifest(repo, &release, suite).unwrap().root;
             let dev = doc["dev-dependencies"].as_table().unwrap();
             let build = doc["build-dependencies"].as_table().unwrap();
             assert_eq!(strings(build["cc"].get("features")), ["parallel"]);
@@ -1204,7 +1314,7 @@ mod tests {
             );
             // The tools' own entries: what the default build asks for.
             for tool in ["clap", "plotters"] {
-                let theirs = &own["dependencies"][tool];
+                let theirs = &own["workspace"]["dependencies"][tool];
                 assert_eq!(strings(dev[tool].get("features")), strings(theirs.get("features")), "{tool}");
                 let default = |i: &Item| i.get("default-features").and_then(Item::as_bool).unwrap_or(true);
                 assert_eq!(default(&dev[tool]), default(theirs), "{tool}");

@@ -45,7 +45,7 @@ use std::{
 use anyhow::{Context, Result, bail, ensure};
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
-use tls_bench::skip;
+use tls_bench_harness::skip;
 
 use crate::{
     build::Paths,
@@ -311,8 +311,8 @@ fn run_and_report(args: RunArgs) -> Result<()> {
     ensure!(!releases.is_empty(), "no releases selected");
     refuse_unsupported(&releases)?;
     // Where results and graphs go, before any build: a bad path loses nothing.
-    tls_bench::outdir::ensure_dir(&out, "--out")?;
-    tls_bench::outdir::ensure_dir(&graphs, "--graphs")?;
+    tls_bench_results::outdir::ensure_dir(&out, "--out")?;
+    tls_bench_results::outdir::ensure_dir(&graphs, "--graphs")?;
     let mut libraries: Vec<Library> = releases.iter().map(|r| r.library).collect();
     libraries.dedup();
     let root = repo().join(&committed.committed);
@@ -439,7 +439,7 @@ fn run_releases(paths: &Paths, releases: &[Release], how: How, out: &Path) -> Re
     let say =
         |line: String| if bar.is_hidden() { eprintln!("historical-perf: {line}") } else { bar.println(line) };
     let date = chrono::Utc::now().format("%Y-%m-%d").to_string();
-    let cpu = tls_bench::host::cpu_model();
+    let cpu = tls_bench_results::host::cpu_model();
     let begun = Instant::now();
     for (i, (round, release)) in runs.iter().copied().enumerate() {
         let slot = i % releases.len();
@@ -524,7 +524,7 @@ fn run_release(
     if home.exists() {
         std::fs::remove_dir_all(&home).with_context(|| format!("emptying {}", home.display()))?;
     }
-    // The runs append their named skips here (tls_bench::skip), read back as data.
+    // The runs append their named skips here (tls_bench_harness::skip), read back as data.
     let skips_file = PathBuf::from(format!("{}.skips.jsonl", home.display()));
     if let Some(dir) = skips_file.parent() {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
@@ -535,13 +535,7 @@ fn run_release(
     let libcrypto = build::libcrypto_of(paths, &prepared, release)?;
     // A floor of another crypto library than the release links is not run
     // (the suite's environment turned it on).
-    let refusal = if suite.floors() {
-        let manifest = std::fs::read_to_string(&prepared.manifest)
-            .with_context(|| format!("reading {}", prepared.manifest.display()))?;
-        build::floor_refusal(&libcrypto, &build::floor_crates(&manifest)?)
-    } else {
-        None
-    };
+    let refusal = if suite.floors() { build::floor_refusal(&libcrypto, &prepared.floor) } else { None };
     if let Some(why) = &refusal {
         eprintln!("historical-perf: {} {}: no crypto floor: {why}", release.library, release.label());
     }
@@ -560,7 +554,7 @@ fn run_release(
             .envs(suite.env(&home, quick))
             .env_remove("RUSTFLAGS");
         if refusal.is_some() {
-            cmd.env(tls_bench::bench::FLOORS_ENV, "0");
+            cmd.env(tls_bench_harness::bench::FLOORS_ENV, "0");
         }
         for (k, v) in &prepared.env {
             cmd.env(k, v);

@@ -8,7 +8,7 @@ use anyhow::{Context, Result, bail, ensure};
 use semver::Version;
 use serde::Deserialize;
 
-pub use tls_bench::results::historical::Library;
+pub use tls_bench_results::historical::Library;
 
 /// One release of a library: the crate version that brings it.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -52,7 +52,7 @@ impl Release {
     }
 
     /// Whether this s2n-tls release links AWS-LC, whose floor is aws-lc-rs
-    /// (src/floor/aws_lc_rs.rs) on the release's own aws-lc-sys: from 0.1
+    /// (crates/harness/src/floor/aws_lc_rs.rs) on the release's own aws-lc-sys: from 0.1
     /// (s2n-tls-sys's dependencies; each recorded release's `libcrypto`).
     /// 0.1 links aws-lc-sys 0.12 alone: its build adds aws-lc-rs, which the
     /// era pin takes to 1.5.2 (the newest by 0.1.2's day), on the same
@@ -66,7 +66,7 @@ impl Release {
     /// The features this release's crypto floor needs besides
     /// `crypto-floor`: `openssl-floor` for s2n-tls 0.0, which links the
     /// system's libcrypto through openssl-sys (the floor calls it through
-    /// the `openssl` crate on the same openssl-sys, src/libs/openssl/floor/ossl.rs);
+    /// the `openssl` crate on the same openssl-sys, crates/harness/src/libs/openssl/floor/ossl.rs);
     /// none for the others (their floor's crates come with the library's
     /// feature).
     pub fn floor_features(&self) -> &'static [&'static str] {

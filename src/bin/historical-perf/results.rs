@@ -1,7 +1,7 @@
 //! Where a release's results are kept (`<out>/<library>/<release>.json`):
 //! the path, reading the kept result back, saving it. The results
 //! themselves, their table and units are
-//! [`tls_bench::results::historical`].
+//! [`tls_bench_results::historical`].
 
 use std::{
     fs,
@@ -9,7 +9,7 @@ use std::{
 };
 
 use anyhow::{Context, Result};
-pub use tls_bench::results::historical::{
+pub use tls_bench_results::historical::{
     Bench, Figure, ReleaseResult, Shown, Unit, floor_keys, keys, load, series, table,
 };
 
@@ -54,7 +54,7 @@ pub mod tests {
     use std::path::PathBuf;
 
     use semver::Version;
-    use tls_bench::results::historical::{Library, Per};
+    use tls_bench_results::historical::{Library, Per};
 
     use super::*;
 
@@ -121,7 +121,7 @@ pub mod tests {
             r#"{"median":{"confidence_interval":{"confidence_level":0.95,"lower_bound":990.0,"upper_bound":1020.0},"point_estimate":1000.0,"standard_error":5.0}}"#,
         )
         .unwrap();
-        let m = tls_bench::criterion_json::read_all(&dir).unwrap();
+        let m = tls_bench_results::criterion_json::read_all(&dir).unwrap();
         let b = Bench::from_measurement(&m[0]);
         assert_eq!(b.key, "handshake/server-auth,TLSv1.3/openssl");
         assert_eq!(

@@ -7,7 +7,8 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Result, ensure};
-use tls_bench::{bench::FLOORS_ENV, criterion_json, gungraun_json, instructions};
+use tls_bench_harness::{bench::FLOORS_ENV, instructions};
+use tls_bench_results::{criterion_json, gungraun_json};
 
 use crate::{
     allocations::{self, MEMORY_RUNS, MemoryRun},
@@ -105,12 +106,12 @@ impl Suite {
     }
 
     /// Whether the suite builds the library's crypto floor to run beside it
-    /// in each release ([`tls_bench::bench::FLOORS_ENV`]): the handshakes'
+    /// in each release ([`tls_bench_harness::bench::FLOORS_ENV`]): the handshakes'
     /// and records' primitives through the release's own crypto, in the
     /// same Criterion run, so the table and graphs give the protocol cost
     /// across releases. Criterion only, and OpenSSL (the release's own
     /// libcrypto through the `openssl` crate; OpenSSL 1.1.1 through its own
-    /// compat module, `tls_bench::libs::openssl::floor::ossl111`), rustls (the floor's
+    /// compat module, `tls_bench_harness::libs::openssl::floor::ossl111`), rustls (the floor's
     /// *ring* and aws-lc-rs, run only where the release links those same
     /// crates: [`crate::build::floor_refusal`]) and s2n-tls (the
     /// release's AWS-LC through aws-lc-rs from 0.1; in 0.0 the system's
@@ -262,7 +263,7 @@ pub mod tests {
     use std::fs;
 
     use semver::Version;
-    use tls_bench::results::historical::Per;
+    use tls_bench_results::historical::Per;
 
     use super::*;
     use crate::{

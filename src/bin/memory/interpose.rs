@@ -1,6 +1,6 @@
 //! The process's C allocator entry points, replaced so that every heap
 //! allocation (Rust's, the TLS libraries' C code's, glibc's own) is counted
-//! in [`tls_bench::memory`] before glibc's malloc serves it.
+//! in [`tls_bench_harness::memory`] before glibc's malloc serves it.
 //!
 //! An executable that defines `malloc` and friends takes precedence over
 //! libc for the whole process: statically linked C code (vendored OpenSSL,
@@ -12,7 +12,7 @@
 
 use std::ffi::{c_int, c_void};
 
-use tls_bench::memory::{record_alloc, record_free};
+use tls_bench_harness::memory::{record_alloc, record_free};
 
 unsafe extern "C" {
     fn __libc_malloc(size: usize) -> *mut c_void;

@@ -25,14 +25,14 @@ use std::{
 
 use anyhow::{Context, Result, bail, ensure};
 use clap::{CommandFactory, Parser, Subcommand};
-use tls_bench::{
+use tls_bench_harness::{
     bench::library_family,
     harness::TlsLibrary,
     libs,
     memory::Snapshot,
-    outdir,
     params::{CertChain, HandshakeKind, Params, Protocol},
 };
+use tls_bench_results::outdir;
 
 use crate::{
     measure::Options,
@@ -320,7 +320,7 @@ fn measure_all(args: MeasureArgs) -> Result<()> {
     let opts = options(&sel);
     let mut report = Report {
         date: chrono::Utc::now().format("%Y-%m-%d").to_string(),
-        cpu: tls_bench::host::cpu_model(),
+        cpu: tls_bench_results::host::cpu_model(),
         allocator: interpose::allocator(),
         warmup: opts.warmup,
         writes_per_size: opts.writes,
@@ -379,7 +379,7 @@ fn measure_one(lib: &dyn TlsLibrary, params: Params, opts: &Options, report: &mu
             report.rows.push(row);
         }
         Err(reason) => {
-            tls_bench::skip::report(&id, &reason)?;
+            tls_bench_harness::skip::report(&id, &reason)?;
             report.skipped.push(Skip { library: lib.name(), params: params.to_string(), reason });
         }
     }

@@ -3,7 +3,7 @@
 //! the heap counters read around each step.
 
 use anyhow::{Result, bail, ensure};
-use tls_bench::{
+use tls_bench_harness::{
     harness::{ConfigureError, Handshaker, Pair, SideTimes, TlsLibrary},
     memory::{self, Scope, Snapshot},
     params::Params,

@@ -1,10 +1,10 @@
 //! The memory report's CSV. The report's model, reading and Markdown are
-//! [`tls_bench::results::memory`].
+//! [`tls_bench_results::memory`].
 
 use std::path::Path;
 
 use anyhow::{Context, Result};
-pub use tls_bench::results::memory::{
+pub use tls_bench_results::memory::{
     CrossCheck, Report, Row, Sides, Skip, Stats, WriteCost, markdown, merged_rows, read_reports,
 };
 

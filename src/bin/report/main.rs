@@ -13,18 +13,18 @@
 //!
 //! With `--instructions`, the same tables of the instruction counts that
 //! `cargo bench --bench instructions` wrote
-//! ([`tls_bench::results::instructions`]); with `--instructions --noise`,
+//! ([`tls_bench_results::instructions`]); with `--instructions --noise`,
 //! each count's difference from the run before.
 //!
 //! `report results` writes `results/README.md` from the committed results
 //! and the headline block of `README.md`
-//! ([`tls_bench::results::readme`]); `report results --check` writes
+//! ([`tls_bench_results::readme`]); `report results --check` writes
 //! nothing and exits 1, showing the differences, when either differs from
 //! what it would write (CI runs it).
 //!
 //! Usage: `cargo run --release --bin report [-- --criterion-dir DIR] [--save FILE]`
 //! (`--save`: the figures read, as JSON, for `report results` to table a
-//! committed run: [`tls_bench::results::criterion`]),
+//! committed run: [`tls_bench_results::criterion`]),
 //! `... -- --instructions [--noise] [--gungraun-dir DIR]`,
 //! `... -- results [--check] [--root DIR]`.
 
@@ -32,14 +32,10 @@ use std::{path::PathBuf, process::ExitCode};
 
 use anyhow::{Result, bail};
 use clap::{Parser, Subcommand};
-use tls_bench::{
-    criterion_json,
-    error::exit_code,
-    gungraun_json,
-    results::{
-        check::{self, README, RESULTS_README},
-        criterion, instructions, readme,
-    },
+use tls_bench_harness::error::exit_code;
+use tls_bench_results::{
+    check::{self, README, RESULTS_README},
+    criterion, criterion_json, gungraun_json, instructions, readme,
 };
 
 #[derive(Parser)]

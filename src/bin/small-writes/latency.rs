@@ -54,7 +54,7 @@ impl Latencies {
 
 /// Percentiles of iteration times, in ns (defined with the results they
 /// are saved in).
-pub use tls_bench::results::small_writes::Percentiles;
+pub use tls_bench_results::small_writes::Percentiles;
 
 #[cfg(test)]
 mod tests {

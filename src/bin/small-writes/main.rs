@@ -1,7 +1,7 @@
 //! `small-writes`: the sender's time per message as latency percentiles
 //! (HdrHistogram), and the records and bytes each message puts on the
 //! wire, for every library, message and way of writing it
-//! ([`tls_bench::writes`]).
+//! ([`tls_bench_harness::writes`]).
 //!
 //! The cases are those of Criterion's `small-writes` group (same ids, same
 //! [`Runner`]), run interleaved: a discarded warm-up per case, then the
@@ -22,18 +22,17 @@ use std::{fs, path::PathBuf, process::ExitCode, time::Duration};
 use anyhow::{Context, Result, bail, ensure};
 use clap::Parser;
 use indicatif::{ProgressBar, ProgressStyle};
-use tls_bench::{
+use tls_bench_harness::{
     bench::{Case, Workload, check_unique, library_family, small_write_params, small_write_workloads},
-    criterion_json,
     error::exit_code,
     harness::TlsLibrary,
     libs,
-    outdir::RunDir,
     params::{Aead, CipherSuite, Params, Protocol},
     runner::{Prepared, Runner, prepare},
     workload::SmallWrites,
     writes::{MESSAGES, Message, Strategy, Wire},
 };
+use tls_bench_results::{criterion_json, outdir::RunDir};
 
 use latency::Latencies;
 use results::{Report, Row};
@@ -368,7 +367,7 @@ fn measure(args: &Args) -> Result<Report> {
     rows.sort_by_key(|(i, _)| *i);
     Ok(Report {
         date: chrono::Utc::now().format("%Y-%m-%d %H:%M UTC").to_string(),
-        host: tls_bench::host::cpu_model(),
+        host: tls_bench_results::host::cpu_model(),
         iterations: args.iterations,
         warmup: args.warmup,
         rounds: args.rounds,

@@ -212,7 +212,7 @@ fn panel_of(
 
 #[cfg(test)]
 mod tests {
-    use tls_bench::results::small_writes::Percentiles;
+    use tls_bench_results::small_writes::Percentiles;
 
     use super::*;
 

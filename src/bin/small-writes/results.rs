@@ -1,11 +1,11 @@
 //! A small-writes run's CSV. The report's model and its Markdown are
-//! [`tls_bench::results::small_writes`].
+//! [`tls_bench_results::small_writes`].
 
 use std::path::Path;
 
 use anyhow::{Context, Result};
-pub use tls_bench::results::small_writes::{Report, Row, distinct};
-use tls_bench::writes::Wire;
+use tls_bench_harness::writes::Wire;
+pub use tls_bench_results::small_writes::{Report, Row, distinct};
 
 /// Writes one CSV line per row of `report` to `path` (skipped rows with
 /// empty figures and their reason). Errors: the file cannot be written.

@@ -1,0 +1,391 @@
+//! The socket runner's saved results: `handshake-scaling`'s points (its
+//! `results.json`), the failure kinds and latency percentiles every
+//! socket report saves ([`ErrorKind`], [`Latency`]; their writers are in
+//! the socket runner), and the tables `report results` makes of them and of
+//! a `compare --sockets` run for the README's "Real sockets" block.
+
+use std::{collections::BTreeMap, fmt, fs, io, path::Path};
+
+use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
+
+use super::compare::{FLOOR, RowSummary};
+
+/// The kind of a failure.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ErrorKind {
+    /// TCP connect refused: nothing listens there (`ECONNREFUSED`).
+    Refused,
+    /// No route to the address, or the network is down.
+    Unreachable,
+    /// No local port left for a new connection (`EADDRNOTAVAIL`): closed
+    /// sockets in TIME_WAIT hold them; not a library failure.
+    PortsExhausted,
+    /// A connect, handshake or read did not finish in its timeout.
+    Timeout,
+    /// The peer reset the connection (`ECONNRESET`, `EPIPE`).
+    Reset,
+    /// The peer closed the connection before the exchange was done.
+    Closed,
+    /// The TLS library failed the handshake (or a record after it).
+    Handshake,
+    /// The handshake negotiated something other than the parameters ask.
+    Negotiated,
+    /// Echoed bytes differ from those sent, or an HTTP body from the one
+    /// served.
+    Corrupt,
+    /// Malformed HTTP from the peer, or a response other than `200 OK`.
+    Http,
+    /// Any other I/O error.
+    Io,
+}
+
+impl ErrorKind {
+    /// The kind's name, as in reports (`ports-exhausted`).
+    pub fn name(self) -> &'static str {
+        match self {
+            ErrorKind::Refused => "refused",
+            ErrorKind::Unreachable => "unreachable",
+            ErrorKind::PortsExhausted => "ports-exhausted",
+            ErrorKind::Timeout => "timeout",
+            ErrorKind::Reset => "reset",
+            ErrorKind::Closed => "closed",
+            ErrorKind::Handshake => "handshake",
+            ErrorKind::Negotiated => "negotiated",
+            ErrorKind::Corrupt => "corrupt",
+            ErrorKind::Http => "http",
+            ErrorKind::Io => "io",
+        }
+    }
+}
+
+impl fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Percentiles of one latency, in microseconds.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct Latency {
+    /// Samples.
+    pub count: u64,
+    /// Median.
+    pub p50_us: f64,
+    /// 90th percentile.
+    pub p90_us: f64,
+    /// 99th percentile.
+    pub p99_us: f64,
+    /// 99.9th percentile.
+    pub p99_9_us: f64,
+    /// Largest.
+    pub max_us: f64,
+}
+
+/// One point of `handshake-scaling`: a handshake kind at a server thread
+/// count.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Point {
+    /// `full` or `resumed`.
+    pub handshake: String,
+    /// Server worker threads.
+    pub server_threads: usize,
+    /// Cores the server's threads were pinned to.
+    pub server_cores: Vec<usize>,
+    /// Cores the client's threads were pinned to (empty: not pinned, it
+    /// shares the machine).
+    pub client_cores: Vec<usize>,
+    /// Client worker threads.
+    pub client_threads: usize,
+    /// Handshakes per second, all threads.
+    pub handshakes_per_s: f64,
+    /// Handshakes per second per server thread.
+    pub per_thread: f64,
+    /// Handshake latency (client connection object to done), µs: p50.
+    pub p50_us: f64,
+    /// p99, µs.
+    pub p99_us: f64,
+    /// Server CPU per handshake, µs (its threads' CPU over the handshakes
+    /// they served, each connection's 1-byte echo included).
+    pub server_cpu_us_per_handshake: Option<f64>,
+    /// Server threads' CPU share over the run (1 = all busy).
+    pub server_cpu_share: f64,
+    /// Client threads' CPU share over the run.
+    pub client_cpu_share: f64,
+    /// `client`, `server`, `shared cores` (client and server on the same
+    /// cores, together 90% busy or more), or `neither` (latency-bound):
+    /// the end at 90% of its CPU or more, the client first.
+    pub limited_by: String,
+}
+
+/// A `handshake-scaling` run: `results.json`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Scaling {
+    /// The library (server and client).
+    pub library: String,
+    /// The full handshake's parameters.
+    pub parameters: String,
+    /// Cores the process could use.
+    pub cores: usize,
+    /// Full then resumed, for 1 to N server threads.
+    pub points: Vec<Point>,
+}
+
+impl Scaling {
+    /// Reads a `results.json`. Errors: unreadable or not a scaling run,
+    /// naming the file.
+    pub fn read(path: &Path) -> Result<Scaling> {
+        let text = fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        serde_json::from_str(&text).with_context(|| format!("parsing {}", path.display()))
+    }
+
+    /// The run as a Markdown table, one line a point.
+    pub fn markdown(&self) -> String {
+        let mut out = format!(
+            "### handshakes/s by server threads: {}, {} ({} cores)\n\n",
+            self.library, self.parameters, self.cores
+        );
+        out.push_str(
+            "| handshake | server threads (cores) | client threads (cores) | handshakes/s | per thread | \
+             p50 µs | p99 µs | server CPU µs/handshake | server CPU | client CPU | limited by |\n",
+        );
+        out.push_str("|---|---|---|---|---|---|---|---|---|---|---|\n");
+        for p in &self.points {
+            let client = if p.client_cores.is_empty() {
+                format!("{} (not pinned, shares the server's)", p.client_threads)
+            } else {
+                format!("{} ({:?})", p.client_threads, p.client_cores)
+            };
+            out.push_str(&format!(
+                "| {} | {} ({:?}) | {client} | {:.0} | {:.0} | {:.0} | {:.0} | {} | {:.0}% | {:.0}% | {} |\n",
+                p.handshake,
+                p.server_threads,
+                p.server_cores,
+                p.handshakes_per_s,
+                p.per_thread,
+                p.p50_us,
+                p.p99_us,
+                cpu(p),
+                p.server_cpu_share * 100.0,
+                p.client_cpu_share * 100.0,
+                p.limited_by
+            ));
+        }
+        out
+    }
+
+    /// The point of `handshake` at one server thread.
+    fn one_thread(&self, handshake: &str) -> Option<&Point> {
+        self.points.iter().find(|p| p.handshake == handshake && p.server_threads == 1)
+    }
+}
+
+fn cpu(p: &Point) -> String {
+    p.server_cpu_us_per_handshake.map_or("-".to_string(), |u| format!("{u:.0}"))
+}
+
+/// One line per library: full and resumed handshakes/s at one server
+/// thread with their latency, the server's CPU per handshake, and which
+/// end limited the rate.
+pub fn handshakes_table(runs: &[Scaling]) -> String {
+    let mut out = String::from(
+        "| library | full handshakes/s | p50 / p99 µs | server CPU µs | resumed handshakes/s | p50 / p99 µs | \
+         server CPU µs | limited by |\n|---|---|---|---|---|---|---|---|\n",
+    );
+    for s in runs {
+        let (Some(f), Some(r)) = (s.one_thread("full"), s.one_thread("resumed")) else { continue };
+        out.push_str(&format!(
+            "| {} | {:.0} | {:.0} / {:.0} | {} | {:.0} | {:.0} / {:.0} | {} | {} / {} |\n",
+            s.library,
+            f.handshakes_per_s,
+            f.p50_us,
+            f.p99_us,
+            cpu(f),
+            r.handshakes_per_s,
+            r.p50_us,
+            r.p99_us,
+            cpu(r),
+            f.limited_by,
+            r.limited_by
+        ));
+    }
+    out
+}
+
+/// Echo MB/s each way of `rows` (one suite's, of a `compare --sockets`
+/// run) as one line per library, a column per row (`C conns, S`), the
+/// plaintext floor last. Cells are the medians of the run.
+pub fn echo_table(rows: &[&RowSummary]) -> String {
+    let mut libraries: Vec<String> = Vec::new();
+    for r in rows {
+        for l in &r.libraries {
+            if !libraries.contains(&l.library) {
+                libraries.push(l.library.clone());
+            }
+        }
+    }
+    libraries.sort();
+    let column = |r: &RowSummary| {
+        let parts: Vec<&str> = r.parameters.rsplitn(3, ',').collect();
+        match parts.as_slice() {
+            [size, conns, _] => format!("{} {}", conns.replace("conns", " conn"), size.replace("B", " B")),
+            _ => r.parameters.clone(),
+        }
+    };
+    let mut out = String::from("| MB/s each way |");
+    for r in rows {
+        out.push_str(&format!(" {} |", column(r)));
+    }
+    out.push('\n');
+    out.push_str(&"|---".repeat(rows.len() + 1));
+    out.push_str("|\n");
+    let cell = |mb: Option<f64>| mb.map_or("-".to_string(), |m| format!("{m:.0}"));
+    for lib in &libraries {
+        out.push_str(&format!("| {lib} |"));
+        for r in rows {
+            let mb = r.libraries.iter().find(|l| &l.library == lib).and_then(|l| l.mb_per_s);
+            let skipped = r.skipped.iter().any(|(s, _)| s == lib);
+            out.push_str(&format!(" {} |", if skipped { "skip".to_string() } else { cell(mb) }));
+        }
+        out.push('\n');
+    }
+    out.push_str(&format!("| {FLOOR} TCP (no TLS) |"));
+    for r in rows {
+        out.push_str(&format!(" {} |", cell(r.floor.as_ref().and_then(|f| f.mb_per_s))));
+    }
+    out.push('\n');
+    out
+}
+
+/// Handshakes per second of a `compare --sockets` run's
+/// `socket-handshake` rows (`rows`: full, then resumed), one line per
+/// library with the time ratio to the row's best and its 95% interval; the
+/// plaintext floor (TCP connect, 1-byte echo, close) last. Cells are
+/// 10^9 / the median ns per handshake.
+pub fn handshake_rates_table(rows: &[&RowSummary]) -> String {
+    let mut libraries: Vec<String> =
+        rows.iter().flat_map(|r| r.libraries.iter().map(|l| l.library.clone())).collect();
+    libraries.sort();
+    libraries.dedup();
+    let mut out = String::from("| handshakes/s (time ratio to the best, 95% CI) |");
+    for r in rows {
+        let kind = if r.parameters.starts_with("resumption,") { "resumed" } else { "full" };
+        out.push_str(&format!(" {kind} |"));
+    }
+    out.push('\n');
+    out.push_str(&"|---".repeat(rows.len() + 1));
+    out.push_str("|\n");
+    let rate = |ns: f64| format!("{:.0}", 1e9 / ns);
+    for lib in &libraries {
+        out.push_str(&format!("| {lib} |"));
+        for r in rows {
+            let cell = match r.libraries.iter().find(|l| &l.library == lib) {
+                Some(l) if l.best => format!("{} (best)", rate(l.median_ns)),
+                Some(l) => match l.ratio {
+                    Some(i) => {
+                        format!("{} ({:.2}x, {:.2}–{:.2})", rate(l.median_ns), i.estimate, i.low, i.high)
+                    }
+                    None => rate(l.median_ns),
+                },
+                None if r.skipped.iter().any(|(s, _)| s == lib) => "skip".to_string(),
+                None => "-".to_string(),
+            };
+            out.push_str(&format!(" {cell} |"));
+        }
+        out.push('\n');
+    }
+    out.push_str(&format!("| {FLOOR} TCP: connect, 1-byte echo, close |"));
+    for r in rows {
+        let cell = r.floor.as_ref().map_or("-".to_string(), |f| rate(f.median_ns));
+        out.push_str(&format!(" {cell} |"));
+    }
+    out.push('\n');
+    out
+}
+
+/// How a failure is classified (by the socket runner).
+impl ErrorKind {
+    /// The kind of an I/O error found in `e`'s chain, else `otherwise`.
+    pub fn of(e: &anyhow::Error, otherwise: ErrorKind) -> ErrorKind {
+        for cause in e.chain() {
+            if let Some(io) = cause.downcast_ref::<io::Error>() {
+                return ErrorKind::of_io(io, otherwise);
+            }
+        }
+        otherwise
+    }
+
+    /// The kind of `e`: by its `io::ErrorKind`, else by its OS error
+    /// number, else `otherwise` (a library's error carried in an
+    /// `io::Error`, as tokio-rustls does).
+    pub fn of_io(e: &io::Error, otherwise: ErrorKind) -> ErrorKind {
+        match e.kind() {
+            io::ErrorKind::ConnectionRefused => return ErrorKind::Refused,
+            io::ErrorKind::AddrNotAvailable => return ErrorKind::PortsExhausted,
+            io::ErrorKind::ConnectionReset | io::ErrorKind::BrokenPipe | io::ErrorKind::ConnectionAborted => {
+                return ErrorKind::Reset;
+            }
+            io::ErrorKind::TimedOut => return ErrorKind::Timeout,
+            io::ErrorKind::UnexpectedEof => return ErrorKind::Closed,
+            io::ErrorKind::HostUnreachable
+            | io::ErrorKind::NetworkUnreachable
+            | io::ErrorKind::NetworkDown => {
+                return ErrorKind::Unreachable;
+            }
+            _ => {}
+        }
+        match e.raw_os_error() {
+            Some(libc::EADDRNOTAVAIL) => ErrorKind::PortsExhausted,
+            Some(_) => ErrorKind::Io,
+            None => otherwise,
+        }
+    }
+}
+
+/// The rows of a latency table (`| name | count | p50 | ... | max |`), one
+/// per latency that has samples.
+pub fn latency_rows(latencies: &[(&str, &Latency)]) -> String {
+    let mut out = String::new();
+    for (name, l) in latencies {
+        if l.count > 0 {
+            out.push_str(&format!(
+                "| {name} | {} | {:.0} | {:.0} | {:.0} | {:.0} | {:.0} |\n",
+                l.count, l.p50_us, l.p90_us, l.p99_us, l.p99_9_us, l.max_us
+            ));
+        }
+    }
+    out
+}
+
+/// Failures by kind and the first messages, for people (empty when none).
+pub fn errors_text(errors: &BTreeMap<ErrorKind, u64>, examples: &[String]) -> String {
+    if errors.is_empty() {
+        return String::new();
+    }
+    let kinds: Vec<String> = errors.iter().map(|(k, n)| format!("{k} {n}")).collect();
+    let mut out = format!("\nerrors: {}\n", kinds.join(", "));
+    for e in examples {
+        out.push_str(&format!("  {e}\n"));
+    }
+    out
+}
+
+#[cfg(test)]
+mod error_kind_tests {
+    use super::*;
+
+    #[test]
+    fn io_errors_map_to_their_kinds() {
+        let e = |k| io::Error::from(k);
+        assert_eq!(ErrorKind::of_io(&e(io::ErrorKind::ConnectionRefused), ErrorKind::Io), ErrorKind::Refused);
+        assert_eq!(ErrorKind::of_io(&e(io::ErrorKind::BrokenPipe), ErrorKind::Io), ErrorKind::Reset);
+        let exhausted = io::Error::from_raw_os_error(libc::EADDRNOTAVAIL);
+        assert_eq!(ErrorKind::of_io(&exhausted, ErrorKind::Io), ErrorKind::PortsExhausted);
+        let library = io::Error::other("bad record mac");
+        assert_eq!(ErrorKind::of_io(&library, ErrorKind::Handshake), ErrorKind::Handshake);
+        let chained = anyhow::Error::new(e(io::ErrorKind::UnexpectedEof)).context("reading");
+        assert_eq!(ErrorKind::of(&chained, ErrorKind::Io), ErrorKind::Closed);
+        assert_eq!(ErrorKind::of(&anyhow::anyhow!("no io"), ErrorKind::Negotiated), ErrorKind::Negotiated);
+    }
+}

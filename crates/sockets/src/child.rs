@@ -1,0 +1,245 @@
+//! Another build's HTTPS server, run as a child process: the libraries
+//! one build cannot hold with another (BoringSSL's libssl shadows
+//! OpenSSL's; one openssl-sys per build, [`crate::variants`]) served by
+//! that build's own `https-serve` ([`crate::workers`] builds it), so
+//! `https-compare` loads them in the same rounds as this build's servers.
+//! The child checks every connection's negotiated parameters as the
+//! in-process servers do, and its summary (its `--json`) comes back at the
+//! stop.
+
+use std::{
+    io::{BufRead, BufReader, Read},
+    net::SocketAddr,
+    path::{Path, PathBuf},
+    process::{Child, ChildStdout, Command, Stdio},
+    sync::mpsc,
+    thread::JoinHandle,
+    time::{Duration, Instant},
+};
+
+use anyhow::{Context, Result, bail};
+
+use super::serve::Summary;
+use tls_bench_harness::{error::ConfigureError, params::Params};
+
+/// How long a child may take to say it serves, and to stop.
+const LIMIT: Duration = Duration::from_secs(15);
+
+/// A build's `https-serve` binary and the libraries it holds.
+#[derive(Clone, Debug)]
+pub struct Build {
+    /// The variant's name (`boringssl`).
+    pub variant: String,
+    /// Its `https-serve`.
+    pub exe: PathBuf,
+    /// Its TLS libraries (`https-serve --list`, plaintext left out).
+    pub libraries: Vec<String>,
+}
+
+impl Build {
+    /// Reads the libraries of `exe` (`--list`). Errors: it does not run,
+    /// or fails.
+    pub fn read(variant: &str, exe: &Path) -> Result<Build> {
+        let out = Command::new(exe)
+            .arg("--list")
+            .stdin(Stdio::null())
+            .output()
+            .with_context(|| format!("running {} --list", exe.display()))?;
+        if !out.status.success() {
+            bail!("{} --list: {}", exe.display(), String::from_utf8_lossy(&out.stderr).trim());
+        }
+        let libraries = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && *l != super::PLAINTEXT)
+            .map(String::from)
+            .collect();
+        Ok(Build { variant: variant.to_string(), exe: exe.to_path_buf(), libraries })
+    }
+}
+
+/// The parameters as `https-serve`'s options.
+fn params_args(params: &Params) -> Vec<String> {
+    vec![
+        "--kind".into(),
+        params.kind.to_string(),
+        "--suite".into(),
+        params.suite.to_string(),
+        "--group".into(),
+        params.group.to_string(),
+        "--cert".into(),
+        params.cert.to_string(),
+    ]
+}
+
+/// Whether `library` of `exe` can serve `params` (`https-serve --probe`).
+/// Errors: `Unsupported` with the library's reason; `Failed` when the
+/// probe failed or said something else.
+pub fn probe(exe: &Path, library: &str, params: &Params) -> Result<(), ConfigureError> {
+    let out = Command::new(exe)
+        .args(["--library", library, "--probe"])
+        .args(params_args(params))
+        .stdin(Stdio::null())
+        .output()
+        .with_context(|| format!("running {} --probe", exe.display()))?;
+    let said = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    if !out.status.success() {
+        return Err(ConfigureError::Failed(anyhow::anyhow!(
+            "{} --library {library} --probe: {}",
+            exe.display(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        )));
+    }
+    match said.strip_prefix("unsupported: ") {
+        Some(why) => Err(ConfigureError::Unsupported(why.to_string())),
+        None if said == "supported" => Ok(()),
+        None => Err(ConfigureError::Failed(anyhow::anyhow!("--probe said {said:?}"))),
+    }
+}
+
+/// What a child server runs with.
+#[derive(Clone, Debug)]
+pub struct ChildOptions {
+    /// Worker threads.
+    pub threads: usize,
+    /// Their cores (empty: not pinned).
+    pub cores: Vec<usize>,
+    /// Body bytes.
+    pub body: usize,
+    /// Connections at once.
+    pub max_connections: usize,
+    /// Where its summary (`--json`) goes.
+    pub json: PathBuf,
+}
+
+/// A running child server.
+pub struct ChildServer {
+    child: Child,
+    addr: SocketAddr,
+    json: PathBuf,
+    /// The rest of its stdout (the summary), read to the end.
+    rest: Option<JoinHandle<std::io::Result<String>>>,
+}
+
+impl Drop for ChildServer {
+    /// A child not stopped (a run that ended on an error) is killed, not
+    /// left serving.
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            kill(&mut self.child);
+        }
+    }
+}
+
+impl ChildServer {
+    /// Starts `library` of `exe` for `params` on a free port of 127.0.0.1
+    /// and waits (at most 15 s) for its `serving ... on ADDR` line.
+    /// Errors: it does not start, exits, or says no address in time.
+    pub fn start(exe: &Path, library: &str, params: &Params, options: &ChildOptions) -> Result<ChildServer> {
+        let mut cmd = Command::new(exe);
+        cmd.args(["--library", library, "--listen", "127.0.0.1:0"])
+            .args(params_args(params))
+            .args(["--threads", &options.threads.to_string()])
+            .args(["--body", &options.body.to_string()])
+            .args(["--max-connections", &options.max_connections.to_string()])
+            .arg("--json")
+            .arg(&options.json)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit());
+        if !options.cores.is_empty() {
+            let cores: Vec<String> = options.cores.iter().map(|c| c.to_string()).collect();
+            cmd.args(["--cores", &cores.join(",")]);
+        }
+        let mut child =
+            super::interrupt::spawn(&mut cmd).with_context(|| format!("starting {}", exe.display()))?;
+        let stdout = child.stdout.take().context("no stdout")?;
+        let (first, rest) = read_lines(stdout);
+        let line = match first.recv_timeout(LIMIT) {
+            Ok(line) => line,
+            Err(_) => {
+                kill(&mut child);
+                bail!("{} --library {library}: no `serving` line in {LIMIT:?}", exe.display());
+            }
+        };
+        let addr = line.split_whitespace().find_map(|w| w.parse::<SocketAddr>().ok());
+        match addr {
+            Some(addr) if line.starts_with("serving") => {
+                Ok(ChildServer { child, addr, json: options.json.clone(), rest: Some(rest) })
+            }
+            _ => {
+                kill(&mut child);
+                bail!("{} --library {library} said {line:?}, not `serving ... on ADDR`", exe.display())
+            }
+        }
+    }
+
+    /// Where it listens.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Its process id (for `/proc/PID/...`).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Stops it (SIGINT), waits at most 15 s, and reads its summary.
+    /// Errors: it ran past that (killed), exited with an error, or its
+    /// summary cannot be read.
+    pub fn stop(mut self) -> Result<Summary> {
+        // SAFETY: kill of our own child's pid.
+        if unsafe { libc::kill(self.child.id() as i32, libc::SIGINT) } != 0 {
+            bail!("signalling the child server: {}", std::io::Error::last_os_error());
+        }
+        let started = Instant::now();
+        let status = loop {
+            if let Some(s) = self.child.try_wait().context("waiting for the child server")? {
+                super::interrupt::forget(&self.child);
+                break s;
+            }
+            if started.elapsed() > LIMIT {
+                kill(&mut self.child);
+                bail!("the child server did not stop in {LIMIT:?}; killed");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let rest = self
+            .rest
+            .take()
+            .context("the child's output was read before")?
+            .join()
+            .map_err(|_| anyhow::anyhow!("reading the child's output"))??;
+        if !status.success() {
+            bail!("the child server ended with {status}: {}", rest.trim());
+        }
+        let text = std::fs::read_to_string(&self.json)
+            .with_context(|| format!("reading the child's summary {}", self.json.display()))?;
+        serde_json::from_str(&text).with_context(|| format!("reading {}", self.json.display()))
+    }
+}
+
+/// Kills a child that misbehaved and reaps it; the error being returned
+/// says what went wrong, so a failure here adds nothing.
+fn kill(child: &mut Child) {
+    let _killed = child.kill();
+    let _reaped = child.wait();
+    super::interrupt::forget(child);
+}
+
+/// The first line of `stdout` on a channel, the rest on a thread.
+fn read_lines(stdout: ChildStdout) -> (mpsc::Receiver<String>, JoinHandle<std::io::Result<String>>) {
+    let (tx, rx) = mpsc::channel();
+    let rest = std::thread::spawn(move || {
+        let mut reader = BufReader::new(stdout);
+        let mut first = String::new();
+        reader.read_line(&mut first)?;
+        // The receiver may have given up (a timeout): the line is then
+        // not wanted.
+        let _unwanted = tx.send(first.trim_end().to_string());
+        let mut rest = String::new();
+        reader.read_to_string(&mut rest)?;
+        Ok(rest)
+    });
+    (rx, rest)
+}

@@ -1,0 +1,230 @@
+//! Memory over time under load (`https-soak`): each library's HTTPS server
+//! in a process of its own (the `https-serve` binary beside this one), and
+//! nginx, all under steady siege-style load at once for the soak's
+//! duration, their resident set sizes sampled every second from
+//! `/proc/PID/statm` ([`super::rss`]). A server whose RSS still grows over
+//! the last half of the run, faster than a threshold, is flagged: under a
+//! steady load a server's memory should level off.
+
+use std::{
+    fs,
+    net::SocketAddr,
+    path::{Path, PathBuf},
+    time::{Duration, Instant},
+};
+
+use anyhow::{Context, Result, anyhow, bail};
+
+use super::{
+    Library,
+    child::{ChildOptions, ChildServer},
+    nginx::Nginx,
+    rss::rss_kib_of,
+    siege::SiegeOptions,
+};
+use tls_bench_harness::params::Params;
+use tls_bench_results::https::{RssTrace, SoakRun, SoakServer};
+
+/// What to soak.
+#[derive(Clone, Debug)]
+pub struct SoakOptions {
+    /// The parameter set every server serves.
+    pub params: Params,
+    /// Users per server.
+    pub concurrent: usize,
+    /// How long.
+    pub duration: Duration,
+    /// Keep-alive (else a new connection per request).
+    pub keep_alive: bool,
+    /// Body bytes.
+    pub body: usize,
+    /// Threads of each server and each load.
+    pub threads: usize,
+    /// Flag a server whose last-half RSS slope is above this, KiB/min.
+    pub max_growth_kib_per_min: f64,
+    /// Include nginx (loaded by `nginx_client`).
+    pub nginx: bool,
+    /// Where the servers' logs and nginx's files go.
+    pub work: PathBuf,
+}
+
+/// Samples a run needs before a server is judged growing or not (20 s).
+pub const MIN_SAMPLES: usize = 20;
+
+/// A server process being soaked.
+enum Proc {
+    Ours(ChildServer),
+    Nginx(Nginx),
+}
+
+impl Proc {
+    fn rss_kib(&self) -> Result<u64> {
+        match self {
+            Proc::Ours(child) => rss_kib_of(&format!("/proc/{}/statm", child.pid())),
+            Proc::Nginx(n) => n.rss_kib(),
+        }
+    }
+
+    /// Stops it: SIGINT for ours ([`ChildServer::stop`]), nginx dropped.
+    /// Errors: ours did not stop in 15 s, or exited with a failure.
+    fn stop(self) -> Result<()> {
+        match self {
+            Proc::Ours(child) => child.stop().map(|_summary| ()),
+            Proc::Nginx(n) => {
+                drop(n);
+                Ok(())
+            }
+        }
+    }
+}
+
+/// Starts `https-serve` (beside this executable) for `library`; returns it
+/// and its address once it listens. Errors: the binary is missing (build it
+/// with `cargo build --release --bin https-serve`), it exits or says
+/// nothing in time ([`ChildServer::start`]).
+fn start_ours(library: &str, options: &SoakOptions) -> Result<(Proc, SocketAddr)> {
+    let exe = std::env::current_exe().context("finding this executable")?.with_file_name("https-serve");
+    if !exe.is_file() {
+        bail!("{} not found: build it with `cargo build --release --bin https-serve`", exe.display());
+    }
+    let child = ChildServer::start(
+        &exe,
+        library,
+        &options.params,
+        &ChildOptions {
+            threads: options.threads,
+            cores: Vec::new(),
+            body: options.body,
+            max_connections: 10_000,
+            json: options.work.join(format!("{library}.summary.json")),
+        },
+    )?;
+    let addr = child.addr();
+    Ok((Proc::Ours(child), addr))
+}
+
+/// Runs the soak: every server of `libraries` that serves the parameters
+/// (and nginx), each loaded by its own library's client (nginx by
+/// `nginx_client`, plaintext HTTP by plaintext) at once. Errors: a server
+/// cannot start, a load fails to run, a sample cannot be read.
+pub fn run(
+    libraries: &[Box<dyn Library>],
+    nginx_client: &dyn Library,
+    options: &SoakOptions,
+) -> Result<SoakRun> {
+    fs::create_dir_all(&options.work).with_context(|| format!("creating {}", options.work.display()))?;
+    let mut servers: Vec<(String, Proc, SocketAddr)> = Vec::new();
+    for lib in libraries {
+        if lib.server(&options.params, &super::https::SERVER).is_err()
+            || lib.client(&options.params, &super::https::CLIENT).is_err()
+        {
+            eprintln!("skip {}: it does not serve {}", lib.name(), options.params);
+            continue;
+        }
+        let (proc, addr) = start_ours(&lib.name(), options)?;
+        servers.push((lib.name(), proc, addr));
+    }
+    if options.nginx {
+        let n =
+            Nginx::start(&options.work.join("nginx"), &options.params, options.body, options.threads, &[])?;
+        let addr = n.addr();
+        servers.push((super::https_compare::NGINX.to_string(), Proc::Nginx(n), addr));
+    }
+    // Every server sampled every second, here, while the loads run.
+    let mut samples: Vec<Vec<u64>> = vec![Vec::new(); servers.len()];
+    for (i, (_, proc, _)) in servers.iter().enumerate() {
+        samples[i].push(proc.rss_kib()?);
+    }
+    let loads: Vec<_> = servers
+        .iter()
+        .map(|(name, _, addr)| {
+            let loader = if name == super::https_compare::NGINX {
+                super::find(&nginx_client.name())
+            } else {
+                super::find(name)
+            };
+            let siege = SiegeOptions {
+                params: options.params,
+                connect: *addr,
+                clients: options.concurrent,
+                requests: None,
+                duration: Some(options.duration),
+                body: options.body,
+                keep_alive: options.keep_alive,
+                threads: options.threads,
+                cores: Vec::new(),
+                timeout: Duration::from_secs(10),
+                progress: false,
+            };
+            std::thread::spawn(move || super::siege::run(&*loader?, &siege))
+        })
+        .collect();
+    let started = Instant::now();
+    let mut next = started + Duration::from_secs(1);
+    while !loads.iter().all(|l| l.is_finished()) {
+        std::thread::sleep(next.saturating_duration_since(Instant::now()));
+        next += Duration::from_secs(1);
+        for (i, (_, proc, _)) in servers.iter().enumerate() {
+            samples[i].push(proc.rss_kib()?);
+        }
+    }
+    let mut results = Vec::new();
+    for ((name, proc, _), (load, samples)) in servers.into_iter().zip(loads.into_iter().zip(samples)) {
+        let load = load.join().map_err(|_| anyhow!("the load of {name} panicked"))??;
+        proc.stop()?;
+        let rss = RssTrace::of(samples, Duration::from_secs(1));
+        let growing = (rss.samples_kib.len() >= MIN_SAMPLES)
+            .then(|| rss.slope_last_half_kib_per_min.is_some_and(|s| s > options.max_growth_kib_per_min));
+        results.push(SoakServer { server: name, rss, growing, load });
+    }
+    Ok(SoakRun {
+        parameters: options.params.to_string(),
+        seconds: started.elapsed().as_secs_f64(),
+        concurrent: options.concurrent,
+        mode: if options.keep_alive { "keep-alive" } else { "new-connection" }.to_string(),
+        max_growth_kib_per_min: options.max_growth_kib_per_min,
+        servers: results,
+    })
+}
+
+/// Draws RSS (MiB) over time (s) of `run`, one line per server, into `path`.
+/// Errors: the file cannot be written.
+pub fn svg(run: &SoakRun, path: &Path) -> Result<()> {
+    use plotters::prelude::*;
+    let err = |e: &dyn std::fmt::Display| anyhow!("drawing {}: {e}", path.display());
+    let root = SVGBackend::new(path, (900, 500)).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| err(&e))?;
+    let max_s = run.servers.iter().map(|s| s.rss.samples_kib.len()).max().unwrap_or(1).max(2) as f64 - 1.0;
+    let max_mib = run.servers.iter().map(|s| s.rss.peak_kib).max().unwrap_or(1) as f64 / 1024.0 * 1.1;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(format!("RSS under load, {} {}", run.parameters, run.mode), ("sans-serif", 16))
+        .margin(10)
+        .x_label_area_size(35)
+        .y_label_area_size(55)
+        .build_cartesian_2d(0f64..max_s, 0f64..max_mib)
+        .map_err(|e| err(&e))?;
+    chart.configure_mesh().x_desc("seconds").y_desc("RSS, MiB").draw().map_err(|e| err(&e))?;
+    for (i, s) in run.servers.iter().enumerate() {
+        let color = Palette99::pick(i).to_rgba();
+        let points = s.rss.samples_kib.iter().enumerate().map(|(t, &k)| (t as f64, k as f64 / 1024.0));
+        chart
+            .draw_series(LineSeries::new(points, color.stroke_width(2)))
+            .map_err(|e| err(&e))?
+            .label(s.server.clone())
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], color.stroke_width(2)));
+    }
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .position(SeriesLabelPosition::LowerRight)
+        .draw()
+        .map_err(|e| err(&e))?;
+    root.present().map_err(|e| err(&e))?;
+    Ok(())
+}
+
+/// The files a run writes into its `--out`.
+pub fn owns(name: &str) -> bool {
+    matches!(name, "results.json" | "results.md" | "rss.svg")
+}
