@@ -9,7 +9,7 @@
 
 use std::{path::PathBuf, process::ExitCode, sync::Arc, time::Duration};
 
-use anyhow::{Context, Result, anyhow, bail};
+use anyhow::{Result, anyhow, bail};
 use clap::Parser;
 use tls_bench_harness::params::HandshakeKind;
 use tls_bench_sockets::{
@@ -148,12 +148,13 @@ fn run_cli(cli: Cli) -> Result<()> {
     };
     let summary = running.stop()?;
     let interrupted = interrupt::requested().is_some();
-    let json = serde_json::json!({
-        "alone": alone, "beside": beside, "attacks": counts.unwrap_or_default(), "server": summary,
-        "interrupted": interrupted,
-    });
-    let saved: tls_bench_results::https::AttackRun =
-        serde_json::from_value(json.clone()).context("reading the run back as --json holds it")?;
+    let saved = tls_bench_results::https::AttackRun {
+        alone,
+        beside,
+        attacks: counts.unwrap_or_default().into_iter().map(|(a, c)| (a.name().to_string(), c)).collect(),
+        server: summary,
+        interrupted,
+    };
     let printed = print(&format!(
         "{}https-attack: {} {params}, {} good users ({}), {:?} per phase, {} attackers per kind\n\n{}\n{}\nthe server: {}",
         if interrupted { "INTERRUPTED (what was measured until the signal) " } else { "" },
@@ -164,8 +165,8 @@ fn run_cli(cli: Cli) -> Result<()> {
         cli.attackers,
         saved.good_markdown(),
         saved.attacks_markdown(),
-        summary.to_text()
+        saved.server.to_text()
     ));
-    write_json(cli.json.as_ref(), &json)?;
+    write_json(cli.json.as_ref(), &saved)?;
     printed
 }

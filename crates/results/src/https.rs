@@ -12,7 +12,7 @@
 //! Units: transactions/s; availability %; response time and latencies ms
 //! (saved as s and µs); RSS KiB; slopes KiB/min.
 
-use std::{collections::BTreeMap, time::Duration};
+use std::collections::BTreeMap;
 
 use tls_bench_harness::params::CertChain;
 
@@ -21,7 +21,7 @@ use crate::sockets::{errors_text, latency_rows};
 use serde::{Deserialize, Serialize};
 
 use super::compare::Interval;
-use super::sockets::{ErrorKind, Latency};
+use super::sockets::{ErrorKind, Latency, RssTrace, ServerSummary};
 
 /// What a siege-style run measured: siege's fields (`siege -j`'s names and
 /// units), then ours.
@@ -160,25 +160,6 @@ pub struct ToolRun {
     /// pinned), set by `https-compare`.
     #[serde(default)]
     pub server_cpu_share: Option<f64>,
-}
-
-/// RSS over a run.
-#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
-pub struct RssTrace {
-    /// Seconds between samples.
-    pub interval_s: f64,
-    /// The samples, KiB: the first at the start, then one per interval, the
-    /// last at the stop.
-    pub samples_kib: Vec<u64>,
-    /// The first sample, KiB.
-    pub start_kib: u64,
-    /// The largest sample, KiB.
-    pub peak_kib: u64,
-    /// The last sample, KiB.
-    pub end_kib: u64,
-    /// Least-squares slope of the last half of the samples, KiB per
-    /// minute; `None` with fewer than 4 samples in that half.
-    pub slope_last_half_kib_per_min: Option<f64>,
 }
 
 /// A whole run.
@@ -637,26 +618,8 @@ pub struct AttackCount {
     pub longest_close_ms: f64,
 }
 
-/// The server's side of an attack run (from its summary).
-#[derive(Clone, Debug, Deserialize)]
-pub struct AttackServer {
-    /// The library.
-    pub library: String,
-    /// The parameter set.
-    pub parameters: String,
-    /// Failed connections by kind.
-    pub errors: BTreeMap<String, u64>,
-    /// Closed for idling (slowloris).
-    pub idle_closed: u64,
-    /// Closed at once over the connection limit.
-    pub over_limit: u64,
-    /// Closed before their first byte to make room at the limit.
-    #[serde(default)]
-    pub evicted: u64,
-}
-
-/// An `https-attack` run (its `--json`).
-#[derive(Clone, Debug, Deserialize)]
+/// An `https-attack` run (its `--json`), as `https-attack` writes it.
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct AttackRun {
     /// Good clients alone.
     pub alone: SiegeReport,
@@ -667,8 +630,11 @@ pub struct AttackRun {
     /// Each attack's attempts (none when stopped in the first phase).
     #[serde(default)]
     pub attacks: BTreeMap<String, AttackCount>,
-    /// The server's counts.
-    pub server: AttackServer,
+    /// The server's summary.
+    pub server: ServerSummary,
+    /// Whether a signal stopped the run.
+    #[serde(default)]
+    pub interrupted: bool,
 }
 
 impl AttackRun {
@@ -711,7 +677,7 @@ impl AttackRun {
 
     /// The server's failures by kind, one line.
     pub fn server_line(&self) -> String {
-        let kinds: Vec<String> = self.server.errors.iter().map(|(k, n)| format!("{k} {n}")).collect();
+        let kinds = by_name(&self.server.errors);
         format!(
             "the server counted: {}; closed idle {}; over the limit {}; evicted silent {}",
             if kinds.is_empty() { "no failures".to_string() } else { kinds.join(", ") },
@@ -796,49 +762,6 @@ impl CompareRun {
                 })
             })
             .collect()
-    }
-}
-
-/// The summary of samples.
-impl RssTrace {
-    /// The trace of `samples` taken `interval` apart.
-    pub fn of(samples: Vec<u64>, interval: Duration) -> RssTrace {
-        let half = &samples[samples.len() / 2..];
-        let slope = (half.len() >= 4).then(|| {
-            let n = half.len() as f64;
-            let mean_x = (n - 1.0) / 2.0;
-            let mean_y = half.iter().sum::<u64>() as f64 / n;
-            let (mut sxy, mut sxx) = (0.0, 0.0);
-            for (i, &y) in half.iter().enumerate() {
-                let dx = i as f64 - mean_x;
-                sxy += dx * (y as f64 - mean_y);
-                sxx += dx * dx;
-            }
-            sxy / sxx * 60.0 / interval.as_secs_f64()
-        });
-        RssTrace {
-            interval_s: interval.as_secs_f64(),
-            start_kib: samples.first().copied().unwrap_or(0),
-            peak_kib: samples.iter().copied().max().unwrap_or(0),
-            end_kib: samples.last().copied().unwrap_or(0),
-            slope_last_half_kib_per_min: slope,
-            samples_kib: samples,
-        }
-    }
-
-    /// One line for people: start, peak, end, slope.
-    pub fn to_text(&self) -> String {
-        format!(
-            "RSS {} KiB at the start, {} KiB peak, {} KiB at the end, {} ({} samples, {} s apart)",
-            self.start_kib,
-            self.peak_kib,
-            self.end_kib,
-            self.slope_last_half_kib_per_min.map_or("too short for a slope".to_string(), |s| format!(
-                "{s:+.0} KiB/min over the last half"
-            )),
-            self.samples_kib.len(),
-            self.interval_s
-        )
     }
 }
 

@@ -4,7 +4,7 @@
 //! the socket runner), and the tables `report results` makes of them and of
 //! a `compare --sockets` run for the README's "Real sockets" block.
 
-use std::{collections::BTreeMap, fmt, fs, io, path::Path};
+use std::{collections::BTreeMap, fmt, fs, io, path::Path, time::Duration};
 
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
@@ -369,6 +369,172 @@ pub fn errors_text(errors: &BTreeMap<ErrorKind, u64>, examples: &[String]) -> St
         out.push_str(&format!("  {e}\n"));
     }
     out
+}
+
+/// What a server did, from start to stop (`serve`'s and `https-serve`'s
+/// summary; the server of an `https-attack` run).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct ServerSummary {
+    /// The server library.
+    pub library: String,
+    /// The parameter set (`Params`'s id text).
+    pub parameters: String,
+    /// The address it listened on.
+    pub listen: String,
+    /// Seconds from start to stop.
+    pub seconds: f64,
+    /// TCP connections accepted.
+    pub connections: u64,
+    /// Connections closed at their first bytes, all `max_connections`
+    /// slots taken.
+    pub over_limit: u64,
+    /// Connections closed before their first byte, the oldest of more than
+    /// `max_connections` silent ones.
+    #[serde(default)]
+    pub evicted: u64,
+    /// Full handshakes completed and checked.
+    pub handshakes_full: u64,
+    /// Resumed handshakes completed and checked.
+    pub handshakes_resumed: u64,
+    /// Connections closed for idling past the idle timeout (HTTP: for not
+    /// sending a whole request header in it, idle or slow).
+    pub idle_closed: u64,
+    /// HTTP requests answered (`https-serve`; 0 for the echo).
+    pub requests: u64,
+    /// Connections served HTTP/2 (ALPN `h2`; `https-serve`).
+    pub http2: u64,
+    /// Application bytes read (and as many echoed back, when no error).
+    pub bytes_received: u64,
+    /// Application bytes written back.
+    pub bytes_sent: u64,
+    /// CPU seconds (user + system) the server's worker threads used.
+    pub cpu_seconds: f64,
+    /// Server CPU per handshake, µs (`cpu_seconds` over all handshakes;
+    /// echo included where there was any).
+    pub cpu_us_per_handshake: Option<f64>,
+    /// The cores its threads were pinned to (empty: not pinned).
+    pub cores: Vec<usize>,
+    /// Failed connections by kind.
+    pub errors: BTreeMap<ErrorKind, u64>,
+    /// The first few failures' messages.
+    pub error_examples: Vec<String>,
+    /// The server's RSS over the run.
+    pub rss: RssTrace,
+}
+
+impl ServerSummary {
+    /// The summary as lines for people.
+    pub fn to_text(&self) -> String {
+        let errors = if self.errors.is_empty() {
+            "none".to_string()
+        } else {
+            self.errors.iter().map(|(k, n)| format!("{k} {n}")).collect::<Vec<_>>().join(", ")
+        };
+        // What moved, and the CPU per unit of the work the server did: per
+        // HTTP request, or per handshake when it only hand-shook (with an
+        // echo or kept connections, a handshake's share is not known).
+        let moved = if self.requests > 0 {
+            let h2 =
+                if self.http2 > 0 { format!(" ({} connections HTTP/2)", self.http2) } else { String::new() };
+            format!(
+                "{} HTTP requests answered{h2}, {} B of response bodies sent, server CPU {:.2} s ({:.0} µs per request)",
+                self.requests,
+                self.bytes_sent,
+                self.cpu_seconds,
+                self.cpu_seconds * 1e6 / self.requests as f64
+            )
+        } else {
+            let per = match self.cpu_us_per_handshake {
+                Some(us) if self.bytes_received == 0 => format!(" ({us:.0} µs per handshake)"),
+                _ => String::new(),
+            };
+            format!(
+                "{} B received, {} B sent, server CPU {:.2} s{per}",
+                self.bytes_received, self.bytes_sent, self.cpu_seconds
+            )
+        };
+        let mut out = format!(
+            "served {} on {} for {:.1} s: {} connections ({} over the limit, {} evicted silent, {} closed idle), \
+             handshakes {} full + {} resumed, {moved}{}; errors: {errors}\n",
+            self.library,
+            self.listen,
+            self.seconds,
+            self.connections,
+            self.over_limit,
+            self.evicted,
+            self.idle_closed,
+            self.handshakes_full,
+            self.handshakes_resumed,
+            if self.cores.is_empty() { String::new() } else { format!(", pinned to cores {:?}", self.cores) },
+        );
+        for e in &self.error_examples {
+            out.push_str(&format!("  {e}\n"));
+        }
+        out.push_str(&format!("{}\n", self.rss.to_text()));
+        out
+    }
+}
+
+/// RSS over a run.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct RssTrace {
+    /// Seconds between samples.
+    pub interval_s: f64,
+    /// The samples, KiB: the first at the start, then one per interval, the
+    /// last at the stop.
+    pub samples_kib: Vec<u64>,
+    /// The first sample, KiB.
+    pub start_kib: u64,
+    /// The largest sample, KiB.
+    pub peak_kib: u64,
+    /// The last sample, KiB.
+    pub end_kib: u64,
+    /// Least-squares slope of the last half of the samples, KiB per
+    /// minute; `None` with fewer than 4 samples in that half.
+    pub slope_last_half_kib_per_min: Option<f64>,
+}
+
+/// The summary of samples.
+impl RssTrace {
+    /// The trace of `samples` taken `interval` apart.
+    pub fn of(samples: Vec<u64>, interval: Duration) -> RssTrace {
+        let half = &samples[samples.len() / 2..];
+        let slope = (half.len() >= 4).then(|| {
+            let n = half.len() as f64;
+            let mean_x = (n - 1.0) / 2.0;
+            let mean_y = half.iter().sum::<u64>() as f64 / n;
+            let (mut sxy, mut sxx) = (0.0, 0.0);
+            for (i, &y) in half.iter().enumerate() {
+                let dx = i as f64 - mean_x;
+                sxy += dx * (y as f64 - mean_y);
+                sxx += dx * dx;
+            }
+            sxy / sxx * 60.0 / interval.as_secs_f64()
+        });
+        RssTrace {
+            interval_s: interval.as_secs_f64(),
+            start_kib: samples.first().copied().unwrap_or(0),
+            peak_kib: samples.iter().copied().max().unwrap_or(0),
+            end_kib: samples.last().copied().unwrap_or(0),
+            slope_last_half_kib_per_min: slope,
+            samples_kib: samples,
+        }
+    }
+
+    /// One line for people: start, peak, end, slope.
+    pub fn to_text(&self) -> String {
+        format!(
+            "RSS {} KiB at the start, {} KiB peak, {} KiB at the end, {} ({} samples, {} s apart)",
+            self.start_kib,
+            self.peak_kib,
+            self.end_kib,
+            self.slope_last_half_kib_per_min.map_or("too short for a slope".to_string(), |s| format!(
+                "{s:+.0} KiB/min over the last half"
+            )),
+            self.samples_kib.len(),
+            self.interval_s
+        )
+    }
 }
 
 #[cfg(test)]

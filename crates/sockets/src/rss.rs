@@ -11,7 +11,7 @@ use std::{
 };
 
 use anyhow::{Context, Result, bail};
-pub use tls_bench_results::https::RssTrace;
+pub use tls_bench_results::sockets::RssTrace;
 
 /// This process's resident set size now, KiB. Errors: `/proc/self/statm`
 /// cannot be read or parsed (not Linux).

@@ -23,7 +23,6 @@ use std::{
 };
 
 use anyhow::{Context, Result, bail};
-use serde::{Deserialize, Serialize};
 use tokio::{
     io::{AsyncReadExt, AsyncWriteExt},
     net::{TcpListener, TcpStream},
@@ -32,9 +31,7 @@ use tokio::{
 };
 
 use super::{
-    ErrorKind, Extensions, Failure, Library, Server, Stream, check_server,
-    rss::{RssTrace, Sampler},
-    threads::Threads,
+    ErrorKind, Extensions, Failure, Library, Server, Stream, check_server, rss::Sampler, threads::Threads,
 };
 use tls_bench_harness::params::Params;
 
@@ -76,108 +73,8 @@ const GRACE: Duration = Duration::from_millis(10);
 /// Largest read (and echoed write) at once, in bytes.
 const READ_SIZE: usize = 64 * 1024;
 
-/// What a server did, from start to stop.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
-pub struct Summary {
-    /// The server library.
-    pub library: String,
-    /// The parameter set (`Params`'s id text).
-    pub parameters: String,
-    /// The address it listened on.
-    pub listen: String,
-    /// Seconds from start to stop.
-    pub seconds: f64,
-    /// TCP connections accepted.
-    pub connections: u64,
-    /// Connections closed at their first bytes, all `max_connections`
-    /// slots taken.
-    pub over_limit: u64,
-    /// Connections closed before their first byte, the oldest of more than
-    /// `max_connections` silent ones.
-    #[serde(default)]
-    pub evicted: u64,
-    /// Full handshakes completed and checked.
-    pub handshakes_full: u64,
-    /// Resumed handshakes completed and checked.
-    pub handshakes_resumed: u64,
-    /// Connections closed for idling past the idle timeout (HTTP: for not
-    /// sending a whole request header in it, idle or slow).
-    pub idle_closed: u64,
-    /// HTTP requests answered (`https-serve`; 0 for the echo).
-    pub requests: u64,
-    /// Connections served HTTP/2 (ALPN `h2`; `https-serve`).
-    pub http2: u64,
-    /// Application bytes read (and as many echoed back, when no error).
-    pub bytes_received: u64,
-    /// Application bytes written back.
-    pub bytes_sent: u64,
-    /// CPU seconds (user + system) the server's worker threads used.
-    pub cpu_seconds: f64,
-    /// Server CPU per handshake, µs (`cpu_seconds` over all handshakes;
-    /// echo included where there was any).
-    pub cpu_us_per_handshake: Option<f64>,
-    /// The cores its threads were pinned to (empty: not pinned).
-    pub cores: Vec<usize>,
-    /// Failed connections by kind.
-    pub errors: BTreeMap<ErrorKind, u64>,
-    /// The first few failures' messages.
-    pub error_examples: Vec<String>,
-    /// The server's RSS over the run.
-    pub rss: RssTrace,
-}
-
-impl Summary {
-    /// The summary as lines for people.
-    pub fn to_text(&self) -> String {
-        let errors = if self.errors.is_empty() {
-            "none".to_string()
-        } else {
-            self.errors.iter().map(|(k, n)| format!("{k} {n}")).collect::<Vec<_>>().join(", ")
-        };
-        // What moved, and the CPU per unit of the work the server did: per
-        // HTTP request, or per handshake when it only hand-shook (with an
-        // echo or kept connections, a handshake's share is not known).
-        let moved = if self.requests > 0 {
-            let h2 =
-                if self.http2 > 0 { format!(" ({} connections HTTP/2)", self.http2) } else { String::new() };
-            format!(
-                "{} HTTP requests answered{h2}, {} B of response bodies sent, server CPU {:.2} s ({:.0} µs per request)",
-                self.requests,
-                self.bytes_sent,
-                self.cpu_seconds,
-                self.cpu_seconds * 1e6 / self.requests as f64
-            )
-        } else {
-            let per = match self.cpu_us_per_handshake {
-                Some(us) if self.bytes_received == 0 => format!(" ({us:.0} µs per handshake)"),
-                _ => String::new(),
-            };
-            format!(
-                "{} B received, {} B sent, server CPU {:.2} s{per}",
-                self.bytes_received, self.bytes_sent, self.cpu_seconds
-            )
-        };
-        let mut out = format!(
-            "served {} on {} for {:.1} s: {} connections ({} over the limit, {} evicted silent, {} closed idle), \
-             handshakes {} full + {} resumed, {moved}{}; errors: {errors}\n",
-            self.library,
-            self.listen,
-            self.seconds,
-            self.connections,
-            self.over_limit,
-            self.evicted,
-            self.idle_closed,
-            self.handshakes_full,
-            self.handshakes_resumed,
-            if self.cores.is_empty() { String::new() } else { format!(", pinned to cores {:?}", self.cores) },
-        );
-        for e in &self.error_examples {
-            out.push_str(&format!("  {e}\n"));
-        }
-        out.push_str(&format!("{}\n", self.rss.to_text()));
-        out
-    }
-}
+/// What a server did, from start to stop: the saved model.
+pub use tls_bench_results::sockets::ServerSummary as Summary;
 
 /// The counters every connection task adds to.
 #[derive(Default)]

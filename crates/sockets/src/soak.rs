@@ -23,7 +23,10 @@ use super::{
     siege::SiegeOptions,
 };
 use tls_bench_harness::params::Params;
-use tls_bench_results::https::{RssTrace, SoakRun, SoakServer};
+use tls_bench_results::{
+    https::{SoakRun, SoakServer},
+    sockets::RssTrace,
+};
 
 /// What to soak.
 #[derive(Clone, Debug)]

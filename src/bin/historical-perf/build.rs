@@ -108,9 +108,10 @@ pub fn run(cmd: &mut Command, what: &str) -> Result<Output> {
     Ok(out)
 }
 
-/// The workspace crates a generated build can hold besides its root
-/// package: the harness always, the results with `tools` (the memory
-/// binary's reports). The socket runner never: no suite runs over sockets.
+/// The workspace crates a generated build holds besides its root package:
+/// the harness, and the results (the benches record each library's crypto
+/// floor beside Criterion's output; the `memory` binary's reports). The
+/// socket runner never: no suite runs over sockets.
 const MEMBERS: [&str; 2] = ["crates/harness", "crates/results"];
 
 /// A generated build of one release: the manifests of a workspace that
@@ -123,16 +124,18 @@ pub struct Generated {
     /// `crates/harness/Cargo.toml`: the harness with only the library under
     /// test (and its floor's crates).
     pub harness: DocumentMut,
-    /// `crates/results/Cargo.toml`, when the suite's binaries need it.
-    pub results: Option<DocumentMut>,
+    /// `crates/results/Cargo.toml`.
+    pub results: DocumentMut,
 }
 
 impl Generated {
     /// Each manifest with its path under the build directory.
     pub fn files(&self) -> Vec<(&'static str, &DocumentMut)> {
-        let mut files = vec![("Cargo.toml", &self.root), ("crates/harness/Cargo.toml", &self.harness)];
-        files.extend(self.results.iter().map(|r| ("crates/results/Cargo.toml", r)));
-        files
+        vec![
+            ("Cargo.toml", &self.root),
+            ("crates/harness/Cargo.toml", &self.harness),
+            ("crates/results/Cargo.toml", &self.results),
+        ]
     }
 
     /// A dependency of the harness as the build resolves its entry: its
@@ -225,13 +228,8 @@ pub fn manifest(repo: &Path, release: &Release, suite: Suite) -> Result<Generate
     harness["lib"]["path"] = abs("crates/harness/src/lib.rs");
     harness.remove("target");
     prune(&mut harness, &kept)?;
-    let results = if root["dependencies"].as_table().is_some_and(|d| d.contains_key("tls-bench-results")) {
-        let mut results = read_manifest(repo, "crates/results/Cargo.toml")?;
-        results["lib"]["path"] = abs("crates/results/src/lib.rs");
-        Some(results)
-    } else {
-        None
-    };
+    let mut results = read_manifest(repo, "crates/results/Cargo.toml")?;
+    results["lib"]["path"] = abs("crates/results/src/lib.rs");
 
     let ws = root["workspace"]["dependencies"].as_table_mut().context("no [workspace.dependencies]")?;
     let pinned = format!("={}", release.version);
@@ -279,14 +277,12 @@ pub fn manifest(repo: &Path, release: &Release, suite: Suite) -> Result<Generate
         // The newest `openssl` crate, on the OpenSSL built beforehand.
         Library::Openssl => {}
     }
-    let members: Vec<&str> = MEMBERS
-        .into_iter()
-        .filter(|m| *m == "crates/harness" || (*m == "crates/results" && results.is_some()))
-        .collect();
-    root["workspace"]["members"] = value(toml_edit::Array::from_iter(members));
+    root["workspace"]["members"] = value(toml_edit::Array::from_iter(MEMBERS));
+    // The root package's targets only (the benches, the suite's binaries).
+    root["workspace"].as_table_mut().context("no [workspace]")?.remove("default-members");
     // Only the workspace's dependencies a kept manifest inherits stay.
     let mut inherited = BTreeSet::new();
-    for doc in [Some(&root), Some(&harness), results.as_ref()].into_iter().flatten() {
+    for doc in [&root, &harness, &results] {
         for table in ["dependencies", "dev-dependencies", "build-dependencies"] {
             for (key, item) in doc.get(table).and_then(Item::as_table_like).into_iter().flat_map(|t| t.iter())
             {
@@ -1003,11 +999,10 @@ mod tests {
             assert!(Path::new(lib).is_absolute() && lib.ends_with(path), "{lib}");
         }
         assert!(doc.get("bin").is_none() && harness.get("target").is_none());
-        // The harness alone: no results, no socket runner.
-        assert!(generated.results.is_none());
-        assert_eq!(strings(doc["workspace"].get("members")), ["crates/harness"]);
+        // The harness and the results (library-free), no socket runner.
+        assert_eq!(strings(doc["workspace"].get("members")), ["crates/harness", "crates/results"]);
         let ws = doc["workspace"]["dependencies"].as_table().unwrap();
-        for gone in ["tls-bench-sockets", "tokio", "s2n-tls", "tls-bench-results"] {
+        for gone in ["tls-bench-sockets", "tokio", "s2n-tls"] {
             assert!(!ws.contains_key(gone), "{gone} left in [workspace.dependencies]");
         }
         assert!(doc.get("example").is_none(), "examples need the tools' features, which it drops");
@@ -1177,8 +1172,8 @@ mod tests {
             generated.harness["features"]["rustls"].to_string(),
             criterion.harness["features"]["rustls"].to_string()
         );
-        // run-case's crates: the harness alone (no results, no sockets).
-        assert!(generated.results.is_none() || doc["dependencies"].get("tls-bench-results").is_some());
+        // No socket runner.
+        assert!(doc["dependencies"].get("tls-bench-sockets").is_none());
         assert_eq!(features(&release, Suite::Instructions), ["rustls", "historical-perf", "tools"]);
         assert_eq!(features(&release, Suite::Criterion), ["rustls", "historical-perf", "crypto-floor"]);
         let floor = |reqs: &[(&str, &str)]| -> Vec<(String, semver::VersionReq)> {
@@ -1232,11 +1227,11 @@ mod tests {
         let deps = doc["dependencies"].as_table().unwrap();
         // `tools` is kept, but not the socket runner it turns on today: no
         // tokio, no adapter pinning today's library releases. The memory
-        // binary's results crate is a member.
+        // binary's results crate is a member, as in every suite.
         for socket in ["tokio", "tls-bench-sockets"] {
             assert!(!deps.contains_key(socket), "{socket} left in");
         }
-        assert!(deps.contains_key("tls-bench-results") && generated.results.is_some());
+        assert!(deps.contains_key("tls-bench-results"));
         assert_eq!(strings(doc["workspace"].get("members")), ["crates/harness", "crates/results"]);
         let tools = doc["features"]["tools"].as_array().unwrap();
         assert!(!tools.iter().any(|f| f.as_str() == Some("sockets")), "{tools}");
