@@ -279,6 +279,7 @@ pub fn check_server(negotiated: &Negotiated, params: &Params) -> Result<bool> {
 /// The parameter set a client's configuration starts from: `params`, less
 /// its own client identity when [`Extensions::client_identity`] replaces
 /// it under mTLS (the library then presents only the other one).
+#[cfg_attr(not(any(feature = "s2n-tls", feature = "openssl", feature = "boring")), allow(dead_code))]
 fn identity_base(params: &Params, extensions: &Extensions) -> Params {
     match (extensions.client_identity, params.kind) {
         (Some(_), HandshakeKind::MutualAuth) => Params { kind: HandshakeKind::ServerAuth, ..*params },
