@@ -3,7 +3,9 @@
 //! module once, and no module uses one listed after it, through `crate::`
 //! paths in code (comments and doc links aside). Between the crates the
 //! compiler keeps the direction (a crate cannot name one that depends on
-//! it); the binaries sit above all of them and are not checked.
+//! it); the binaries sit above all of them and are not checked. And the
+//! harness and the results name none of the crates that would bring a
+//! runtime, HTTP, a command line or plotting into them.
 
 use std::{
     collections::{BTreeMap, BTreeSet},
@@ -136,4 +138,35 @@ fn the_checker_sees_grouped_and_nested_paths_and_skips_comments() {
     let text = "use crate::{a::{b, c}, d, e::f};\n// crate::g\nlet x = crate::h::i();";
     let used: Vec<_> = used_modules(&code(text)).into_iter().collect();
     assert_eq!(used, ["a", "d", "e", "h"]);
+}
+
+/// The dependency names of each `[...dependencies]` table of a manifest
+/// (`name = ...` or `name.workspace = true` lines).
+fn dependencies(manifest: &str) -> BTreeSet<String> {
+    let mut names = BTreeSet::new();
+    let mut in_deps = false;
+    for line in manifest.lines().map(str::trim) {
+        if line.starts_with('[') {
+            in_deps = line.trim_end_matches(']').ends_with("dependencies");
+        } else if in_deps && !line.is_empty() && !line.starts_with('#') {
+            let name = line.split(['=', '.']).next().unwrap_or_default().trim();
+            names.insert(name.to_string());
+        }
+    }
+    names
+}
+
+#[test]
+fn the_harness_names_no_runtime_http_command_line_or_plotting_crate() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let harness = dependencies(&fs::read_to_string(root.join("crates/harness/Cargo.toml")).unwrap());
+    assert!(harness.contains("rustls") && harness.contains("anyhow"), "{harness:?}");
+    for tool in ["tokio", "hyper", "clap", "plotters", "indicatif", "tls-bench-results", "tls-bench-sockets"]
+    {
+        assert!(!harness.contains(tool), "crates/harness/Cargo.toml names {tool}");
+    }
+    let results = dependencies(&fs::read_to_string(root.join("crates/results/Cargo.toml")).unwrap());
+    for tool in ["tokio", "hyper", "clap", "plotters", "tls-bench-sockets"] {
+        assert!(!results.contains(tool), "crates/results/Cargo.toml names {tool}");
+    }
 }
