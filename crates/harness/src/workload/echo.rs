@@ -1,7 +1,7 @@
 //! The socket echo ([`Echo`]): `connections` clients on kept TCP
 //! connections, each sending messages of `message` bytes to the library's
 //! echo server on 127.0.0.1 and reading them back, through the socket
-//! runner ([`crate::sockets`]: each library's tokio adapter, every echoed
+//! runner (`tls_bench_sockets`: each library's tokio adapter, every echoed
 //! byte checked). One iteration is one message on every connection; the
 //! time is the wall time of the measured window (all clients connected,
 //! their handshakes before it). The server for a library and parameter set
