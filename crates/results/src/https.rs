@@ -14,14 +14,13 @@
 
 use std::collections::BTreeMap;
 
+use serde::{Deserialize, Serialize};
 use tls_bench_harness::params::CertChain;
 
-use crate::sockets::{errors_text, latency_rows};
-
-use serde::{Deserialize, Serialize};
-
-use super::compare::Interval;
-use super::sockets::{ErrorKind, Latency, RssTrace, ServerSummary};
+use crate::{
+    compare::Interval,
+    sockets::{ErrorKind, Latency, RssTrace, ServerSummary, errors_text, latency_rows},
+};
 
 /// What a siege-style run measured: siege's fields (`siege -j`'s names and
 /// units), then ours.
