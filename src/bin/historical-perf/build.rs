@@ -26,7 +26,8 @@ pub struct Paths {
     /// The repository (where Cargo.toml is).
     pub repo: PathBuf,
     /// Cargo's target directory, shared with the repository's own builds so
-    /// unchanged dependencies are not rebuilt.
+    /// unchanged dependencies are not rebuilt (but OpenSSL releases':
+    /// [`Prepared::target`]).
     pub target: PathBuf,
     /// Generated manifests and OpenSSL builds: `target/historical-perf`.
     pub work: PathBuf,
@@ -40,6 +41,9 @@ pub struct Prepared {
     /// ([`Generated::floor_crates`]).
     pub floor: Vec<(String, semver::VersionReq)>,
     pub env: Vec<(String, String)>,
+    /// Cargo's target directory for the build: [`Paths::target`], but for
+    /// OpenSSL releases their own ([`OPENSSL_TARGET`]).
+    pub target: PathBuf,
     /// Which crypto library the build links, for the report.
     pub libcrypto: String,
     /// How the crypto crates were pinned to the release's era (s2n-tls).
@@ -637,11 +641,13 @@ pub fn prepare(paths: &Paths, release: &Release, suite: Suite) -> Result<Prepare
         std::os::unix::fs::symlink(paths.repo.join("certs"), &certs).context("linking certs/")?;
     }
     let mut env = Vec::new();
+    let mut target = paths.target.clone();
     let libcrypto = match release.library {
         Library::Openssl => {
             let install = build_openssl(paths, release)?;
             env.push(("OPENSSL_DIR".to_string(), install.display().to_string()));
             env.push(("OPENSSL_STATIC".to_string(), "1".to_string()));
+            target = paths.work.join(OPENSSL_TARGET);
             format!("OpenSSL {} (openssl-src {}, static)", release.label(), release.version)
         }
         _ => String::new(),
@@ -650,8 +656,15 @@ pub fn prepare(paths: &Paths, release: &Release, suite: Suite) -> Result<Prepare
         Library::S2nTls => Some(pin_crypto_to_era(paths, &manifest_path, release)?),
         _ => None,
     };
-    Ok(Prepared { manifest: manifest_path, floor: generated.floor_crates()?, env, libcrypto, era })
+    Ok(Prepared { manifest: manifest_path, floor: generated.floor_crates()?, env, target, libcrypto, era })
 }
+
+/// The target directory of OpenSSL releases' builds, under [`Paths::work`].
+/// Their `OPENSSL_DIR` and `OPENSSL_STATIC` are variables openssl-sys's
+/// build script watches: in the repository's target directory they would
+/// rebuild its openssl-sys (and every crate above it) there, and the
+/// system-OpenSSL build variant's next build would rebuild it again.
+const OPENSSL_TARGET: &str = "openssl-target";
 
 /// `cargo`, without the variables `cargo run` set for this program
 /// ([`tls_bench::variants::set_by_cargo_run`]): build scripts that watch
