@@ -378,17 +378,26 @@ impl Agreement {
         };
         let verdict = if self.agrees() {
             format!("agree within {:.0}%", AGREEMENT * 100.0)
-        } else if !self.client_saturated()
-            && let Some((tool, ours)) = self.server_cpu.filter(|_| self.server_saturated())
-        {
-            format!(
-                "differ by more than {:.0}%; the server's cores were {:.0}% busy under {} and {:.0}% under \
-                 https-load: each measured the server's limit, which differs with the client",
+        } else if let Some((tool, ours)) = self.server_cpu.filter(|_| self.server_saturated()) {
+            let server = format!(
+                "differ by more than {:.0}%; the server's cores were {:.0}% busy under {} and {:.0}% under https-load",
                 AGREEMENT * 100.0,
                 tool * 100.0,
                 self.tool,
                 ours * 100.0
-            )
+            );
+            if self.client_saturated() {
+                // Both at their limits: which one set the rate is not
+                // known from shares alone (wrk, handshaking, polls its
+                // sockets without sleeping: docs/https.md).
+                format!(
+                    "{server}, and the lower, {low}, used {:.0}% of its cores: the server and that client were \
+                     both at their limits",
+                    cpu * 100.0
+                )
+            } else {
+                format!("{server}: each measured the server's limit, which differs with the client")
+            }
         } else if self.excused() {
             format!(
                 "differ by more than {:.0}%; the lower, {low}, used {:.0}% of its cores: its client's limit, \
@@ -884,5 +893,15 @@ mod tests {
         assert!(both.server_saturated() && !both.disagrees());
         let line = both.line();
         assert!(line.contains("99% busy under wrk") && line.contains("97% under"), "{line}");
+        assert!(line.ends_with("each measured the server's limit, which differs with the client"), "{line}");
+        // The lower client saturated as well (wrk polling its handshakes):
+        // excused, and the line names both, the server's cores first.
+        let spinning = Agreement { server_cpu: Some((0.99, 1.0)), ..agreement(0.84, 0.98, 0.15) };
+        assert!(!spinning.disagrees());
+        let line = spinning.line();
+        assert!(
+            line.contains("; the server's cores were 99% busy under wrk and 100% under https-load, and the lower, wrk, used 98% of its cores: the server and that client were both at their limits"),
+            "{line}"
+        );
     }
 }
