@@ -412,6 +412,27 @@ fn a_plaintext_client_for_tls_servers_is_refused_before_any_work() {
 }
 
 #[test]
+fn https_compare_refuses_servers_it_cannot_start_before_any_work() {
+    let dir = common::scratch("socket_tools", "servers");
+    for (servers, wanted) in [
+        ("nosuch", "--servers nosuch: unknown library \"nosuch\"; this build has: "),
+        ("plaintext-tcp,plaintext-tcp", "--servers names plaintext-tcp twice"),
+    ] {
+        let started = Instant::now();
+        let out = Command::new(env!("CARGO_BIN_EXE_https-compare"))
+            .args(["--quick", "--servers", servers, "--out"])
+            .arg(dir.join("out"))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{servers}: {err}");
+        assert!(err.starts_with("error: ") && err.contains(wanted), "{servers}: {err}");
+        assert!(!dir.join("out").exists(), "{servers}: the results directory was made");
+        assert!(started.elapsed() < Duration::from_secs(5), "{servers}: {:?}", started.elapsed());
+    }
+}
+
+#[test]
 fn a_row_whose_transactions_failed_is_named() {
     let lib = libraries().pop().unwrap();
     let running =

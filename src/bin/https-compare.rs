@@ -9,7 +9,7 @@ use std::{
     time::Duration,
 };
 
-use anyhow::{Result, bail};
+use anyhow::{Context, Result, bail};
 use clap::Parser;
 use tls_bench::{variants::Variant, workers};
 use tls_bench_results::outdir::RunDir;
@@ -80,6 +80,12 @@ struct Cli {
     /// and serves its libraries as a child process.
     #[arg(long, value_delimiter = ',')]
     variants: Vec<String>,
+    /// This build's servers, comma-separated, as `https-serve --library`
+    /// names them (`s2n-tls`, `rustls+ring`, `plaintext-tcp`) [default:
+    /// every library of this build]. nginx and other builds' servers have
+    /// their own options (--no-nginx, --variants).
+    #[arg(long, value_delimiter = ',')]
+    servers: Vec<String>,
     /// Leave nginx out.
     #[arg(long)]
     no_nginx: bool,
@@ -93,6 +99,24 @@ struct Cli {
     /// the previous one left as it was).
     #[arg(long, default_value = "target/https-compare/latest")]
     out: PathBuf,
+}
+
+/// The libraries `--servers` names, in its order (empty: every library of
+/// this build). Errors: a name this build has no library for, or one
+/// library named twice.
+fn servers(names: &[String]) -> Result<Vec<Box<dyn sockets::Library>>> {
+    if names.is_empty() {
+        return Ok(sockets::libraries());
+    }
+    let mut chosen: Vec<Box<dyn sockets::Library>> = Vec::new();
+    for name in names {
+        let library = sockets::find(name).with_context(|| format!("--servers {name}"))?;
+        if chosen.iter().any(|l| l.name() == library.name()) {
+            bail!("--servers names {} twice", library.name());
+        }
+        chosen.push(library);
+    }
+    Ok(chosen)
 }
 
 fn main() -> ExitCode {
@@ -135,7 +159,7 @@ fn run_cli(cli: Cli) -> Result<()> {
     check_cores(&client_cores)?;
     let chosen: Vec<&Variant> =
         tls_bench::variants::select(&cli.variants)?.into_iter().filter(|v| v.name != "default").collect();
-    let libraries = sockets::libraries();
+    let libraries = servers(&cli.servers)?;
     let client = client_library(cli.client.as_deref())?;
     let out = RunDir::prepare(&cli.out, owns)?;
     // A signal stops every server this run started, then exits.
