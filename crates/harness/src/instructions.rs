@@ -112,10 +112,13 @@ impl Counted {
     }
 
     /// Callgrind's options for this count: nothing counted outside the
-    /// region's functions, and no cache simulation (instructions are the
-    /// figure; the simulation would more than double each run's time).
+    /// region's functions, no cache simulation (instructions are the
+    /// figure; the simulation would more than double each run's time), and
+    /// nothing instrumented before the counted iterations
+    /// ([`crate::callgrind::INSTR_AT_START`]).
     pub fn callgrind_args(&self) -> Vec<String> {
         let mut args = vec!["--cache-sim=no".to_string(), "--collect-atstart=no".to_string()];
+        args.extend(crate::callgrind::INSTR_AT_START.map(str::to_string));
         args.extend(self.region().patterns().iter().map(|p| format!("--toggle-collect={p}")));
         args
     }
@@ -352,14 +355,10 @@ mod tests {
         assert_eq!(handshake.units(), HANDSHAKE_ITERATIONS);
         assert!(handshake.gungraun_id().chars().all(|c| c.is_ascii_alphanumeric() || c == '_'));
         assert!(handshake.gungraun_path().starts_with("instructions::handshake::handshake::server_auth_"));
-        assert_eq!(
-            handshake.callgrind_args(),
-            [
-                "--cache-sim=no",
-                "--collect-atstart=no",
-                "--toggle-collect=*tls_bench_harness::callgrind::handshake*"
-            ]
-        );
+        let mut wanted = vec!["--cache-sim=no", "--collect-atstart=no"];
+        wanted.extend(crate::callgrind::INSTR_AT_START);
+        wanted.push("--toggle-collect=*tls_bench_harness::callgrind::handshake*");
+        assert_eq!(handshake.callgrind_args(), wanted);
     }
 
     #[test]

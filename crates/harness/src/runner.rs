@@ -101,7 +101,10 @@ impl Runner {
     /// connection's handshake or the warm-up transfer) runs inside the
     /// functions Callgrind's `--toggle-collect` selects
     /// ([`crate::callgrind`]). Setup, checks and frees stay outside.
+    /// Callgrind starts instrumenting here
+    /// ([`crate::callgrind::start_instrumentation`]).
     pub fn count_instructions(&mut self) {
+        crate::callgrind::start_instrumentation();
         self.count = true;
     }
 
