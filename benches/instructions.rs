@@ -26,6 +26,16 @@ use tls_bench_harness::{
     runner::{Prepared, prepare},
 };
 
+/// The `run-case` binary Callgrind runs: this package's. historical-perf's
+/// builds of past releases name theirs `past-run-case`
+/// (`src/bin/historical-perf/build.rs`, `past_bin`): they share the
+/// repository's target directory, where both would be `target/release/run-case`.
+const RUN_CASE: &str =
+    match (option_env!("CARGO_BIN_EXE_run-case"), option_env!("CARGO_BIN_EXE_past-run-case")) {
+        (Some(path), _) | (None, Some(path)) => path,
+        (None, None) => panic!("the package has no run-case binary"),
+    };
+
 /// The gungraun-runner version this bench is built with: the `gungraun`
 /// crate's in Cargo.lock (exported by build.rs), which the runner must
 /// match exactly.
@@ -163,7 +173,7 @@ fn add(group: &mut BinaryBenchmarkGroup, bench_group: &str) {
         by_group[index].1.bench(
             Bench::new(counted.gungraun_id().as_str())
                 .config(config)
-                .command(Command::new(env!("CARGO_BIN_EXE_run-case")).args(counted.run_case_args()).build())
+                .command(Command::new(RUN_CASE).args(counted.run_case_args()).build())
                 .clone(),
         );
     }

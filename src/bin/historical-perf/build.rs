@@ -210,6 +210,10 @@ pub fn manifest(repo: &Path, release: &Release, suite: Suite) -> Result<Generate
     root.remove("example");
     let bins = root["bin"].as_array_of_tables_mut().context("no [[bin]]")?;
     keep_targets(bins, suite.bins(), |name| abs(&bin_path(repo, name)))?;
+    for bin in bins.iter_mut() {
+        let name = bin.get("name").and_then(Item::as_str).map(past_bin).context("a [[bin]] without name")?;
+        bin.insert("name", value(name));
+    }
     if bins.is_empty() {
         root.remove("bin");
     }
@@ -492,6 +496,17 @@ fn share_features(doc: &mut DocumentMut, lock: &str) -> Result<()> {
 fn bin_path(repo: &Path, name: &str) -> String {
     let single = format!("src/bin/{name}.rs");
     if repo.join(&single).is_file() { single } else { format!("src/bin/{name}/main.rs") }
+}
+
+/// The name a generated build gives the repository's binary `name`
+/// (`past-run-case`, `past-memory`). Its builds share the repository's
+/// target directory, where Cargo puts every package's binaries side by side
+/// (`target/release/<name>`): under the same name, a build of the
+/// repository's own binaries while a release's benchmarks run would swap
+/// the binary they run (benches/instructions.rs runs whichever `run-case`
+/// its package has).
+pub fn past_bin(name: &str) -> String {
+    format!("past-{name}")
 }
 
 /// The executable Cargo built for binary target `name`, from the JSON
@@ -1154,7 +1169,7 @@ mod tests {
         let doc = &generated.root;
         let names = |kind: &str| targets(doc, kind);
         let bins = names("bin");
-        assert_eq!(bins.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>(), ["run-case"]);
+        assert_eq!(bins.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>(), ["past-run-case"]);
         let benches = names("bench");
         assert_eq!(benches.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>(), ["instructions"]);
         for (_, path) in bins.iter().chain(&benches) {
@@ -1232,7 +1247,7 @@ mod tests {
         let target = |kind: &str| targets(doc, kind);
         let (bins, benches) = (target("bin"), target("bench"));
         assert_eq!(bins.len(), 1);
-        assert_eq!(bins[0].0, "memory");
+        assert_eq!(bins[0].0, "past-memory");
         assert!(bins[0].1.ends_with("src/bin/memory/main.rs") && Path::new(&bins[0].1).is_file(), "{bins:?}");
         assert_eq!(benches.len(), 1);
         assert!(benches[0].0 == "dtls" && Path::new(&benches[0].1).is_file(), "{benches:?}");

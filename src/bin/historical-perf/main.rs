@@ -572,7 +572,7 @@ fn run_release(
     args.extend(suite.bench_args(quick));
     build::run(&mut cargo(&args), "running the benchmarks")?;
     if !suite.memory_runs().is_empty() {
-        let memory = build::executable(&built.stdout, "memory")?;
+        let memory = build::executable(&built.stdout, &build::past_bin("memory"))?;
         for run in suite.memory_runs() {
             let what = format!("measuring allocations (memory --protocols {})", run.protocol);
             stage(&what);
