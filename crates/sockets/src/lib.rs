@@ -74,6 +74,7 @@ pub mod attack;
 pub mod cases;
 pub mod child;
 pub mod cli;
+mod driver;
 pub mod errors;
 pub mod external;
 pub mod https;

@@ -29,13 +29,13 @@ use std::{
 use anyhow::{Context, Result, bail};
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
-use tokio::{
-    io::{AsyncReadExt, AsyncWriteExt},
-    net::TcpStream,
-    time::timeout,
-};
 
-use super::{Client, ErrorKind, Failure, Library, Stream, Ticket};
+use super::{
+    ErrorKind, Failure, Library, Stream, Ticket,
+    driver::{
+        Exchanged, MAX_LATENCY_US, Open, Plan, Protocol, Ran, Tally, Timed, close, run_clients, unix_seconds,
+    },
+};
 use tls_bench_harness::{
     params::{HandshakeKind, Params},
     workload::pattern,
@@ -381,75 +381,6 @@ impl Report {
     }
 }
 
-/// Largest latency recorded, in microseconds (longer ones are clamped).
-const MAX_LATENCY_US: u64 = 600_000_000;
-
-/// One client's tallies, merged into the report.
-pub(super) struct Tally {
-    /// Request (or transaction) latency.
-    pub request: Histogram<u64>,
-    pub full: Histogram<u64>,
-    pub resumed: Histogram<u64>,
-    pub connect_handshake: Histogram<u64>,
-    pub requests: u64,
-    /// Requests (transactions) that failed; the other errors are of
-    /// connections outside a request (a close at the end, say).
-    pub failed_requests: u64,
-    pub bytes: u64,
-    pub errors: BTreeMap<ErrorKind, u64>,
-    pub examples: Vec<String>,
-}
-
-impl Tally {
-    pub(super) fn new() -> Result<Tally> {
-        let h = || Histogram::<u64>::new_with_bounds(1, MAX_LATENCY_US, 3).context("making a histogram");
-        Ok(Tally {
-            request: h()?,
-            full: h()?,
-            resumed: h()?,
-            connect_handshake: h()?,
-            requests: 0,
-            failed_requests: 0,
-            bytes: 0,
-            errors: BTreeMap::new(),
-            examples: Vec::new(),
-        })
-    }
-
-    pub(super) fn fail(&mut self, f: Failure) {
-        *self.errors.entry(f.kind).or_default() += 1;
-        if self.examples.len() < 5 {
-            self.examples.push(f.to_string());
-        }
-    }
-
-    pub(super) fn merge(&mut self, other: &Tally) -> Result<()> {
-        self.request.add(&other.request).context("merging histograms")?;
-        self.full.add(&other.full).context("merging histograms")?;
-        self.resumed.add(&other.resumed).context("merging histograms")?;
-        self.connect_handshake.add(&other.connect_handshake).context("merging histograms")?;
-        self.requests += other.requests;
-        self.failed_requests += other.failed_requests;
-        self.bytes += other.bytes;
-        for (k, n) in &other.errors {
-            *self.errors.entry(*k).or_default() += n;
-        }
-        for e in &other.examples {
-            if self.examples.len() < 5 {
-                self.examples.push(e.clone());
-            }
-        }
-        Ok(())
-    }
-}
-
-/// `d` in µs, within the histograms' bounds (1 µs to [`MAX_LATENCY_US`],
-/// past every timeout): `saturating_record` then records it exactly, and
-/// no record can fail.
-pub(super) fn micros(d: Duration) -> u64 {
-    (d.as_micros() as u64).clamp(1, MAX_LATENCY_US)
-}
-
 /// Runs `library`'s clients against the server at `options.connect`.
 /// Errors: bad options, the library cannot do the parameters (unsupported
 /// or failed configuration), the runtime cannot start. Failed connections
@@ -470,16 +401,13 @@ pub fn run(library: &dyn Library, options: &LoadOptions) -> Result<Report> {
     let client = library
         .client(&options.params, &super::Extensions::NONE)
         .map_err(|e| anyhow::anyhow!("{}: {e}", library.name()))?;
-    let threads = super::threads::start(options.threads, "tls-bench-load", &options.cores)?;
-    let runtime = &threads.runtime;
     if let Some(rate) = options.rate
         && !(rate.is_finite() && rate > 0.0)
     {
         bail!("the request rate must be a positive number of requests per second, not {rate}");
     }
-    let data: Arc<Vec<u8>> = Arc::new(pattern(options.message));
-    let bar =
-        progress(options.progress, options.requests.map(|r| (r, options.connections)), options.duration);
+    let threads = super::threads::start(options.threads, "tls-bench-load", &options.cores)?;
+    let data: Arc<[u8]> = pattern(options.message).into();
     // Kept connections: every client connects first; the window (and the
     // figures) start once all have (as tls-perf counts once all peers are
     // active), so a short run's MB/s holds no handshakes. Resumption on new
@@ -487,43 +415,27 @@ pub fn run(library: &dyn Library, options: &LoadOptions) -> Result<Report> {
     // handshake, so the window holds resumed handshakes only.
     let resumes = options.params.kind == HandshakeKind::Resumption;
     let warm = options.message > 0 && (!options.new_connection || resumes);
-    let window = Arc::new(Window::new(options.connections, warm));
-    let connecting = connecting_bar(options.progress && warm, options.connections);
-    let (total, started) = runtime.block_on(async {
-        let mut tasks = Vec::new();
-        if !warm {
-            window.open();
-        }
-        for index in 0..options.connections {
-            let (client, data, options, bar, window, connecting) = (
-                client.clone(),
-                data.clone(),
-                options.clone(),
-                bar.clone(),
-                window.clone(),
-                connecting.clone(),
-            );
-            tasks.push(tokio::spawn(async move {
-                let mut tally = Tally::new()?;
-                one_client(&*client, &data, &options, index, &window, &bar, &connecting, &mut tally).await;
-                anyhow::Ok(tally)
-            }));
-        }
-        window.open_when_ready(&connecting).await;
-        let mut total = Tally::new()?;
-        for t in tasks {
-            total.merge(&t.await.context("a client task panicked")??)?;
-        }
-        // Interrupted before every client had connected: an empty window.
-        window.open();
-        anyhow::Ok((total, window.started()))
+    let plan = Plan {
+        client,
+        connect: options.connect,
+        params: options.params,
+        clients: options.connections,
+        requests: options.requests,
+        duration: options.duration,
+        timeout: options.timeout,
+        // Handshakes only: a request is a connection's handshake.
+        new_connection: options.new_connection || options.message == 0,
+        warm,
+        rate: options.rate,
+        timed: Timed::Request,
+        progress: options.progress,
+    };
+    let Ran { total, started, seconds, client_cpu_seconds } = run_clients(threads, plan, |_| Echo {
+        data: data.clone(),
+        buf: vec![0u8; data.len()],
+        closer: Closer::new(options.timeout),
     })?;
-    connecting.finish_and_clear();
     let window_unix_start = unix_seconds(started);
-    let seconds = started.elapsed().as_secs_f64();
-    threads.check_pinned()?;
-    let client_cpu_seconds = threads.finish(Duration::from_secs(1));
-    bar.finish_and_clear();
     let per_s = |n: u64| if seconds > 0.0 { n as f64 / seconds } else { 0.0 };
     Ok(Report {
         client: library.name(),
@@ -575,337 +487,45 @@ pub fn run(library: &dyn Library, options: &LoadOptions) -> Result<Report> {
     })
 }
 
-/// The progress bar (hidden unless `show`): requests done of all
-/// (`requests` per client, clients), or seconds of the `duration`.
-pub(super) fn progress(
-    show: bool,
-    requests: Option<(u64, usize)>,
-    duration: Option<Duration>,
-) -> indicatif::ProgressBar {
-    if !show {
-        return indicatif::ProgressBar::hidden();
-    }
-    let (len, unit) = match (requests, duration) {
-        (Some((r, clients)), _) => (r.saturating_mul(clients as u64), "requests"),
-        (None, Some(d)) => (d.as_secs().max(1), "s"),
-        (None, None) => (0, ""),
-    };
-    let bar = indicatif::ProgressBar::new(len);
-    if let Ok(style) =
-        indicatif::ProgressStyle::with_template(&format!("{{bar:40}} {{pos}}/{{len}} {unit} (ETA {{eta}})"))
-    {
-        bar.set_style(style);
-    }
-    if duration.is_some() {
-        let ticker = bar.clone();
-        std::thread::spawn(move || {
-            while !ticker.is_finished() && ticker.position() < ticker.length().unwrap_or(0) {
-                std::thread::sleep(Duration::from_secs(1));
-                ticker.inc(1);
-            }
-        });
-    }
-    bar
+/// `load`'s protocol: each request a message of `data` echoed back,
+/// checked byte for byte (none with an empty message: the handshake is the
+/// request); a connection ends with its ticket taken when due, then closes
+/// in the background ([`Closer`]).
+struct Echo {
+    data: Arc<[u8]>,
+    buf: Vec<u8>,
+    closer: Closer,
 }
 
-/// The bar of the clients' first connections (hidden unless `show`), so
-/// that a run of many connections says what it does before its window.
-pub(super) fn connecting_bar(show: bool, clients: usize) -> indicatif::ProgressBar {
-    if !show {
-        return indicatif::ProgressBar::hidden();
-    }
-    let bar = indicatif::ProgressBar::new(clients as u64);
-    if let Ok(style) = indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} connected (ETA {eta})") {
-        bar.set_style(style);
-    }
-    bar
-}
+impl Protocol for Echo {
+    type Conn = Open;
 
-/// `at` as seconds since the Unix epoch (0 if the clock is before it).
-pub(super) fn unix_seconds(at: Instant) -> f64 {
-    let since = std::time::SystemTime::now() - at.elapsed();
-    since.duration_since(std::time::UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64())
-}
+    const TIMED_OUT: &'static str = "echo not back in";
 
-/// When the measured window starts: after every client's first connection
-/// (kept connections, `warm`), else at once.
-pub(super) struct Window {
-    pub ready: tokio::sync::Barrier,
-    pub go: tokio::sync::Barrier,
-    start: std::sync::OnceLock<Instant>,
-    pub warm: bool,
-}
-
-impl Window {
-    /// The window of `clients` clients, each waiting at `ready` and `go`
-    /// (with the task that opens it) when `warm`.
-    pub(super) fn new(clients: usize, warm: bool) -> Window {
-        Window {
-            ready: tokio::sync::Barrier::new(clients + 1),
-            go: tokio::sync::Barrier::new(clients + 1),
-            start: std::sync::OnceLock::new(),
-            warm,
-        }
+    async fn start(&mut self, open: Open) -> Result<Open, Failure> {
+        Ok(open)
     }
 
-    /// Opens the window now, unless it is open.
-    pub(super) fn open(&self) {
-        let _ = self.start.set(Instant::now());
+    async fn request(&mut self, conn: &mut Open, _last: bool) -> Result<Option<Exchanged>, Failure> {
+        if self.data.is_empty() {
+            return Ok(None);
+        }
+        let (began, ended) = exchange(&mut conn.stream, &self.data, &mut self.buf).await?;
+        Ok(Some(Exchanged { began, ended, bytes: self.data.len() as u64 }))
     }
 
-    /// A client's first connection is made (or failed): it waits for the
-    /// others and the window.
-    pub(super) async fn join(&self, connecting: &indicatif::ProgressBar) {
-        connecting.inc(1);
-        self.ready.wait().await;
-        self.go.wait().await;
+    async fn end(&mut self, mut conn: Open, ticket: bool) -> Result<Option<Ticket>, Failure> {
+        let ticket = if ticket && conn.ticket_due {
+            Some(conn.stream.ticket().map_err(|e| Failure::exactly(ErrorKind::Handshake, e))?)
+        } else {
+            None
+        };
+        self.closer.close(conn.stream).await;
+        Ok(ticket)
     }
 
-    /// The run's side of [`Window::join`] (when `warm`): once every client
-    /// has joined, the window opens and they go. A signal ends the wait
-    /// (the clients see it too).
-    pub(super) async fn open_when_ready(&self, connecting: &indicatif::ProgressBar) {
-        if !self.warm {
-            return;
-        }
-        tokio::select! {
-            () = super::interrupt::wait() => {}
-            () = async {
-                self.ready.wait().await;
-                connecting.finish_and_clear();
-                self.open();
-                self.go.wait().await;
-            } => {}
-        }
-    }
-
-    pub(super) fn started(&self) -> Instant {
-        *self.start.get().expect("the window is opened before any client measures")
-    }
-}
-
-/// A connection of one client and whether it resumed.
-pub(super) struct Open {
-    pub stream: Box<dyn Stream>,
-    /// Still to take its ticket (after its first response).
-    pub ticket_due: bool,
-}
-
-/// One client's run (client `index` of `options.connections`): requests
-/// until its count or the deadline, closed or open loop.
-#[allow(clippy::too_many_arguments)]
-async fn one_client(
-    client: &dyn Client,
-    data: &[u8],
-    options: &LoadOptions,
-    index: usize,
-    window: &Window,
-    bar: &indicatif::ProgressBar,
-    connecting: &indicatif::ProgressBar,
-    tally: &mut Tally,
-) {
-    let mut ticket: Option<Ticket> = None;
-    let mut open: Option<Open> = None;
-    let mut buf = vec![0u8; data.len()];
-    let mut watchdog = Watchdog::new(options.timeout);
-    let mut closer = Closer::new(options.timeout);
-    let mut backoff = Backoff::default();
-    let mut done = 0u64;
-    // A signal ends the first connections where they are; later, a client
-    // stops at its next request (one under way finishes, or times out),
-    // keeping what it measured.
-    let warmed = async {
-        if !window.warm {
-            return;
-        }
-        // The first connection is the first request's: its failure is that
-        // request's (one failure per request asked).
-        let mut warm_failure = None;
-        match connect(client, options.connect, &options.params, options.timeout, None, tally).await {
-            Ok(conn) => open = Some(conn),
-            Err(f) => warm_failure = Some(f),
-        }
-        if options.new_connection
-            && let Some(mut conn) = open.take()
-        {
-            // The ticket's connection: one message, not counted, then closed.
-            let fetched = async {
-                exchange(&mut conn.stream, data, &mut buf, &mut watchdog).await?;
-                if conn.ticket_due {
-                    ticket =
-                        Some(conn.stream.ticket().map_err(|e| Failure::exactly(ErrorKind::Handshake, e))?);
-                }
-                close(conn.stream, options.timeout).await
-            };
-            if let Err(f) = fetched.await {
-                warm_failure = Some(f);
-            }
-        }
-        if let Some(f) = warm_failure {
-            done = first_failed(f, tally, &mut backoff, options.requests.is_some().then_some(bar));
-        }
-        window.join(connecting).await;
-    };
-    let stopped = tokio::select! {
-        () = super::interrupt::wait() => true,
-        () = warmed => false,
-    };
-    if stopped {
-        closer.finish(tally).await;
-        return;
-    }
-    let start = window.started();
-    let deadline = options.duration.map(|d| start + d);
-    // Open loop: this client's schedule, its clients staggered evenly.
-    let interval = options.rate.map(|r| Duration::from_secs_f64(options.connections as f64 / r));
-    let mut intended = interval.map(|i| start + i.mul_f64(index as f64 / options.connections as f64));
-    let mut free_at = start;
-    loop {
-        match (options.requests, deadline) {
-            (Some(r), _) if done >= r => break,
-            (None, Some(d)) if Instant::now() >= d => break,
-            _ if super::interrupt::stopping() => break,
-            _ => {}
-        }
-        if !backoff.wait(deadline).await {
-            break;
-        }
-        // Open loop: a request sent late because the previous answer came
-        // back after its intended time is timed from that time (the wait
-        // was the server's); one the client was free for is timed from its
-        // first byte (a timer waking late is not the server's wait).
-        let mut origin = None;
-        if let (Some(at), Some(every)) = (intended, interval) {
-            // The next send is due after the window: none is sent, and the
-            // client waits out the window (it lasts `-d`, not to that send).
-            if let Some(d) = deadline
-                && at >= d
-            {
-                super::interrupt::sleep_until(d).await;
-                break;
-            }
-            if free_at > at {
-                origin = Some(at);
-            } else if !super::interrupt::sleep_until(at).await {
-                break;
-            }
-            intended = Some(at + every);
-        }
-        done += 1;
-        let result: Result<(), Failure> = async {
-            if open.is_none() {
-                open = Some(
-                    connect(client, options.connect, &options.params, options.timeout, ticket.take(), tally)
-                        .await?,
-                );
-            }
-            let conn = open.as_mut().expect("opened above");
-            if data.is_empty() {
-                // Handshakes only: a request is a handshake.
-                tally.requests += 1;
-                if let Some(conn) = open.take() {
-                    closer.close(conn.stream).await;
-                }
-                return Ok(());
-            }
-            let (began, ended) = exchange(&mut conn.stream, data, &mut buf, &mut watchdog).await?;
-            tally.request.saturating_record(micros(ended - origin.unwrap_or(began)));
-            tally.requests += 1;
-            tally.bytes += data.len() as u64;
-            if conn.ticket_due {
-                conn.ticket_due = false;
-                ticket = Some(conn.stream.ticket().map_err(|e| Failure::exactly(ErrorKind::Handshake, e))?);
-            }
-            if options.new_connection
-                && let Some(conn) = open.take()
-            {
-                closer.close(conn.stream).await;
-            }
-            Ok(())
-        }
-        .await;
-        free_at = Instant::now();
-        if options.requests.is_some() {
-            bar.inc(1);
-        }
-        match result {
-            Ok(()) => backoff.reset(),
-            Err(f) => {
-                tally.failed_requests += 1;
-                backoff.after(&f);
-                tally.fail(f);
-                // Start again from a full handshake: the ticket may be spent.
-                open = None;
-                ticket = None;
-            }
-        }
-    }
-    if let Some(conn) = open.take() {
-        closer.close(conn.stream).await;
-    }
-    closer.finish(tally).await;
-}
-
-/// Counts `f`, a client's first connection failing before the window, as
-/// its first request's failure (one failure per request asked), its
-/// progress on `bar` (requests counted); returns the requests done: 1.
-pub(super) fn first_failed(
-    f: Failure,
-    tally: &mut Tally,
-    backoff: &mut Backoff,
-    bar: Option<&indicatif::ProgressBar>,
-) -> u64 {
-    tally.failed_requests += 1;
-    backoff.after(&f);
-    tally.fail(f);
-    if let Some(bar) = bar {
-        bar.inc(1);
-    }
-    1
-}
-
-/// A client's pause after a failure that says the server is gone or
-/// overwhelmed (refused, reset, unreachable, no port left): 10 ms, doubled
-/// after each such failure in a row up to 1 s, back to none after a
-/// success. Without it a client retries a dead server as fast as the kernel
-/// refuses (a quarter of a million connects in 7 s), and an availability
-/// measures the retry speed.
-#[derive(Default)]
-pub(super) struct Backoff {
-    pause: Option<Duration>,
-}
-
-impl Backoff {
-    const FIRST: Duration = Duration::from_millis(10);
-    const MAX: Duration = Duration::from_secs(1);
-
-    /// Notes a failure: the pause grows when its kind is one backed off.
-    pub(super) fn after(&mut self, f: &Failure) {
-        if matches!(
-            f.kind,
-            ErrorKind::Refused | ErrorKind::Reset | ErrorKind::Unreachable | ErrorKind::PortsExhausted
-        ) {
-            self.pause = Some(self.pause.map_or(Self::FIRST, |p| (p * 2).min(Self::MAX)));
-        }
-    }
-
-    /// Notes a success: no pause.
-    pub(super) fn reset(&mut self) {
-        self.pause = None;
-    }
-
-    /// Sleeps the pause, if any, but not past `deadline`; false when the
-    /// deadline has come or a signal ([`super::interrupt::sleep_until`]).
-    pub(super) async fn wait(&self, deadline: Option<Instant>) -> bool {
-        let Some(pause) = self.pause else { return true };
-        let until = Instant::now() + pause;
-        match deadline {
-            Some(d) if d <= until => {
-                super::interrupt::sleep_until(d).await;
-                false
-            }
-            _ => super::interrupt::sleep_until(until).await,
-        }
+    async fn finish(self, tally: &mut Tally) {
+        self.closer.finish(tally).await;
     }
 }
 
@@ -955,67 +575,20 @@ impl Closer {
     }
 }
 
-/// A new connection to `addr`: TCP connect, then the handshake (resuming
-/// `ticket`), each in `limit`, checked against `params` (a resuming
-/// client's first handshake, without a ticket, as server authentication),
-/// its latencies recorded in `tally`.
-pub(super) async fn connect(
-    client: &dyn Client,
-    addr: SocketAddr,
-    params: &Params,
-    limit: Duration,
-    ticket: Option<Ticket>,
-    tally: &mut Tally,
-) -> Result<Open, Failure> {
-    let resumes = params.kind == HandshakeKind::Resumption;
-    let start = Instant::now();
-    let tcp = match timeout(limit, TcpStream::connect(addr)).await {
-        Err(_) => {
-            return Err(Failure::exactly(ErrorKind::Timeout, anyhow::anyhow!("TCP connect: no answer")));
-        }
-        Ok(r) => r.map_err(|e| Failure::new(anyhow::Error::new(e).context("TCP connect"), ErrorKind::Io))?,
-    };
-    tcp.set_nodelay(true).map_err(|e| Failure::new(e.into(), ErrorKind::Io))?;
-    let mut wanted = *params;
-    if resumes && ticket.is_none() {
-        wanted.kind = HandshakeKind::ServerAuth;
-    }
-    let handshake_start = Instant::now();
-    let stream = match timeout(limit, client.connect(tcp, ticket)).await {
-        Err(_) => return Err(Failure::exactly(ErrorKind::Timeout, anyhow::anyhow!("handshake not done"))),
-        Ok(r) => r.map_err(|e| Failure::new(e, ErrorKind::Handshake))?,
-    };
-    let end = Instant::now();
-    let negotiated = stream.negotiated().map_err(|e| Failure::exactly(ErrorKind::Negotiated, e))?;
-    if let Some(n) = negotiated {
-        n.check(&wanted).map_err(|e| Failure::exactly(ErrorKind::Negotiated, e))?;
-        let h = if n.resumed { &mut tally.resumed } else { &mut tally.full };
-        h.saturating_record(micros(end - handshake_start));
-        tally.connect_handshake.saturating_record(micros(end - start));
-    }
-    Ok(Open { stream, ticket_due: resumes && negotiated.is_some() })
-}
-
 /// Sends `data` and reads it back into `buf` (poisoned first), at once
-/// (so that neither side waits on a full socket buffer), in the timeout.
-/// Returns when the first byte was written and the last one read.
+/// (so that neither side waits on a full socket buffer); the driver times
+/// the transaction out. Returns when the first byte was written and the
+/// last one read.
 async fn exchange(
     stream: &mut Box<dyn Stream>,
     data: &[u8],
     buf: &mut [u8],
-    watchdog: &mut Watchdog,
 ) -> Result<(Instant, Instant), Failure> {
     buf.fill(!data[0]);
     let start = Instant::now();
-    match watchdog.run(write_and_read(stream, data, buf)).await {
-        None => {
-            let limit = watchdog.limit;
-            return Err(Failure::exactly(ErrorKind::Timeout, anyhow::anyhow!("echo not back in {limit:?}")));
-        }
-        Some(r) => {
-            r.map_err(|e| Failure::new(anyhow::Error::new(e).context("echo"), ErrorKind::Handshake))?;
-        }
-    }
+    write_and_read(stream, data, buf)
+        .await
+        .map_err(|e| Failure::new(anyhow::Error::new(e).context("echo"), ErrorKind::Handshake))?;
     let ended = Instant::now();
     if buf != data {
         let at = buf.iter().zip(data).position(|(a, b)| a != b).unwrap_or(0);
@@ -1025,39 +598,6 @@ async fn exchange(
         ));
     }
     Ok((start, ended))
-}
-
-/// A client's timeout for its exchanges: one timer, set once and moved
-/// only when it fires, to the current exchange's start plus the limit (a
-/// timer armed and cancelled per message takes the runtime's timer lock
-/// twice a message, shared by every client).
-struct Watchdog {
-    sleep: std::pin::Pin<Box<tokio::time::Sleep>>,
-    limit: Duration,
-}
-
-impl Watchdog {
-    fn new(limit: Duration) -> Watchdog {
-        Watchdog { sleep: Box::pin(tokio::time::sleep(limit)), limit }
-    }
-
-    /// `work`'s output, or `None` when it took longer than the limit.
-    async fn run<F: std::future::Future>(&mut self, work: F) -> Option<F::Output> {
-        let due = Instant::now() + self.limit;
-        tokio::pin!(work);
-        loop {
-            tokio::select! {
-                biased;
-                out = &mut work => return Some(out),
-                () = self.sleep.as_mut() => {
-                    if Instant::now() >= due {
-                        return None;
-                    }
-                    self.sleep.as_mut().reset(due.into());
-                }
-            }
-        }
-    }
 }
 
 /// Writes all of `data` (then flushes) and reads exactly `buf.len()` bytes
@@ -1100,31 +640,4 @@ async fn write_and_read(stream: &mut Box<dyn Stream>, data: &[u8], buf: &mut [u8
         if flushed && read == buf.len() { Poll::Ready(Ok(())) } else { Poll::Pending }
     })
     .await
-}
-
-/// Closes a connection as a well-behaved client does: its close_notify
-/// (no FIN: [`super::tcp`]), then waits for the server's close_notify and
-/// its FIN, so that the server, which closed first, holds the TCP
-/// TIME_WAIT and the client's port is free again once it drops the
-/// connection. Plaintext TCP: FIN, then the server's (the client holds the
-/// TIME_WAIT).
-pub(super) async fn close(mut stream: Box<dyn Stream>, limit: Duration) -> Result<(), Failure> {
-    let closing = async {
-        stream.shutdown().await?;
-        let mut rest = [0u8; 1];
-        let n = stream.read(&mut rest).await?;
-        if n != 0 {
-            return Err(std::io::Error::other("the server sent data after the echo"));
-        }
-        if let Some(tcp) = stream.tcp() {
-            tcp.until_fin().await?;
-        }
-        Ok(())
-    };
-    match timeout(limit, closing).await {
-        Err(_) => {
-            Err(Failure::exactly(ErrorKind::Timeout, anyhow::anyhow!("close: the server did not close")))
-        }
-        Ok(r) => r.map_err(|e| Failure::new(anyhow::Error::new(e).context("close"), ErrorKind::Io)),
-    }
 }

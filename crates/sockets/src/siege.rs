@@ -24,11 +24,10 @@
 
 use std::{
     net::SocketAddr,
-    sync::Arc,
     time::{Duration, Instant},
 };
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 use bytes::Bytes;
 use http_body_util::{BodyExt, Empty};
 use hyper::{
@@ -40,11 +39,9 @@ use hyper_util::rt::TokioIo;
 use tokio::{task::JoinHandle, time::timeout};
 
 use super::{
-    Client, ErrorKind, Failure, Library, Stream, Ticket,
-    load::{
-        Backoff, Tally, Window, close, connect, connecting_bar, first_failed, latency_of, micros, progress,
-        unix_seconds,
-    },
+    ErrorKind, Failure, Library, Stream, Ticket,
+    driver::{Exchanged, Open, Plan, Protocol, Ran, Tally, Timed, close, run_clients, unix_seconds},
+    load::latency_of,
 };
 use tls_bench_harness::{
     certs::SERVER_NAME,
@@ -100,47 +97,26 @@ pub fn run(library: &dyn Library, options: &SiegeOptions) -> Result<SiegeReport>
         .map_err(|e| anyhow::anyhow!("{}: {e}", library.name()))?;
     let threads = super::threads::start(options.threads, "tls-bench-https-load", &options.cores)?;
     let expected = super::https::body(options.body);
-    let bar = progress(options.progress, options.requests.map(|r| (r, options.clients)), options.duration);
     // Kept connections, and resumption: every user connects (or fetches its
     // ticket) before the window, as `load` does.
     let warm = options.keep_alive || options.params.kind == HandshakeKind::Resumption;
-    let window = Arc::new(Window::new(options.clients, warm));
-    let connecting = connecting_bar(options.progress && warm, options.clients);
-    let total = threads.runtime.block_on(async {
-        let mut tasks = Vec::new();
-        if !warm {
-            window.open();
-        }
-        for _ in 0..options.clients {
-            let (client, expected, options, bar, window, connecting) = (
-                client.clone(),
-                expected.clone(),
-                options.clone(),
-                bar.clone(),
-                window.clone(),
-                connecting.clone(),
-            );
-            tasks.push(tokio::spawn(async move {
-                let mut tally = Tally::new()?;
-                one_user(&*client, &expected, &options, &window, &bar, &connecting, &mut tally).await;
-                anyhow::Ok(tally)
-            }));
-        }
-        window.open_when_ready(&connecting).await;
-        let mut total = Tally::new()?;
-        for t in tasks {
-            total.merge(&t.await.context("a user task panicked")??)?;
-        }
-        // Interrupted before every user had connected: an empty window.
-        window.open();
-        anyhow::Ok(total)
-    })?;
-    connecting.finish_and_clear();
-    let seconds = window.started().elapsed().as_secs_f64();
+    let plan = Plan {
+        client,
+        connect: options.connect,
+        params: options.params,
+        clients: options.clients,
+        requests: options.requests,
+        duration: options.duration,
+        timeout: options.timeout,
+        new_connection: !options.keep_alive,
+        warm,
+        rate: None,
+        timed: Timed::Transaction,
+        progress: options.progress,
+    };
+    let Ran { total, started, seconds, client_cpu_seconds } =
+        run_clients(threads, plan, |_| Http { expected: expected.clone(), limit: options.timeout })?;
     let per_s = |x: f64| if seconds > 0.0 { x / seconds } else { 0.0 };
-    threads.check_pinned()?;
-    let client_cpu_seconds = threads.finish(Duration::from_secs(1));
-    bar.finish_and_clear();
     let failed = total.failed_requests;
     let ok = total.requests;
     let t = &total.request;
@@ -180,7 +156,7 @@ pub fn run(library: &dyn Library, options: &SiegeOptions) -> Result<SiegeReport>
         errors: total.errors,
         error_examples: total.examples,
         interrupted: super::interrupt::requested().is_some(),
-        window_start_unix_s: Some(unix_seconds(window.started())),
+        window_start_unix_s: Some(unix_seconds(started)),
     })
 }
 
@@ -197,57 +173,22 @@ struct HttpConn {
     ticket_due: bool,
 }
 
+/// hyper's error as a failure of `what`.
+fn http_failure(e: hyper::Error, what: &str) -> Failure {
+    Failure::new(anyhow::Error::new(e).context(what.to_string()), ErrorKind::Http)
+}
+
 impl HttpConn {
     async fn new(stream: Box<dyn Stream>, ticket_due: bool) -> Result<HttpConn, Failure> {
-        let (sender, connection) = http1::handshake(TokioIo::new(stream))
-            .await
-            .map_err(|e| Failure::new(anyhow::Error::new(e).context("HTTP/1.1 client"), ErrorKind::Http))?;
+        let (sender, connection) =
+            http1::handshake(TokioIo::new(stream)).await.map_err(|e| http_failure(e, "HTTP/1.1 client"))?;
         let driver = tokio::spawn(connection.without_shutdown());
         Ok(HttpConn { sender, driver, ticket_due })
     }
 
-    /// `GET /` (with `Connection: close` when `last`), the response checked
-    /// to be `200 OK` with `expected` as its body.
-    async fn get(&mut self, expected: &Bytes, last: bool) -> Result<(), Failure> {
-        let http = |e: hyper::Error, what: &str| {
-            Failure::new(anyhow::Error::new(e).context(what.to_string()), ErrorKind::Http)
-        };
-        let mut request = Request::new(Empty::<Bytes>::new());
-        request.headers_mut().insert(header::HOST, header::HeaderValue::from_static(SERVER_NAME));
-        if last {
-            request.headers_mut().insert(header::CONNECTION, header::HeaderValue::from_static("close"));
-        }
-        self.sender.ready().await.map_err(|e| http(e, "HTTP connection"))?;
-        let response = self.sender.send_request(request).await.map_err(|e| http(e, "HTTP request"))?;
-        if response.status() != StatusCode::OK {
-            return Err(Failure::exactly(
-                ErrorKind::Http,
-                anyhow::anyhow!("the server answered {}, not 200 OK", response.status()),
-            ));
-        }
-        let body =
-            response.into_body().collect().await.map_err(|e| http(e, "HTTP response body"))?.to_bytes();
-        if body != *expected {
-            let why = match body.iter().zip(expected.iter()).position(|(a, b)| a != b) {
-                Some(at) => format!("the bytes differ first at offset {at}"),
-                None => format!(
-                    "{} bytes where {} were expected (is the server's body {} bytes? --body says what to expect)",
-                    body.len(),
-                    expected.len(),
-                    expected.len()
-                ),
-            };
-            return Err(Failure::exactly(
-                ErrorKind::Corrupt,
-                anyhow::anyhow!("the response body is not the one expected: {why}"),
-            ));
-        }
-        Ok(())
-    }
-
-    /// Ends the connection: its stream back from hyper, the ticket taken
-    /// when due, then closed as [`close`] does.
-    async fn finish(self, limit: Duration) -> Result<Option<Ticket>, Failure> {
+    /// Ends the connection: its stream back from hyper, with `ticket` the
+    /// ticket taken when due, then closed as [`close`] does.
+    async fn finish(self, limit: Duration, ticket: bool) -> Result<Option<Ticket>, Failure> {
         drop(self.sender);
         let parts = match timeout(limit, self.driver).await {
             Err(_) => {
@@ -258,12 +199,10 @@ impl HttpConn {
             }
             Ok(joined) => joined
                 .map_err(|e| Failure::exactly(ErrorKind::Io, anyhow::anyhow!("HTTP connection task: {e}")))?
-                .map_err(|e| {
-                    Failure::new(anyhow::Error::new(e).context("HTTP connection"), ErrorKind::Http)
-                })?,
+                .map_err(|e| http_failure(e, "HTTP connection"))?,
         };
         let mut stream = parts.io.into_inner();
-        let ticket = if self.ticket_due {
+        let ticket = if self.ticket_due && ticket {
             Some(stream.ticket().map_err(|e| Failure::exactly(ErrorKind::Handshake, e))?)
         } else {
             None
@@ -273,126 +212,80 @@ impl HttpConn {
     }
 }
 
-/// A new connection with its handshake checked, as HTTP.
-async fn open(
-    client: &dyn Client,
-    options: &SiegeOptions,
-    ticket: Option<Ticket>,
-    tally: &mut Tally,
-) -> Result<HttpConn, Failure> {
-    let o = connect(client, options.connect, &options.params, options.timeout, ticket, tally).await?;
-    HttpConn::new(o.stream, o.ticket_due).await
+/// `GET /` on `sender` (with `Connection: close` when `last`), the
+/// response checked to be `200 OK` with `expected` as its body, frame by
+/// frame as it arrives (nothing collected).
+async fn get(sender: &mut SendRequest<Empty<Bytes>>, expected: &Bytes, last: bool) -> Result<(), Failure> {
+    let mut request = Request::new(Empty::<Bytes>::new());
+    request.headers_mut().insert(header::HOST, header::HeaderValue::from_static(SERVER_NAME));
+    if last {
+        request.headers_mut().insert(header::CONNECTION, header::HeaderValue::from_static("close"));
+    }
+    sender.ready().await.map_err(|e| http_failure(e, "HTTP connection"))?;
+    let response = sender.send_request(request).await.map_err(|e| http_failure(e, "HTTP request"))?;
+    if response.status() != StatusCode::OK {
+        return Err(Failure::exactly(
+            ErrorKind::Http,
+            anyhow::anyhow!("the server answered {}, not 200 OK", response.status()),
+        ));
+    }
+    let mut body = response.into_body();
+    // Bytes read, and the first offset where they differ from `expected`.
+    let (mut read, mut differ) = (0usize, None);
+    while let Some(frame) = body.frame().await {
+        let frame = frame.map_err(|e| http_failure(e, "HTTP response body"))?;
+        let Ok(data) = frame.into_data() else { continue };
+        let wanted = expected.get(read..).unwrap_or_default();
+        let n = data.len().min(wanted.len());
+        // Compared whole first (memcmp); the offset only when they differ.
+        if differ.is_none() && data[..n] != wanted[..n] {
+            differ = data.iter().zip(wanted).position(|(a, b)| a != b).map(|at| read + at);
+        }
+        read += data.len();
+    }
+    if differ.is_none() && read == expected.len() {
+        return Ok(());
+    }
+    let why = match differ {
+        Some(at) => format!("the bytes differ first at offset {at}"),
+        None => format!(
+            "{read} bytes where {} were expected (is the server's body {} bytes? --body says what to expect)",
+            expected.len(),
+            expected.len()
+        ),
+    };
+    Err(Failure::exactly(
+        ErrorKind::Corrupt,
+        anyhow::anyhow!("the response body is not the one expected: {why}"),
+    ))
 }
 
-/// One user's run: transactions until its count or the deadline.
-async fn one_user(
-    client: &dyn Client,
-    expected: &Bytes,
-    options: &SiegeOptions,
-    window: &Window,
-    bar: &indicatif::ProgressBar,
-    connecting: &indicatif::ProgressBar,
-    tally: &mut Tally,
-) {
-    let mut ticket: Option<Ticket> = None;
-    let mut kept: Option<HttpConn> = None;
-    let mut backoff = Backoff::default();
-    let mut done = 0u64;
-    // A signal ends the first connections where they are; later, a user
-    // stops at its next transaction (one under way finishes, or times
-    // out), keeping what it measured.
-    let warmed = async {
-        if !window.warm {
-            return;
-        }
-        let first = async {
-            let mut conn = open(client, options, None, tally).await?;
-            if options.keep_alive {
-                return Ok(Some(conn));
-            }
-            // The ticket's connection: one request, not counted, then closed.
-            conn.get(expected, true).await?;
-            ticket = conn.finish(options.timeout).await?;
-            Ok::<_, Failure>(None)
-        };
-        let failed = match timeout(options.timeout, first).await {
-            Ok(Ok(conn)) => {
-                kept = conn;
-                None
-            }
-            Ok(Err(f)) => Some(f),
-            Err(_) => Some(Failure::exactly(ErrorKind::Timeout, anyhow::anyhow!("first connection"))),
-        };
-        // The first connection is the first transaction's: its failure is
-        // that transaction's (one failure per transaction asked).
-        if let Some(f) = failed {
-            done = first_failed(f, tally, &mut backoff, options.requests.is_some().then_some(bar));
-        }
-        window.join(connecting).await;
-    };
-    let stopped = tokio::select! {
-        () = super::interrupt::wait() => true,
-        () = warmed => false,
-    };
-    if stopped {
-        return;
+/// `https-load`'s protocol: each request a `GET /` whose response must be
+/// `200 OK` with exactly the expected body; a connection ends with hyper
+/// giving its stream back, the ticket taken when due, then closed.
+struct Http {
+    expected: Bytes,
+    limit: Duration,
+}
+
+impl Protocol for Http {
+    type Conn = HttpConn;
+
+    const TIMED_OUT: &'static str = "transaction not done in";
+
+    async fn start(&mut self, open: Open) -> Result<HttpConn, Failure> {
+        HttpConn::new(open.stream, open.ticket_due).await
     }
-    let deadline = options.duration.map(|d| window.started() + d);
-    loop {
-        match (options.requests, deadline) {
-            (Some(r), _) if done >= r => break,
-            (None, Some(d)) if Instant::now() >= d => break,
-            _ if super::interrupt::stopping() => break,
-            _ => {}
-        }
-        if !backoff.wait(deadline).await {
-            break;
-        }
-        done += 1;
+
+    async fn request(&mut self, conn: &mut HttpConn, last: bool) -> Result<Option<Exchanged>, Failure> {
         let began = Instant::now();
-        let transaction = async {
-            if options.keep_alive {
-                if kept.is_none() {
-                    kept = Some(open(client, options, None, tally).await?);
-                }
-                kept.as_mut().expect("opened above").get(expected, false).await
-            } else {
-                let mut conn = open(client, options, ticket.take(), tally).await?;
-                conn.get(expected, true).await?;
-                ticket = conn.finish(options.timeout).await?;
-                Ok(())
-            }
-        };
-        let result = match timeout(options.timeout, transaction).await {
-            Ok(r) => r,
-            Err(_) => Err(Failure::exactly(
-                ErrorKind::Timeout,
-                anyhow::anyhow!("transaction not done in {:?}", options.timeout),
-            )),
-        };
-        if options.requests.is_some() {
-            bar.inc(1);
-        }
-        match result {
-            Ok(()) => {
-                backoff.reset();
-                tally.request.saturating_record(micros(began.elapsed()));
-                tally.requests += 1;
-                tally.bytes += expected.len() as u64;
-            }
-            Err(f) => {
-                backoff.after(&f);
-                tally.fail(f);
-                tally.failed_requests += 1;
-                // Start again from a full handshake: the ticket may be spent.
-                kept = None;
-                ticket = None;
-            }
-        }
+        get(&mut conn.sender, &self.expected, last).await?;
+        Ok(Some(Exchanged { began, ended: Instant::now(), bytes: self.expected.len() as u64 }))
     }
-    if let Some(conn) = kept.take()
-        && let Err(f) = conn.finish(options.timeout).await
-    {
-        tally.fail(f);
+
+    async fn end(&mut self, conn: HttpConn, ticket: bool) -> Result<Option<Ticket>, Failure> {
+        conn.finish(self.limit, ticket).await
     }
+
+    async fn finish(self, _tally: &mut Tally) {}
 }

@@ -1,0 +1,683 @@
+//! One client driver for every load client, whatever it speaks: `load`'s
+//! echo ([`super::load`]) and `https-load`'s HTTP/1.1 ([`super::siege`])
+//! are each a [`Protocol`] (start a connection, make one request on it, end
+//! it), and [`run_clients`] does the rest for both: the runtime and its
+//! threads, the clients' tasks, TCP connect and the handshake checked
+//! against the parameters ([`connect`]), the first connections before the
+//! measured window, the open loop's schedule, one timeout per transaction,
+//! the pause after failures, and every count and latency into the clients'
+//! [`Tally`], merged.
+//!
+//! A transaction is one request: on a new connection with its connect,
+//! handshake and end around it. What its latency spans is the protocol's
+//! ([`Timed`]): the request alone (echo: first byte written to last byte
+//! read back), or the whole transaction (HTTP: from the TCP connect, as
+//! siege times it).
+
+use std::{
+    collections::BTreeMap,
+    future::Future,
+    net::SocketAddr,
+    sync::Arc,
+    time::{Duration, Instant},
+};
+
+use anyhow::{Context, Result};
+use hdrhistogram::Histogram;
+use tokio::{
+    io::{AsyncReadExt, AsyncWriteExt},
+    net::TcpStream,
+    time::timeout,
+};
+
+use super::{Client, ErrorKind, Failure, Stream, Ticket};
+use tls_bench_harness::params::{HandshakeKind, Params};
+
+/// What a client speaks on its connections.
+pub(super) trait Protocol: Send + 'static {
+    /// A connection ready for requests.
+    type Conn: Send;
+
+    /// What a transaction out of time is called in its failure, before
+    /// the limit ("echo not back in": "echo not back in 400ms").
+    const TIMED_OUT: &'static str;
+
+    /// Starts the protocol on `open`, a connection whose handshake is done
+    /// and checked.
+    fn start(&mut self, open: Open) -> impl Future<Output = Result<Self::Conn, Failure>> + Send;
+
+    /// One request on `conn`, its answer checked; `last`: the connection
+    /// ends after it. `None`: nothing was exchanged (a handshake is the
+    /// request).
+    fn request(
+        &mut self,
+        conn: &mut Self::Conn,
+        last: bool,
+    ) -> impl Future<Output = Result<Option<Exchanged>, Failure>> + Send;
+
+    /// Ends `conn`; with `ticket`, first takes its session ticket when one
+    /// is due ([`Open::ticket_due`]) for the next connection to resume.
+    fn end(
+        &mut self,
+        conn: Self::Conn,
+        ticket: bool,
+    ) -> impl Future<Output = Result<Option<Ticket>, Failure>> + Send;
+
+    /// Waits for whatever `end` left under way; its failures into `tally`.
+    fn finish(self, tally: &mut Tally) -> impl Future<Output = ()> + Send;
+}
+
+/// One request's exchange: when it began and ended, and the payload bytes
+/// it moved one way.
+pub(super) struct Exchanged {
+    pub began: Instant,
+    pub ended: Instant,
+    pub bytes: u64,
+}
+
+/// What a transaction's latency spans.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Timed {
+    /// The request's exchange ([`Exchanged`]); in an open loop, from the
+    /// time it was due when it went out late.
+    Request,
+    /// The whole transaction: the connect, the handshake and the
+    /// connection's end included when it has them.
+    Transaction,
+}
+
+/// What every client of a run does.
+pub(super) struct Plan {
+    pub client: Arc<dyn Client>,
+    pub connect: SocketAddr,
+    pub params: Params,
+    /// Clients at once.
+    pub clients: usize,
+    /// Requests per client; `None` with `duration`.
+    pub requests: Option<u64>,
+    /// How long the window lasts; `None` with `requests`.
+    pub duration: Option<Duration>,
+    /// Longest a connect, a handshake or a transaction may take.
+    pub timeout: Duration,
+    /// A new connection per request, instead of one kept per client.
+    pub new_connection: bool,
+    /// Every client makes its first connection before the window opens
+    /// (and, on new connections, fetches its ticket on it).
+    pub warm: bool,
+    /// Open loop: requests per second of all clients together.
+    pub rate: Option<f64>,
+    pub timed: Timed,
+    /// Draw progress bars on stderr.
+    pub progress: bool,
+}
+
+/// What [`run_clients`] measured.
+pub(super) struct Ran {
+    pub total: Tally,
+    /// When the window opened.
+    pub started: Instant,
+    /// The window's length, seconds.
+    pub seconds: f64,
+    /// CPU time of the client's threads, seconds.
+    pub client_cpu_seconds: f64,
+}
+
+/// Runs `plan.clients` clients on `threads` (each speaking
+/// `protocol(index)`), and returns their tallies merged. Errors: the
+/// runtime, a histogram, a client task panicking, threads not on their
+/// cores. Failed transactions are not errors: they are counted.
+pub(super) fn run_clients<P: Protocol>(
+    threads: super::threads::Threads,
+    plan: Plan,
+    protocol: impl Fn(usize) -> P,
+) -> Result<Ran> {
+    let plan = Arc::new(plan);
+    let bar = progress(plan.progress, plan.requests.map(|r| (r, plan.clients)), plan.duration);
+    let window = Arc::new(Window::new(plan.clients, plan.warm));
+    let connecting = connecting_bar(plan.progress && plan.warm, plan.clients);
+    let total = threads.runtime.block_on(async {
+        let mut tasks = Vec::new();
+        if !plan.warm {
+            window.open();
+        }
+        for index in 0..plan.clients {
+            let (plan, bar, window, connecting) =
+                (plan.clone(), bar.clone(), window.clone(), connecting.clone());
+            let protocol = protocol(index);
+            tasks.push(tokio::spawn(async move {
+                let mut tally = Tally::new()?;
+                drive(protocol, &plan, index, &window, &bar, &connecting, &mut tally).await;
+                anyhow::Ok(tally)
+            }));
+        }
+        window.open_when_ready(&connecting).await;
+        let mut total = Tally::new()?;
+        for t in tasks {
+            total.merge(&t.await.context("a client task panicked")??)?;
+        }
+        // Interrupted before every client had connected: an empty window.
+        window.open();
+        anyhow::Ok(total)
+    })?;
+    connecting.finish_and_clear();
+    let started = window.started();
+    let seconds = started.elapsed().as_secs_f64();
+    threads.check_pinned()?;
+    let client_cpu_seconds = threads.finish(Duration::from_secs(1));
+    bar.finish_and_clear();
+    Ok(Ran { total, started, seconds, client_cpu_seconds })
+}
+
+/// Client `index`'s run: its first connection (before the window, when
+/// warm), then transactions until its count or the deadline, closed or
+/// open loop. A signal ends the first connections where they are; later,
+/// a client stops at its next transaction (one under way finishes, or
+/// times out), keeping what it measured.
+async fn drive<P: Protocol>(
+    mut protocol: P,
+    plan: &Plan,
+    index: usize,
+    window: &Window,
+    bar: &indicatif::ProgressBar,
+    connecting: &indicatif::ProgressBar,
+    tally: &mut Tally,
+) {
+    let mut ticket: Option<Ticket> = None;
+    let mut kept: Option<P::Conn> = None;
+    let mut watchdog = Watchdog::new(plan.timeout);
+    let mut backoff = Backoff::default();
+    let mut done = 0u64;
+    let warmed = async {
+        if !window.warm {
+            return;
+        }
+        let first = async {
+            let mut conn = open(&mut protocol, plan, None, tally).await?;
+            if !plan.new_connection {
+                return Ok(Some(conn));
+            }
+            // The ticket's connection: one request, not counted, then ended.
+            protocol.request(&mut conn, true).await?;
+            ticket = protocol.end(conn, true).await?;
+            Ok::<_, Failure>(None)
+        };
+        let failed = match watchdog.run(first).await {
+            Some(Ok(conn)) => {
+                kept = conn;
+                None
+            }
+            Some(Err(f)) => Some(f),
+            None => Some(Failure::exactly(
+                ErrorKind::Timeout,
+                anyhow::anyhow!("first connection not done in {:?}", plan.timeout),
+            )),
+        };
+        // The first connection is the first transaction's: its failure is
+        // that transaction's (one failure per transaction asked).
+        if let Some(f) = failed {
+            done = first_failed(f, tally, &mut backoff, plan.requests.is_some().then_some(bar));
+        }
+        window.join(connecting).await;
+    };
+    let stopped = tokio::select! {
+        () = super::interrupt::wait() => true,
+        () = warmed => false,
+    };
+    if stopped {
+        protocol.finish(tally).await;
+        return;
+    }
+    let start = window.started();
+    let deadline = plan.duration.map(|d| start + d);
+    // Open loop: this client's schedule, the clients staggered evenly.
+    let interval = plan.rate.map(|r| Duration::from_secs_f64(plan.clients as f64 / r));
+    let mut intended = interval.map(|i| start + i.mul_f64(index as f64 / plan.clients as f64));
+    let mut free_at = start;
+    loop {
+        match (plan.requests, deadline) {
+            (Some(r), _) if done >= r => break,
+            (None, Some(d)) if Instant::now() >= d => break,
+            _ if super::interrupt::stopping() => break,
+            _ => {}
+        }
+        if !backoff.wait(deadline).await {
+            break;
+        }
+        // Open loop: a request sent late because the previous answer came
+        // back after its intended time is timed from that time (the wait
+        // was the server's); one the client was free for is timed from its
+        // first byte (a timer waking late is not the server's wait).
+        let mut origin = None;
+        if let (Some(at), Some(every)) = (intended, interval) {
+            // The next send is due after the window: none is sent, and the
+            // client waits out the window (it lasts `-d`, not to that send).
+            if let Some(d) = deadline
+                && at >= d
+            {
+                super::interrupt::sleep_until(d).await;
+                break;
+            }
+            if free_at > at {
+                origin = Some(at);
+            } else if !super::interrupt::sleep_until(at).await {
+                break;
+            }
+            intended = Some(at + every);
+        }
+        done += 1;
+        let began = Instant::now();
+        let transaction = async {
+            if kept.is_none() {
+                kept = Some(open(&mut protocol, plan, ticket.take(), tally).await?);
+            }
+            let conn = kept.as_mut().expect("opened above");
+            let exchanged = protocol.request(conn, plan.new_connection).await?;
+            if plan.new_connection
+                && let Some(conn) = kept.take()
+            {
+                ticket = protocol.end(conn, true).await?;
+            }
+            Ok::<_, Failure>(exchanged)
+        };
+        let result = match watchdog.run(transaction).await {
+            Some(r) => r,
+            None => Err(Failure::exactly(
+                ErrorKind::Timeout,
+                anyhow::anyhow!("{} {:?}", P::TIMED_OUT, plan.timeout),
+            )),
+        };
+        let ended = Instant::now();
+        free_at = ended;
+        if plan.requests.is_some() {
+            bar.inc(1);
+        }
+        match result {
+            Ok(exchanged) => {
+                backoff.reset();
+                tally.requests += 1;
+                if let Some(x) = exchanged {
+                    let span = match plan.timed {
+                        Timed::Request => x.ended - origin.unwrap_or(x.began),
+                        Timed::Transaction => ended - began,
+                    };
+                    tally.request.saturating_record(micros(span));
+                    tally.bytes += x.bytes;
+                }
+            }
+            Err(f) => {
+                tally.failed_requests += 1;
+                backoff.after(&f);
+                tally.fail(f);
+                // Start again from a full handshake: the ticket may be spent.
+                kept = None;
+                ticket = None;
+            }
+        }
+    }
+    if let Some(conn) = kept.take()
+        && let Err(f) = protocol.end(conn, false).await
+    {
+        tally.fail(f);
+    }
+    protocol.finish(tally).await;
+}
+
+/// A new connection ([`connect`]) with its protocol started.
+async fn open<P: Protocol>(
+    protocol: &mut P,
+    plan: &Plan,
+    ticket: Option<Ticket>,
+    tally: &mut Tally,
+) -> Result<P::Conn, Failure> {
+    let o = connect(&*plan.client, plan.connect, &plan.params, plan.timeout, ticket, tally).await?;
+    protocol.start(o).await
+}
+
+/// Largest latency recorded, in microseconds (longer ones are clamped).
+pub(super) const MAX_LATENCY_US: u64 = 600_000_000;
+
+/// One client's tallies, merged into the report.
+pub(super) struct Tally {
+    /// Request (or transaction) latency.
+    pub request: Histogram<u64>,
+    pub full: Histogram<u64>,
+    pub resumed: Histogram<u64>,
+    pub connect_handshake: Histogram<u64>,
+    pub requests: u64,
+    /// Requests (transactions) that failed; the other errors are of
+    /// connections outside a request (a close at the end, say).
+    pub failed_requests: u64,
+    pub bytes: u64,
+    pub errors: BTreeMap<ErrorKind, u64>,
+    pub examples: Vec<String>,
+}
+
+impl Tally {
+    pub(super) fn new() -> Result<Tally> {
+        let h = || Histogram::<u64>::new_with_bounds(1, MAX_LATENCY_US, 3).context("making a histogram");
+        Ok(Tally {
+            request: h()?,
+            full: h()?,
+            resumed: h()?,
+            connect_handshake: h()?,
+            requests: 0,
+            failed_requests: 0,
+            bytes: 0,
+            errors: BTreeMap::new(),
+            examples: Vec::new(),
+        })
+    }
+
+    pub(super) fn fail(&mut self, f: Failure) {
+        *self.errors.entry(f.kind).or_default() += 1;
+        if self.examples.len() < 5 {
+            self.examples.push(f.to_string());
+        }
+    }
+
+    pub(super) fn merge(&mut self, other: &Tally) -> Result<()> {
+        self.request.add(&other.request).context("merging histograms")?;
+        self.full.add(&other.full).context("merging histograms")?;
+        self.resumed.add(&other.resumed).context("merging histograms")?;
+        self.connect_handshake.add(&other.connect_handshake).context("merging histograms")?;
+        self.requests += other.requests;
+        self.failed_requests += other.failed_requests;
+        self.bytes += other.bytes;
+        for (k, n) in &other.errors {
+            *self.errors.entry(*k).or_default() += n;
+        }
+        for e in &other.examples {
+            if self.examples.len() < 5 {
+                self.examples.push(e.clone());
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `d` in µs, within the histograms' bounds (1 µs to [`MAX_LATENCY_US`],
+/// past every timeout): `saturating_record` then records it exactly, and
+/// no record can fail.
+pub(super) fn micros(d: Duration) -> u64 {
+    (d.as_micros() as u64).clamp(1, MAX_LATENCY_US)
+}
+
+/// The progress bar (hidden unless `show`): requests done of all
+/// (`requests` per client, clients), or seconds of the `duration`.
+pub(super) fn progress(
+    show: bool,
+    requests: Option<(u64, usize)>,
+    duration: Option<Duration>,
+) -> indicatif::ProgressBar {
+    if !show {
+        return indicatif::ProgressBar::hidden();
+    }
+    let (len, unit) = match (requests, duration) {
+        (Some((r, clients)), _) => (r.saturating_mul(clients as u64), "requests"),
+        (None, Some(d)) => (d.as_secs().max(1), "s"),
+        (None, None) => (0, ""),
+    };
+    let bar = indicatif::ProgressBar::new(len);
+    if let Ok(style) =
+        indicatif::ProgressStyle::with_template(&format!("{{bar:40}} {{pos}}/{{len}} {unit} (ETA {{eta}})"))
+    {
+        bar.set_style(style);
+    }
+    if duration.is_some() {
+        let ticker = bar.clone();
+        std::thread::spawn(move || {
+            while !ticker.is_finished() && ticker.position() < ticker.length().unwrap_or(0) {
+                std::thread::sleep(Duration::from_secs(1));
+                ticker.inc(1);
+            }
+        });
+    }
+    bar
+}
+
+/// The bar of the clients' first connections (hidden unless `show`), so
+/// that a run of many connections says what it does before its window.
+pub(super) fn connecting_bar(show: bool, clients: usize) -> indicatif::ProgressBar {
+    if !show {
+        return indicatif::ProgressBar::hidden();
+    }
+    let bar = indicatif::ProgressBar::new(clients as u64);
+    if let Ok(style) = indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} connected (ETA {eta})") {
+        bar.set_style(style);
+    }
+    bar
+}
+
+/// `at` as seconds since the Unix epoch (0 if the clock is before it).
+pub(super) fn unix_seconds(at: Instant) -> f64 {
+    let since = std::time::SystemTime::now() - at.elapsed();
+    since.duration_since(std::time::UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64())
+}
+
+/// When the measured window starts: after every client's first connection
+/// (kept connections, `warm`), else at once.
+pub(super) struct Window {
+    pub ready: tokio::sync::Barrier,
+    pub go: tokio::sync::Barrier,
+    start: std::sync::OnceLock<Instant>,
+    pub warm: bool,
+}
+
+impl Window {
+    /// The window of `clients` clients, each waiting at `ready` and `go`
+    /// (with the task that opens it) when `warm`.
+    pub(super) fn new(clients: usize, warm: bool) -> Window {
+        Window {
+            ready: tokio::sync::Barrier::new(clients + 1),
+            go: tokio::sync::Barrier::new(clients + 1),
+            start: std::sync::OnceLock::new(),
+            warm,
+        }
+    }
+
+    /// Opens the window now, unless it is open.
+    pub(super) fn open(&self) {
+        let _ = self.start.set(Instant::now());
+    }
+
+    /// A client's first connection is made (or failed): it waits for the
+    /// others and the window.
+    pub(super) async fn join(&self, connecting: &indicatif::ProgressBar) {
+        connecting.inc(1);
+        self.ready.wait().await;
+        self.go.wait().await;
+    }
+
+    /// The run's side of [`Window::join`] (when `warm`): once every client
+    /// has joined, the window opens and they go. A signal ends the wait
+    /// (the clients see it too).
+    pub(super) async fn open_when_ready(&self, connecting: &indicatif::ProgressBar) {
+        if !self.warm {
+            return;
+        }
+        tokio::select! {
+            () = super::interrupt::wait() => {}
+            () = async {
+                self.ready.wait().await;
+                connecting.finish_and_clear();
+                self.open();
+                self.go.wait().await;
+            } => {}
+        }
+    }
+
+    pub(super) fn started(&self) -> Instant {
+        *self.start.get().expect("the window is opened before any client measures")
+    }
+}
+
+/// A connection of one client and whether it resumed.
+pub(super) struct Open {
+    pub stream: Box<dyn Stream>,
+    /// Still to take its ticket (after its first response).
+    pub ticket_due: bool,
+}
+
+/// Counts `f`, a client's first connection failing before the window, as
+/// its first request's failure (one failure per request asked), its
+/// progress on `bar` (requests counted); returns the requests done: 1.
+pub(super) fn first_failed(
+    f: Failure,
+    tally: &mut Tally,
+    backoff: &mut Backoff,
+    bar: Option<&indicatif::ProgressBar>,
+) -> u64 {
+    tally.failed_requests += 1;
+    backoff.after(&f);
+    tally.fail(f);
+    if let Some(bar) = bar {
+        bar.inc(1);
+    }
+    1
+}
+
+/// A client's pause after a failure that says the server is gone or
+/// overwhelmed (refused, reset, unreachable, no port left): 10 ms, doubled
+/// after each such failure in a row up to 1 s, back to none after a
+/// success. Without it a client retries a dead server as fast as the kernel
+/// refuses (a quarter of a million connects in 7 s), and an availability
+/// measures the retry speed.
+#[derive(Default)]
+pub(super) struct Backoff {
+    pause: Option<Duration>,
+}
+
+impl Backoff {
+    const FIRST: Duration = Duration::from_millis(10);
+    const MAX: Duration = Duration::from_secs(1);
+
+    /// Notes a failure: the pause grows when its kind is one backed off.
+    pub(super) fn after(&mut self, f: &Failure) {
+        if matches!(
+            f.kind,
+            ErrorKind::Refused | ErrorKind::Reset | ErrorKind::Unreachable | ErrorKind::PortsExhausted
+        ) {
+            self.pause = Some(self.pause.map_or(Self::FIRST, |p| (p * 2).min(Self::MAX)));
+        }
+    }
+
+    /// Notes a success: no pause.
+    pub(super) fn reset(&mut self) {
+        self.pause = None;
+    }
+
+    /// Sleeps the pause, if any, but not past `deadline`; false when the
+    /// deadline has come or a signal ([`super::interrupt::sleep_until`]).
+    pub(super) async fn wait(&self, deadline: Option<Instant>) -> bool {
+        let Some(pause) = self.pause else { return true };
+        let until = Instant::now() + pause;
+        match deadline {
+            Some(d) if d <= until => {
+                super::interrupt::sleep_until(d).await;
+                false
+            }
+            _ => super::interrupt::sleep_until(until).await,
+        }
+    }
+}
+
+/// A new connection to `addr`: TCP connect, then the handshake (resuming
+/// `ticket`), each in `limit`, checked against `params` (a resuming
+/// client's first handshake, without a ticket, as server authentication),
+/// its latencies recorded in `tally`.
+pub(super) async fn connect(
+    client: &dyn Client,
+    addr: SocketAddr,
+    params: &Params,
+    limit: Duration,
+    ticket: Option<Ticket>,
+    tally: &mut Tally,
+) -> Result<Open, Failure> {
+    let resumes = params.kind == HandshakeKind::Resumption;
+    let start = Instant::now();
+    let tcp = match timeout(limit, TcpStream::connect(addr)).await {
+        Err(_) => {
+            return Err(Failure::exactly(ErrorKind::Timeout, anyhow::anyhow!("TCP connect: no answer")));
+        }
+        Ok(r) => r.map_err(|e| Failure::new(anyhow::Error::new(e).context("TCP connect"), ErrorKind::Io))?,
+    };
+    tcp.set_nodelay(true).map_err(|e| Failure::new(e.into(), ErrorKind::Io))?;
+    let mut wanted = *params;
+    if resumes && ticket.is_none() {
+        wanted.kind = HandshakeKind::ServerAuth;
+    }
+    let handshake_start = Instant::now();
+    let stream = match timeout(limit, client.connect(tcp, ticket)).await {
+        Err(_) => return Err(Failure::exactly(ErrorKind::Timeout, anyhow::anyhow!("handshake not done"))),
+        Ok(r) => r.map_err(|e| Failure::new(e, ErrorKind::Handshake))?,
+    };
+    let end = Instant::now();
+    let negotiated = stream.negotiated().map_err(|e| Failure::exactly(ErrorKind::Negotiated, e))?;
+    if let Some(n) = negotiated {
+        n.check(&wanted).map_err(|e| Failure::exactly(ErrorKind::Negotiated, e))?;
+        let h = if n.resumed { &mut tally.resumed } else { &mut tally.full };
+        h.saturating_record(micros(end - handshake_start));
+        tally.connect_handshake.saturating_record(micros(end - start));
+    }
+    Ok(Open { stream, ticket_due: resumes && negotiated.is_some() })
+}
+
+/// A client's timeout for its exchanges: one timer, set once and moved
+/// only when it fires, to the current exchange's start plus the limit (a
+/// timer armed and cancelled per message takes the runtime's timer lock
+/// twice a message, shared by every client).
+struct Watchdog {
+    sleep: std::pin::Pin<Box<tokio::time::Sleep>>,
+    limit: Duration,
+}
+
+impl Watchdog {
+    fn new(limit: Duration) -> Watchdog {
+        Watchdog { sleep: Box::pin(tokio::time::sleep(limit)), limit }
+    }
+
+    /// `work`'s output, or `None` when it took longer than the limit.
+    async fn run<F: std::future::Future>(&mut self, work: F) -> Option<F::Output> {
+        let due = Instant::now() + self.limit;
+        tokio::pin!(work);
+        loop {
+            tokio::select! {
+                biased;
+                out = &mut work => return Some(out),
+                () = self.sleep.as_mut() => {
+                    if Instant::now() >= due {
+                        return None;
+                    }
+                    self.sleep.as_mut().reset(due.into());
+                }
+            }
+        }
+    }
+}
+
+/// Closes a connection as a well-behaved client does: its close_notify
+/// (no FIN: [`super::tcp`]), then waits for the server's close_notify and
+/// its FIN, so that the server, which closed first, holds the TCP
+/// TIME_WAIT and the client's port is free again once it drops the
+/// connection. Plaintext TCP: FIN, then the server's (the client holds the
+/// TIME_WAIT).
+pub(super) async fn close(mut stream: Box<dyn Stream>, limit: Duration) -> Result<(), Failure> {
+    let closing = async {
+        stream.shutdown().await?;
+        let mut rest = [0u8; 1];
+        let n = stream.read(&mut rest).await?;
+        if n != 0 {
+            return Err(std::io::Error::other("the server sent data after the echo"));
+        }
+        if let Some(tcp) = stream.tcp() {
+            tcp.until_fin().await?;
+        }
+        Ok(())
+    };
+    match timeout(limit, closing).await {
+        Err(_) => {
+            Err(Failure::exactly(ErrorKind::Timeout, anyhow::anyhow!("close: the server did not close")))
+        }
+        Ok(r) => r.map_err(|e| Failure::new(anyhow::Error::new(e).context("close"), ErrorKind::Io)),
+    }
+}
