@@ -2,7 +2,9 @@
 //! gungraun-runner the instruction counts need must match it) and the
 //! compiler's version, recorded beside `compare`'s results. The harness's
 //! own build script (crates/harness/build.rs) exports the TLS crates'
-//! versions and the cfgs of their APIs.
+//! versions and the cfgs of their APIs. The AWS-LC backends' features
+//! (`openssl-aws-lc`, `s2n-tls-fips`, `rustls-fips`) set the cfgs their
+//! aws-lc-config files add to rustflags, here as in the harness.
 
 use std::{env, fs, path::Path};
 
@@ -29,4 +31,13 @@ fn main() {
         .and_then(|o| String::from_utf8(o.stdout).ok())
         .map_or_else(|| "unknown".to_string(), |v| v.trim().to_string());
     println!("cargo::rustc-env=TLS_BENCH_RUSTC_VERSION={version}");
+    for (feature, cfg) in [
+        ("OPENSSL_AWS_LC", "tls_bench_openssl_aws_lc"),
+        ("S2N_TLS_FIPS", "tls_bench_s2n_fips"),
+        ("RUSTLS_FIPS", "tls_bench_rustls_fips"),
+    ] {
+        if env::var_os(format!("CARGO_FEATURE_{feature}")).is_some() {
+            println!("cargo::rustc-cfg={cfg}");
+        }
+    }
 }

@@ -8,7 +8,7 @@
 //! order swapped every round), so a slow spell of the machine lands on
 //! both; prints each round's MB/s each way (10^6 B/s) on stderr, then the
 //! medians and the median of the per-round ratios on stdout
-//! (`sockets/record.sh` commits that as `baseline.txt`).
+//! (`scripts/record-sockets.sh` commits that as `baseline.txt`).
 //!
 //! cargo run --release --example tokio_echo_pair -- C S SECONDS ROUNDS
 

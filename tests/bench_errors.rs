@@ -37,6 +37,9 @@ fn features() -> String {
         "openssl-vendored",
         "boring",
         "plaintext",
+        "openssl-aws-lc",
+        "s2n-tls-fips",
+        "rustls-fips",
         "historical-perf",
         "tools"
     );
@@ -66,12 +69,13 @@ fn bench_binary(name: &str) -> PathBuf {
     cmd.current_dir(env!("CARGO_MANIFEST_DIR"))
         .args(["bench", "--no-run", "--message-format=json", "--bench", name, "--no-default-features"])
         .args(["--features", &features()]);
-    for (on, file) in [
-        (cfg!(tls_bench_openssl_aws_lc), "openssl"),
-        (cfg!(tls_bench_s2n_fips), "s2n"),
-        (cfg!(tls_bench_rustls_fips), "rustls"),
+    // A backend's cfg without its feature came from its aws-lc-config file.
+    for (on, by_feature, file) in [
+        (cfg!(tls_bench_openssl_aws_lc), cfg!(feature = "openssl-aws-lc"), "openssl"),
+        (cfg!(tls_bench_s2n_fips), cfg!(feature = "s2n-tls-fips"), "s2n"),
+        (cfg!(tls_bench_rustls_fips), cfg!(feature = "rustls-fips"), "rustls"),
     ] {
-        if on {
+        if on && !by_feature {
             cmd.args(["--config", &format!("aws-lc-config/{file}.toml")]);
         }
     }
@@ -308,7 +312,7 @@ fn noise_sh_stops_at_a_filter_that_selects_nothing() {
     if !cfg!(feature = "default") {
         return; // noise.sh runs the default build only.
     }
-    let mut cmd = Command::new(Path::new(env!("CARGO_MANIFEST_DIR")).join("instructions/noise.sh"));
+    let mut cmd = Command::new(Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/instructions-noise.sh"));
     without_cargo_test_env(&mut cmd);
     let out = cmd.arg("nosuch").output().unwrap();
     let err = text(&out.stderr);

@@ -235,7 +235,7 @@ fn committed_results_and_graphs_change_only_to_a_complete_set_and_redraw_identic
         assert!(err.contains(gap), "{gap}: {err}");
     }
     assert_eq!(names(&root.join("graphs/rustls")), ["old.svg"]);
-    assert!(!root.join("results").exists());
+    assert!(!root.join("data").exists());
     // A run that cannot complete the set is refused before it runs; a quick one cannot commit.
     let run =
         ["run", "rustls", "--versions", "0.23.46", "--out", s(&kept), "--update-committed", "--committed"];
@@ -253,7 +253,7 @@ fn committed_results_and_graphs_change_only_to_a_complete_set_and_redraw_identic
     assert!(table.contains("| handshake/server-auth,TLSv1.3/rustls+ring | 0.23.46 |"), "{table}");
     let committed: Vec<String> =
         ["0.20.9", "0.21.12", "0.22.4", "0.23.46"].iter().map(|r| format!("{r}.json")).collect();
-    assert_eq!(names(&root.join("results/rustls")), committed);
+    assert_eq!(names(&root.join("data/rustls")), committed);
     let graphs = names(&root.join("graphs/rustls"));
     assert_eq!(graphs.len(), 2, "{graphs:?}: the stale old.svg is removed");
 

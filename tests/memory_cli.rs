@@ -193,20 +193,23 @@ fn plot_creates_a_missing_svg_directory() {
     assert!(fs::read_to_string(&svg).unwrap().contains(&lib));
 }
 
-/// `memory plot` without reports reads the committed memory/data/; what it
-/// draws is memory/memory.svg as committed (drawing is deterministic: no
+/// `memory plot` without reports reads the committed results/memory/data/; what it
+/// draws is results/memory/memory.svg as committed (drawing is deterministic: no
 /// font is measured). A failure here means the committed graph and data
-/// disagree: `memory/bench-memory.sh --update-committed` remakes both, and
+/// disagree: `scripts/bench-memory.sh --update-committed` remakes both, and
 /// `cargo run --release --bin memory -- plot` redraws the graph alone.
 #[test]
 fn the_committed_graph_is_drawn_from_the_committed_data() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let data: Vec<_> = fs::read_dir(root.join("memory/data")).expect("memory/data/ missing").collect();
-    assert!(!data.is_empty(), "memory/data/ is empty");
+    let data: Vec<_> =
+        fs::read_dir(root.join("results/memory/data")).expect("results/memory/data/ missing").collect();
+    assert!(!data.is_empty(), "results/memory/data/ is empty");
     let svg = scratch("committed").join("memory.svg");
     let (ok, _, err) = memory(&["plot", "--svg", text(&svg)]);
     assert!(ok, "{err}");
-    let (drawn, committed) =
-        (fs::read_to_string(&svg).unwrap(), fs::read_to_string(root.join("memory/memory.svg")).unwrap());
-    assert!(drawn == committed, "memory/memory.svg is not what memory/data/ draws");
+    let (drawn, committed) = (
+        fs::read_to_string(&svg).unwrap(),
+        fs::read_to_string(root.join("results/memory/memory.svg")).unwrap(),
+    );
+    assert!(drawn == committed, "results/memory/memory.svg is not what results/memory/data/ draws");
 }

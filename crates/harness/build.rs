@@ -44,6 +44,14 @@ fn minor_patch(version: &str, minor: u64) -> Option<u64> {
     }
 }
 
+/// The AWS-LC backends: each feature (as `CARGO_FEATURE_*` names it) and
+/// the cfg its aws-lc-config file adds to rustflags.
+const AWS_LC_BACKENDS: [(&str, &str); 3] = [
+    ("OPENSSL_AWS_LC", "tls_bench_openssl_aws_lc"),
+    ("S2N_TLS_FIPS", "tls_bench_s2n_fips"),
+    ("RUSTLS_FIPS", "tls_bench_rustls_fips"),
+];
+
 fn main() {
     println!("cargo::rustc-check-cfg=cfg(ossl300)");
     println!("cargo::rustc-check-cfg=cfg(ossl320)");
@@ -151,6 +159,13 @@ fn main() {
     // on the same aws-lc-sys; 0.0 links the system's libcrypto, and its
     // builds have no aws-lc-rs).
     let feature = |name: &str| env::var_os(format!("CARGO_FEATURE_{name}")).is_some();
+    // The AWS-LC backends' features give the code the cfgs the
+    // aws-lc-config files set through rustflags (both ways, one stack).
+    for (name, cfg) in AWS_LC_BACKENDS {
+        if feature(name) {
+            println!("cargo::rustc-cfg={cfg}");
+        }
+    }
     let rustls_aws_lc_rs =
         feature("RUSTLS") && minor_patch(&rustls, 21).or(minor_patch(&rustls, 20)).is_none();
     let s2n_aws_lc_rs = feature("S2N_TLS") && minor_patch(&s2n_tls, 0).is_none();

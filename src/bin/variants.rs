@@ -1,6 +1,6 @@
 //! `variants`: the build variants ([`tls_bench::variants`]): lists them,
 //! and runs `cargo bench` once per variant so that every stack lands in
-//! one Criterion report (what `./bench-all.sh` runs).
+//! one Criterion report (what `scripts/bench-all.sh` runs).
 //!
 //! ```text
 //! variants list

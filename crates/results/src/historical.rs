@@ -1,6 +1,6 @@
 //! `historical-perf`'s results: one release's results (kept as
 //! `<out>/<library>/<release>.json`, committed under
-//! `historical-perf/results/`), the
+//! `results/historical-perf/data/`), the
 //! table of figures with the change against the previous release, and the
 //! units shown: Criterion's times (µs, MB/s), Callgrind's instruction
 //! counts (per handshake, per byte), or the DTLS suite's send-loop rates

@@ -85,7 +85,7 @@ pub fn noise(counts: &[Count]) -> Result<String> {
     let mut rows = Vec::new();
     for c in counts {
         let (Some((old_iterations, _)), Some(old)) = (c.previous, c.previous_per_unit()) else {
-            bail!("{} has no previous run: run the suite twice (instructions/noise.sh does)", c.id);
+            bail!("{} has no previous run: run the suite twice (scripts/instructions-noise.sh does)", c.id);
         };
         if old_iterations != c.iterations {
             bail!(

@@ -17,8 +17,8 @@
 //! | Instruction counts | `results/instructions/<date>/**/summary.json` (gungraun's), `environment.json` |
 //! | Small writes | `results/small-writes/<date>/results.json` |
 //! | DTLS | `results/dtls/<date>/`: `historical-openssl/*.json`, `compare/`, `memory-*.json`, `udp-criterion.json` |
-//! | Memory | `memory/data/*.json` |
-//! | Historical performance | `historical-perf/results/<library>/*.json` |
+//! | Memory | `results/memory/data/*.json` |
+//! | Historical performance | `results/historical-perf/data/<library>/*.json` |
 //! | Real sockets | `results/sockets/<date>/`: `compare/` (`compare --sockets`), `scaling/*.json`, `s-time.txt`, `baseline.txt` |
 //! | HTTPS | `results/https/<date>/`: `compare/`, `soak/`, `attack/*.json`, `env.txt` |
 //!
@@ -591,7 +591,7 @@ fn dtls_section(root: &Path) -> Result<Section> {
     let cpus = distinct(releases.iter().map(|r| r.cpu.clone()));
     body.push_str(&format!(
         "\n### OpenSSL across releases\n\nData: {} (one file per release). Made by \
-         `historical-perf/bench-past.sh openssl --dtls --rounds {}` ({}, {}): per release Criterion's \
+         `scripts/bench-past.sh openssl --dtls --rounds {}` ({}, {}): per release Criterion's \
          mean, the best of the rounds; each release's `openssl-src` build. Writes per second of the \
          1024-byte send loop (`TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256`), and allocation calls per \
          write.\n\n{}\n{}",
@@ -729,27 +729,27 @@ fn memory_run(reports: &[(PathBuf, memory::Report)]) -> String {
     )
 }
 
-/// Memory: `memory/data/*.json` and the graph drawn from them.
+/// Memory: `results/memory/data/*.json` and the graph drawn from them.
 fn memory_section(root: &Path) -> Result<Section> {
-    let dir = root.join("memory/data");
+    let dir = root.join("results/memory/data");
     let files = files_ending(&dir, ".json")?;
     ensure!(!files.is_empty(), "no memory reports (*.json) in {}", dir.display());
     let reports = memory::read_reports(&files)?;
     let rows = memory::merged_rows(&reports)?;
     let mut body = format!(
-        "Data: {} (one report per build variant), made by `memory/bench-memory.sh --update-committed` \
+        "Data: {} (one report per build variant), made by `scripts/bench-memory.sh --update-committed` \
          ({}); the graph is redrawn from them by `cargo run --release --bin memory -- plot`. Held and \
          idle bytes per connection (KiB: mean ± standard deviation over the pairs), the pair's peak, \
          allocation calls per handshake and per write.\n\n",
-        path_link("memory/data/"),
+        path_link("results/memory/data/"),
         memory_run(&reports)
     );
-    let svg = root.join("memory/memory.svg");
+    let svg = root.join("results/memory/memory.svg");
     if svg.is_file() {
-        body.push_str(&format!("Graph: [memory.svg]({})\n\n", link("memory/memory.svg")));
+        body.push_str(&format!("Graph: [memory.svg]({})\n\n", link("results/memory/memory.svg")));
     }
     body.push_str(&memory::markdown(&rows));
-    let notes = notes(root, &["memory/notes.md".into()])?;
+    let notes = notes(root, &["results/memory/notes.md".into()])?;
     Ok(Section {
         title: "Memory",
         summary: "heap per connection, allocations per handshake and per write",
@@ -759,18 +759,18 @@ fn memory_section(root: &Path) -> Result<Section> {
     })
 }
 
-/// Historical performance: `historical-perf/results/<library>/*.json`
+/// Historical performance: `results/historical-perf/data/<library>/*.json`
 /// and the graphs drawn from them.
 fn historical_section(root: &Path) -> Result<Section> {
-    let dir = root.join("historical-perf/results");
+    let dir = root.join("results/historical-perf/data");
     ensure!(dir.is_dir(), "no {} (the committed historical-perf results)", dir.display());
     let mut body = format!(
-        "Data: {} (one file per release), made by `historical-perf/bench-past.sh <library> --rounds N \
-         --update-committed`; `historical-perf/bench-past.sh plot all` redraws the graphs in {} from \
+        "Data: {} (one file per release), made by `scripts/bench-past.sh <library> --rounds N \
+         --update-committed`; `scripts/bench-past.sh plot all` redraws the graphs in {} from \
          them, byte for byte (CI checks it). Each figure is the lowest median of the rounds; the full \
          tables give each one's change against the previous release.\n",
-        path_link("historical-perf/results/"),
-        path_link("historical-perf/graphs/")
+        path_link("results/historical-perf/data/"),
+        path_link("results/historical-perf/graphs/")
     );
     for library in Library::ALL {
         let results = historical::load(&dir, library)?;
@@ -778,12 +778,12 @@ fn historical_section(root: &Path) -> Result<Section> {
         let rounds = distinct(results.iter().map(|r| r.rounds.to_string()));
         let cpus = distinct(results.iter().map(|r| r.cpu.clone()));
         body.push_str(&format!(
-            "\n### {library}\n\nData: {}; `historical-perf/bench-past.sh {library} --rounds {} --update-committed` on {}.\n\n{}\n{}",
-            path_link(&format!("historical-perf/results/{library}/")),
+            "\n### {library}\n\nData: {}; `scripts/bench-past.sh {library} --rounds {} --update-committed` on {}.\n\n{}\n{}",
+            path_link(&format!("results/historical-perf/data/{library}/")),
             rounds.join(" or "),
             cpus.join(", "),
             historical::releases_table(&results),
-            graphs(root, &[&root.join("historical-perf/graphs").join(library.to_string())])?
+            graphs(root, &[&root.join("results/historical-perf/graphs").join(library.to_string())])?
         ));
         body.push_str(&format!(
             "<details><summary>Every figure of {library} with its change against the previous release</summary>\n\n{}\n\
@@ -791,7 +791,7 @@ fn historical_section(root: &Path) -> Result<Section> {
             historical::table_body(&results)
         ));
     }
-    let notes = notes(root, &["historical-perf/notes.md".into()])?;
+    let notes = notes(root, &["results/historical-perf/notes.md".into()])?;
     let openssl = historical::load(&dir, Library::Openssl)?;
     Ok(Section {
         title: "Historical performance",
@@ -876,9 +876,9 @@ impl SocketsRun {
     /// each before.
     fn s_time_command(&self) -> &'static str {
         if self.s_time.contains("(the median of") {
-            "`sockets/s-time-check.sh`"
+            "`scripts/s-time-check.sh`"
         } else {
-            "`sockets/s-time-check.sh 10` (one 10-s turn a client, before the check ran in rounds)"
+            "`scripts/s-time-check.sh 10` (one 10-s turn a client, before the check ran in rounds)"
         }
     }
 
@@ -902,7 +902,7 @@ fn sockets_section(root: &Path) -> Result<Section> {
     let s = SocketsRun::read(root)?;
     let rel = relative(root, &s.dir);
     let mut body = format!(
-        "Data: {} (made by `sockets/record.sh`): `compare/`, a `compare --sockets` run ({} rounds; \
+        "Data: {} (made by `scripts/record-sockets.sh`): `compare/`, a `compare --sockets` run ({} rounds; \
          [sockets](../docs/sockets.md#compare---sockets)); `scaling/`, one `handshake-scaling` run per \
          library; `s-time.txt`, {}; `baseline.txt`, `load` beside a plain tokio echo \
          pair. The compare run, as its `environment.json` \
@@ -951,7 +951,7 @@ fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T> {
     serde_json::from_str(&text).with_context(|| format!("parsing {}", path.display()))
 }
 
-/// HTTPS: the newest `results/https/<date>/` (`sockets/record-https.sh`):
+/// HTTPS: the newest `results/https/<date>/` (`scripts/record-https.sh`):
 /// the `https-compare` tables, the soak's RSS table and plot, and each
 /// library's attack tables.
 fn https_section(root: &Path) -> Result<Section> {
@@ -964,7 +964,7 @@ fn https_section(root: &Path) -> Result<Section> {
     let attack_files = files_ending(&dir.join("attack"), ".json")?;
     ensure!(!attack_files.is_empty(), "no https-attack results (*.json) in {rel}/attack");
     let mut body = format!(
-        "Data: {} (made by `sockets/record-https.sh`; [https](../docs/https.md)): `compare/`, an \
+        "Data: {} (made by `scripts/record-https.sh`; [https](../docs/https.md)): `compare/`, an \
          `https-compare` run with its defaults; `soak/`, an `https-soak` run (every server and nginx \
          at once); `attack/`, one `https-attack --kind mTLS -t 10s` run per library. The machine:\n\n\
          ```\n{env}```\n\n### Transactions per second, every server beside nginx\n\n{}\n\
@@ -1085,7 +1085,7 @@ fn sockets_block(root: &Path) -> Result<String> {
         .filter(|l| l.starts_with("openssl s_time") || l.starts_with("load "))
         .collect::<Vec<_>>();
     out.push_str(&format!(
-        "`sockets/s-time-check.sh`, the same server driven one connection at a time by `openssl s_time -new` \
+        "`scripts/s-time-check.sh`, the same server driven one connection at a time by `openssl s_time -new` \
          and by `load`: {}.\n\n",
         verdict.join("; ")
     ));
@@ -1148,7 +1148,8 @@ mod tests {
         assert_eq!(anchor("Libraries compared"), "libraries-compared");
         assert_eq!(anchor("DTLS"), "dtls");
         assert_eq!(link("results/compare/x.svg"), "compare/x.svg");
-        assert_eq!(link("memory/memory.svg"), "../memory/memory.svg");
+        assert_eq!(link("results/memory/memory.svg"), "memory/memory.svg");
+        assert_eq!(link("docs/https.md"), "../docs/https.md");
         assert!(is_date("2026-11-22") && !is_date("2026-11-2x") && !is_date("latest"));
         assert_eq!(demote("### a\ntext\n#### b\n"), "#### a\ntext\n##### b\n");
         assert_eq!(tidy("\n\na\n\n\n\nb\n\n"), "a\n\nb\n");

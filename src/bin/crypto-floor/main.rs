@@ -18,7 +18,7 @@
 //! `--against-openssl-speed` times this build's libcrypto floor and the
 //! `openssl speed` command in interleaved rounds (both must be the same
 //! OpenSSL: the system's, in the system-openssl build that
-//! `floor/speed-check.sh` makes), prints each primitive's rates and the
+//! `scripts/speed-check.sh` makes), prints each primitive's rates and the
 //! median of the rounds' ratios, and exits 1 when one lies more than 10%
 //! from 1 ([`JUDGED`]).
 
@@ -194,14 +194,14 @@ fn against_openssl(each: Duration, rounds: u32) -> Result<()> {
         .into_iter()
         .find(|b| b.backend.starts_with("openssl-") && !b.backend.starts_with("openssl-aws-lc"))
         .context(
-            "this build has no OpenSSL floor: build the system-openssl variant (floor/speed-check.sh does)",
+            "this build has no OpenSSL floor: build the system-openssl variant (scripts/speed-check.sh does)",
         )?;
     let version = Command::new("openssl").arg("version").output().context("running `openssl version`")?;
     let version = String::from_utf8_lossy(&version.stdout).into_owned();
     let theirs = version.split_whitespace().nth(1).unwrap_or("?").to_string();
     if ours.backend != format!("openssl-{theirs}") {
         bail!(
-            "the openssl command is OpenSSL {theirs}, this build's floor runs {}: build the system-openssl variant (floor/speed-check.sh does)",
+            "the openssl command is OpenSSL {theirs}, this build's floor runs {}: build the system-openssl variant (scripts/speed-check.sh does)",
             ours.backend
         );
     }

@@ -389,14 +389,14 @@ const SHARED_FEATURES: [SharedFeatures; 8] = [
         krate: "syn",
         req: "2",
         default_features: true,
-        features: &["full", "extra-traits", "visit"],
+        features: &["full", "extra-traits", "visit", "visit-mut"],
     },
     SharedFeatures {
         table: "build-dependencies",
         krate: "syn",
         req: "3",
         default_features: true,
-        features: &["full", "extra-traits"],
+        features: &["full", "extra-traits", "visit-mut"],
     },
     SharedFeatures {
         table: "dev-dependencies",
@@ -556,9 +556,9 @@ pub fn features(release: &Release, suite: Suite) -> Vec<&'static str> {
 /// (gungraun, kept only for [`Suite::Instructions`], see
 /// [`Suite::dev_dependencies`]). Left in, they would hold crates such as
 /// aws-lc-rs at today's versions in the lock file. And Cargo.toml's feature
-/// pin of syn, whose place [`SHARED_FEATURES`] takes here (both syn
-/// versions, all features).
-const UNUSED_BY_BENCHMARKS: [(&str, &str); 10] = [
+/// pins of syn (`syn`, `syn-2`), whose place [`SHARED_FEATURES`] takes here
+/// (both syn versions, all features).
+const UNUSED_BY_BENCHMARKS: [(&str, &str); 11] = [
     ("dependencies", "rcgen"),
     ("dev-dependencies", "rustls-webpki"),
     ("dev-dependencies", "rustls-pki-types"),
@@ -569,6 +569,7 @@ const UNUSED_BY_BENCHMARKS: [(&str, &str); 10] = [
     ("dev-dependencies", "http-body-util"),
     ("dev-dependencies", "bytes"),
     ("build-dependencies", "syn"),
+    ("build-dependencies", "syn-2"),
 ];
 
 /// Cargo.toml's feature pins inside features (feature, entry): `tools`

@@ -1,6 +1,6 @@
-//! The committed results and graphs: `<root>/results/<library>/<release>.json`
+//! The committed results and graphs: `<root>/data/<library>/<release>.json`
 //! (the kept results, as [`ReleaseResult`]) and `<root>/graphs/<library>/*.svg`
-//! drawn from exactly those, `<root>` being `historical-perf/` by default.
+//! drawn from exactly those, `<root>` being `results/historical-perf/` by default.
 //! They change only on request (`--update-committed`) and only to a complete
 //! set: a kept, measured, non-quick result of every release in the library's
 //! default selection. Anything missing is an error before a file is touched.
@@ -19,9 +19,9 @@ use crate::{
     suite::Suite,
 };
 
-/// Where the committed results of every library are (`<root>/results`).
+/// Where the committed results of every library are (`<root>/data`).
 pub fn results_dir(root: &Path) -> PathBuf {
-    root.join("results")
+    root.join("data")
 }
 
 /// Where `library`'s committed graphs are (`<root>/graphs/<library>`).
@@ -101,7 +101,7 @@ pub fn precheck(libraries: &[Library], source: &Path, measuring: &[Release]) -> 
     if !gaps.is_empty() {
         bail!(
             "--update-committed needs every release of the default selection: {}. Nothing was run; \
-             run the whole library (e.g. `historical-perf/bench-past.sh <library> --rounds 2 --update-committed`)",
+             run the whole library (e.g. `scripts/bench-past.sh <library> --rounds 2 --update-committed`)",
             gaps.join("; ")
         );
     }
@@ -110,7 +110,7 @@ pub fn precheck(libraries: &[Library], source: &Path, measuring: &[Release]) -> 
 
 /// Replaces the committed results and graphs of each of `libraries` under
 /// `root` with the complete set of kept results under `source` (which may be
-/// `<root>/results` itself: a redraw); other results and graphs in those
+/// `<root>/data` itself: a redraw); other results and graphs in those
 /// directories are removed. Every set is checked before anything is written.
 /// Errors: an incomplete set (nothing written), or a write failing.
 pub fn update(libraries: &[Library], source: &Path, root: &Path) -> Result<()> {
@@ -197,7 +197,7 @@ pub fn load(library: Library, root: &Path) -> Result<Vec<ReleaseResult>> {
         bail!(
             "{library}: no committed results in {}: the {drawn} graphs in {} predate committed data (the \
              results behind them were not kept), so they cannot be redrawn; re-run with \
-             `historical-perf/bench-past.sh {library} --rounds 2 --update-committed` to replace them with \
+             `scripts/bench-past.sh {library} --rounds 2 --update-committed` to replace them with \
              graphs and data together",
             data.display(),
             graphs.display()

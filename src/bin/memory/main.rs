@@ -1,8 +1,8 @@
 //! `memory`: heap bytes per TLS connection and allocations per handshake and
 //! per write, for every library built, counted by replacing the process's
 //! C allocator (see README, "Memory"). `memory variants` (what
-//! `memory/bench-memory.sh` runs) measures every build variant; its kept
-//! results are `memory/data/<variant>.json`, drawn as `memory/memory.svg`.
+//! `scripts/bench-memory.sh` runs) measures every build variant; its kept
+//! results are `results/memory/data/<variant>.json`, drawn as `results/memory/memory.svg`.
 //!
 //! ```text
 //! memory measure --json OUT.json [--csv OUT.csv] [--libraries ..] [--kinds ..] [--chains ..] [-n 100] [--quick]
@@ -39,11 +39,11 @@ use crate::{
     results::{Report, Skip},
 };
 
-/// The committed results (`memory/data/<variant>.json`, one report per
+/// The committed results (`results/memory/data/<variant>.json`, one report per
 /// build variant), read by `memory plot` when given no reports.
-const COMMITTED_DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/memory/data");
+const COMMITTED_DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/results/memory/data");
 /// The committed graph, drawn from [`COMMITTED_DATA`].
-const COMMITTED_SVG: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/memory/memory.svg");
+const COMMITTED_SVG: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/results/memory/memory.svg");
 
 /// Most connection pairs `-n` takes: all are alive together, and a pair of
 /// some libraries holds over 100 KiB (about 1 GiB at this bound).
@@ -69,11 +69,11 @@ enum Command {
     /// --quick: target/memory/quick/), then draws their graph
     /// (memory.svg beside them). TLS_BENCH_VARIANTS picks variants (names,
     /// space-separated); the options apply to every variant. This is what
-    /// memory/bench-memory.sh runs.
+    /// scripts/bench-memory.sh runs.
     #[command(long_about = variants::LONG_ABOUT)]
     Variants(variants::VariantsArgs),
     /// Draws the graph (and optionally prints README tables) from reports;
-    /// with none, redraws memory/memory.svg from the committed memory/data/.
+    /// with none, redraws results/memory/memory.svg from the committed results/memory/data/.
     Plot(PlotArgs),
     /// Lists the built libraries, handshake kinds and chains.
     List,
@@ -82,7 +82,7 @@ enum Command {
 #[derive(clap::Args)]
 struct PlotArgs {
     /// Where to write the SVG (missing directories are created). Required
-    /// with reports; without reports, memory/memory.svg of the source tree.
+    /// with reports; without reports, results/memory/memory.svg of the source tree.
     #[arg(long)]
     svg: Option<PathBuf>,
     /// Also print the Markdown tables of the README to stdout.
@@ -90,7 +90,7 @@ struct PlotArgs {
     markdown: bool,
     /// Reports written by `memory measure --json`, or directories whose
     /// `*.json` files are such reports (read in file-name order). Default:
-    /// the committed memory/data/ of the source tree.
+    /// the committed results/memory/data/ of the source tree.
     inputs: Vec<PathBuf>,
 }
 

@@ -4,7 +4,7 @@
 # 16 KiB, hmac sha256 on 32 bytes) beside the floor of the system-openssl build, which calls the same
 # libcrypto through the openssl crate, in interleaved rounds; exits 1 when a
 # primitive's median ratio lies more than 10% from 1.
-#   floor/speed-check.sh [ROUNDS]   (default 3; about 50 s a round)
+#   scripts/speed-check.sh [ROUNDS]   (default 3; about 50 s a round)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 case "${1:-}" in -h | --help) sed -n '2,7p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;; esac

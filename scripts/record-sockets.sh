@@ -5,7 +5,7 @@
 #   compare/   `compare --sockets` of the default, system-openssl and
 #              boringssl builds in one interleaved run;
 #   scaling/   `handshake-scaling` of every library of those builds;
-#   s-time.txt `sockets/s-time-check.sh` (20 rounds of 1 s a client);
+#   s-time.txt `scripts/s-time-check.sh` (20 rounds of 1 s a client);
 #   baseline.txt `load` against `serve`, plaintext TCP, taking turns with the
 #              plain tokio echo pair of examples/tokio_echo_pair.rs (the
 #              client's own cost).
@@ -26,7 +26,7 @@ for build in default "openssl,tools" "boring,tools"; do
     cp "target/handshake-scaling/$lib/results.json" "$out/scaling/$lib.json"
   done
 done
-sockets/s-time-check.sh > "$out/s-time.txt"
+scripts/s-time-check.sh > "$out/s-time.txt"
 cargo build --release --quiet --bin serve --bin load --bin handshake-scaling # back to the default build
 cargo build --release --quiet --example tokio_echo_pair
 target/release/examples/tokio_echo_pair 10 16384 3 8 > "$out/baseline.txt"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# usage: sockets/s-time-check.sh [SECONDS [ROUNDS]]
+# usage: scripts/s-time-check.sh [SECONDS [ROUNDS]]
 #
 # An independent client agrees: `openssl s_time -new` (the system's OpenSSL)
 # and `load -c 1 --threads 1 --new-connection -s 0` (tls-bench's client, one

@@ -5,8 +5,8 @@
 # (0.3% and 0.1%). The runs write to target/instructions-noise (emptied
 # first), so target/gungraun and its history are left alone.
 #
-# Usage: instructions/noise.sh [GUNGRAUN_FILTER]
-#   e.g. instructions/noise.sh '*openssl*'
+# Usage: scripts/instructions-noise.sh [GUNGRAUN_FILTER]
+#   e.g. scripts/instructions-noise.sh '*openssl*'
 # TLS_BENCH_INSTRUCTIONS=quick counts one iteration per figure (noisier).
 set -euo pipefail
 cd "$(dirname "$0")/.."
