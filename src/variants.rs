@@ -27,11 +27,9 @@ pub enum Scope {
     /// Every run over the variants: `scripts/bench-all.sh`, `scripts/bench-memory.sh`
     /// (by default, or named in `TLS_BENCH_VARIANTS`) and `compare`.
     Every,
-    /// Only `compare`, when named with `--variants`: the variant builds in
-    /// a target directory of its own (its config files change rustflags,
-    /// which would rebuild every crate of the default build each time), so
-    /// its Criterion results would not land in `target/criterion` beside
-    /// the others.
+    /// Only `compare`, when named with `--variants`: a build the scripts
+    /// leave out by default (AWS-LC under the `openssl` crate compiles
+    /// another AWS-LC, with bindgen, for one more OpenSSL-API stack).
     CompareOnly,
 }
 
@@ -46,12 +44,6 @@ pub struct Variant {
     /// [`TOOLS_FEATURE`] added so the binaries build too); `None`: the
     /// default features.
     pub features: Option<&'static [&'static str]>,
-    /// Cargo config files (`--config FILE`, relative to the repository),
-    /// e.g. the `aws-lc-config/` files switching a library's backend.
-    pub configs: &'static [&'static str],
-    /// Its own target directory (`--target-dir`, relative to the
-    /// repository); `None`: the shared `target/`.
-    pub target_dir: Option<&'static str>,
     /// Which runs take it.
     pub scope: Scope,
 }
@@ -70,32 +62,24 @@ pub const VARIANTS: &[Variant] = &[
         name: "default",
         stacks: "s2n-tls, rustls (aws-lc-rs, ring), OpenSSL 3.6 (vendored), plaintext floor",
         features: None,
-        configs: &[],
-        target_dir: None,
         scope: Scope::Every,
     },
     Variant {
         name: "system-openssl",
         stacks: "the system's OpenSSL (Debian's libssl-dev, 3.0.x)",
         features: Some(&["openssl"]),
-        configs: &[],
-        target_dir: None,
         scope: Scope::Every,
     },
     Variant {
         name: "boringssl",
         stacks: "BoringSSL (the `boring` crate)",
         features: Some(&["boring"]),
-        configs: &[],
-        target_dir: None,
         scope: Scope::Every,
     },
     Variant {
         name: "openssl-aws-lc",
-        stacks: "AWS-LC under the `openssl` crate (aws-lc-config/openssl.toml)",
-        features: Some(&["openssl"]),
-        configs: &["aws-lc-config/openssl.toml"],
-        target_dir: Some("target/aws-lc-openssl"),
+        stacks: "AWS-LC under the `openssl` crate (feature `openssl-aws-lc`, as aws-lc-config/openssl.toml)",
+        features: Some(&["openssl-aws-lc"]),
         scope: Scope::CompareOnly,
     },
 ];
@@ -107,47 +91,34 @@ pub fn repo() -> &'static Path {
 
 impl Variant {
     /// The cargo arguments that build this variant, after the subcommand:
-    /// `--config FILE`..., then `--no-default-features --features
-    /// LIB,...,tools` (none for the default features), then `--target-dir
-    /// DIR`. E.g. `["--no-default-features", "--features", "boring,tools"]`.
+    /// `--no-default-features --features LIB,...,tools` (none for the
+    /// default features). E.g. `["--no-default-features", "--features",
+    /// "boring,tools"]`.
     pub fn cargo_args(&self) -> Vec<String> {
         let mut args = Vec::new();
-        for config in self.configs {
-            args.extend(["--config".to_string(), config.to_string()]);
-        }
         if let Some(features) = self.features {
             let mut list: Vec<&str> = features.to_vec();
             list.push(TOOLS_FEATURE);
             args.extend(["--no-default-features".to_string(), "--features".to_string(), list.join(",")]);
         }
-        if let Some(dir) = self.target_dir {
-            args.extend(["--target-dir".to_string(), dir.to_string()]);
-        }
         args
     }
 
-    /// The target directory this variant builds in: its own, else
-    /// `CARGO_TARGET_DIR` when set, else `<repository>/target`.
+    /// The target directory every variant builds in: `CARGO_TARGET_DIR`
+    /// when set, else `<repository>/target`.
     pub fn target_dir(&self) -> PathBuf {
-        match self.target_dir {
-            Some(dir) => repo().join(dir),
-            None => std::env::var_os("CARGO_TARGET_DIR")
-                .map_or_else(|| repo().join("target"), |d| repo().join(PathBuf::from(d))),
-        }
+        std::env::var_os("CARGO_TARGET_DIR")
+            .map_or_else(|| repo().join("target"), |d| repo().join(PathBuf::from(d)))
     }
 
     /// `cargo SUBCOMMAND... <`[`Variant::cargo_args`]`>`, run in the
     /// repository; the caller appends the rest. The cargo is the one that
     /// ran this program (`CARGO`), else `cargo` on PATH. The environment
     /// `cargo run` set for this program is dropped (see
-    /// [`set_by_cargo_run`]), and so is `RUSTFLAGS` for a variant with
-    /// config files (it would override their `build.rustflags`).
+    /// [`set_by_cargo_run`]).
     pub fn cargo(&self, subcommand: &[&str]) -> Command {
         let mut cmd = Command::new(cargo());
         cmd.current_dir(repo()).args(subcommand).args(self.cargo_args());
-        if !self.configs.is_empty() {
-            cmd.env_remove("RUSTFLAGS");
-        }
         for (key, _) in std::env::vars_os() {
             if key.to_str().is_some_and(set_by_cargo_run) {
                 cmd.env_remove(key);
@@ -284,17 +255,8 @@ mod tests {
         );
         assert_eq!(
             find("openssl-aws-lc").unwrap().cargo_args(),
-            [
-                "--config",
-                "aws-lc-config/openssl.toml",
-                "--no-default-features",
-                "--features",
-                "openssl,tools",
-                "--target-dir",
-                "target/aws-lc-openssl"
-            ]
+            ["--no-default-features", "--features", "openssl-aws-lc,tools"]
         );
-        assert!(find("openssl-aws-lc").unwrap().target_dir().ends_with("target/aws-lc-openssl"));
     }
 
     #[test]

@@ -12,19 +12,15 @@ use std::{
 use crate::variants::Variant;
 use anyhow::{Context, Result, ensure};
 
-/// Builds binary `bin` of `v` (release) and copies it to `exe`. A variant
-/// whose arguments name a `--target-dir` builds there. Errors: cargo
-/// failed (its output, inherited, says why).
+/// Builds binary `bin` of `v` (release) and copies it to `exe`. Errors:
+/// cargo failed (its output, inherited, says why).
 pub fn build_binary(v: &Variant, bin: &str, exe: &Path) -> Result<()> {
     eprintln!(
         "building the {} variant's {bin}: cargo build --release --bin {bin} {}",
         v.name,
         v.cargo_args().join(" ")
     );
-    let mut cmd = v.cargo(&["build", "--release", "--bin", bin]);
-    // RUSTFLAGS would override the aws-lc-config files' build.rustflags.
-    cmd.env_remove("RUSTFLAGS");
-    let status = cmd.status().context("running cargo")?;
+    let status = v.cargo(&["build", "--release", "--bin", bin]).status().context("running cargo")?;
     ensure!(status.success(), "building the {} variant's {bin} failed ({status})", v.name);
     install(&v.target_dir().join("release").join(bin), exe)
 }

@@ -175,11 +175,9 @@ fn run_cli(cli: Cli) -> Result<()> {
             workers::build_binary(v, "https-serve", &exe)?;
             others.push(Build::read(v.name, &exe)?);
         }
-        // A variant built in the shared target/ replaced this build's
-        // target/release/https-serve, which https-soak runs: built back.
-        if chosen.iter().any(|v| v.target_dir.is_none())
-            && let Some(default) = tls_bench::variants::find("default")
-        {
+        // A variant's build replaced this build's target/release/https-serve,
+        // which https-soak runs: built back.
+        if let Some(default) = tls_bench::variants::find("default") {
             workers::build_binary(default, "https-serve", &dir.join("default").join("https-serve"))?;
         }
     }
