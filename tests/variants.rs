@@ -78,14 +78,11 @@ fn memory_variants_help_is_the_scripts_usage() {
 /// sorted, once each. `RUSTFLAGS` is dropped (it would override the
 /// aws-lc-config files' `build.rustflags`).
 fn resolved(args: &[&str]) -> Vec<String> {
-    let mut cmd = Command::new(env!("CARGO"));
-    cmd.current_dir(env!("CARGO_MANIFEST_DIR")).env_remove("RUSTFLAGS");
-    for (key, _) in std::env::vars_os() {
-        if key.to_str().is_some_and(tls_bench::variants::set_by_cargo_run) {
-            cmd.env_remove(key);
-        }
-    }
-    cmd.args(["tree", "-p", "tls-bench", "--prefix", "none", "--format", "{p} {f}"]).args(args);
+    // The default variant's cargo: in the repository, without the
+    // environment `cargo test` set, and no arguments of its own.
+    let default = tls_bench::variants::find("default").expect("the default variant");
+    let mut cmd = default.cargo(&["tree", "-p", "tls-bench", "--prefix", "none", "--format", "{p} {f}"]);
+    cmd.env_remove("RUSTFLAGS").args(args);
     let out = cmd.output().expect("running cargo tree");
     assert!(out.status.success(), "cargo tree {args:?}: {}", String::from_utf8_lossy(&out.stderr));
     let mut lines: Vec<String> = String::from_utf8(out.stdout)
