@@ -1,6 +1,6 @@
 //! The siege-style HTTPS load client (`https-load`): `clients` users at
-//! once, each sending `GET /` over one library's tokio adapter with hyper
-//! 1.x's HTTP/1.1 client connection, `requests` times or for `duration`,
+//! once, each sending `GET /` in HTTP/1.1 over one library's tokio adapter,
+//! `requests` times or for `duration`,
 //! with no delay between requests (siege's `-b`); a new connection per
 //! request (siege's default: `Connection: close`, the server closes after
 //! its response) or one kept alive per client. Every response must be
@@ -18,6 +18,18 @@
 //! transaction); data transferred counts response bodies only (siege
 //! counts what it reads, headers included).
 //!
+//! The client is wrk's shape, not hyper's: one fixed request written
+//! whole, the response head parsed by httparse (hyper's own parser), the
+//! body read to its `Content-Length` and compared as it arrives, and no
+//! read past the response's end. A response framed otherwise (chunked, or
+//! to the connection's close) is a failed transaction naming why: every
+//! server the tools start (`https-serve`, nginx) sends a
+//! `Content-Length`. hyper's client connection cost a third more CPU per
+//! request (a task and channels per connection, a header map per
+//! response, and one more read per response, which finds nothing): on
+//! kept connections it held `https-load` to 0.77 of wrk's rate against the
+//! same server (docs/https.md, "What is measured, and how").
+//!
 //! Resumption ([`HandshakeKind::Resumption`]) works as in [`super::load`]:
 //! each user's first connection fetches its ticket before the measured
 //! window, every later one resumes the ticket of the one before.
@@ -29,14 +41,7 @@ use std::{
 
 use anyhow::{Result, bail};
 use bytes::Bytes;
-use http_body_util::{BodyExt, Empty};
-use hyper::{
-    Request, StatusCode,
-    client::conn::http1::{self, SendRequest},
-    header,
-};
-use hyper_util::rt::TokioIo;
-use tokio::{task::JoinHandle, time::timeout};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use super::{
     ErrorKind, Failure, Library, Stream, Ticket,
@@ -115,7 +120,7 @@ pub fn run(library: &dyn Library, options: &SiegeOptions) -> Result<SiegeReport>
         progress: options.progress,
     };
     let Ran { total, started, seconds, client_cpu_seconds } =
-        run_clients(threads, plan, |_| Http { expected: expected.clone(), limit: options.timeout })?;
+        run_clients(threads, plan, |_| Http::new(expected.clone(), options.timeout))?;
     let per_s = |x: f64| if seconds > 0.0 { x / seconds } else { 0.0 };
     let failed = total.failed_requests;
     let ok = total.requests;
@@ -160,112 +165,183 @@ pub fn run(library: &dyn Library, options: &SiegeOptions) -> Result<SiegeReport>
     })
 }
 
-/// The task driving an HTTP/1.1 client connection: the stream back when
-/// the connection is done.
-type Driver = JoinHandle<hyper::Result<http1::Parts<TokioIo<Box<dyn Stream>>>>>;
+/// Bytes of a connection's read buffer: the longest response head it takes
+/// (a longer one is a failed transaction), and the most read at once.
+const READ_BUFFER: usize = 16 * 1024;
 
-/// An HTTP/1.1 client connection over a library's stream; its driver runs
-/// as a task of its own and gives the stream back when the connection is
-/// done.
+/// Headers a response head may have (more is a failed transaction).
+const MAX_HEADERS: usize = 64;
+
+/// `GET /` as `https-load` sends it (RFC 9112, section 3): `Host` always,
+/// `Connection: close` on a connection's last request.
+fn request_bytes(last: bool) -> Vec<u8> {
+    let close = if last { "connection: close\r\n" } else { "" };
+    format!("GET / HTTP/1.1\r\nhost: {SERVER_NAME}\r\n{close}\r\n").into_bytes()
+}
+
+/// An HTTP/1.1 client connection over a library's stream, and its read
+/// buffer.
 struct HttpConn {
-    sender: SendRequest<Empty<Bytes>>,
-    driver: Driver,
+    stream: Box<dyn Stream>,
+    buf: Box<[u8]>,
     ticket_due: bool,
 }
 
-/// hyper's error as a failure of `what`.
-fn http_failure(e: hyper::Error, what: &str) -> Failure {
-    Failure::new(anyhow::Error::new(e).context(what.to_string()), ErrorKind::Http)
+/// An I/O error of `what` as a failure.
+fn io_failure(e: std::io::Error, what: &str) -> Failure {
+    Failure::new(anyhow::Error::new(e).context(what.to_string()), ErrorKind::Io)
+}
+
+/// A response that is not HTTP/1.1 as `https-load` reads it.
+fn http_failure(why: String) -> Failure {
+    Failure::exactly(ErrorKind::Http, anyhow::anyhow!(why))
+}
+
+/// The length of a complete response head in `bytes` and its body's
+/// `Content-Length`; `None` while the head is incomplete. Errors: the head
+/// does not parse (httparse), its status is not `200 OK`, or its body is
+/// not framed by `Content-Length` (RFC 9112, section 6.3).
+fn response_head(bytes: &[u8]) -> Result<Option<(usize, usize)>, Failure> {
+    let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
+    let mut response = httparse::Response::new(&mut headers);
+    let head = match response.parse(bytes) {
+        Ok(httparse::Status::Partial) => return Ok(None),
+        Ok(httparse::Status::Complete(head)) => head,
+        Err(e) => return Err(http_failure(format!("the response head does not parse: {e}"))),
+    };
+    if response.code != Some(200) {
+        return Err(http_failure(format!(
+            "the server answered {} {}, not 200 OK",
+            response.code.unwrap_or_default(),
+            response.reason.unwrap_or_default()
+        )));
+    }
+    let mut length = None;
+    for h in response.headers.iter() {
+        if h.name.eq_ignore_ascii_case("transfer-encoding") {
+            return Err(http_failure(
+                "a body sent with Transfer-Encoding: https-load reads bodies of a Content-Length".into(),
+            ));
+        }
+        if h.name.eq_ignore_ascii_case("content-length") {
+            let parsed = std::str::from_utf8(h.value).ok().and_then(|v| v.trim().parse::<usize>().ok());
+            match (parsed, length) {
+                (Some(n), None) => length = Some(n),
+                (Some(n), Some(m)) if n == m => {}
+                _ => return Err(http_failure("an invalid Content-Length".into())),
+            }
+        }
+    }
+    let length = length.ok_or_else(|| http_failure("a response without Content-Length".into()))?;
+    Ok(Some((head, length)))
+}
+
+/// A body compared with the one expected as it arrives: bytes read, and
+/// the first offset where they differ from `expected`.
+struct BodyCheck<'a> {
+    expected: &'a [u8],
+    read: usize,
+    differ: Option<usize>,
+}
+
+impl BodyCheck<'_> {
+    fn take(&mut self, data: &[u8]) {
+        let wanted = self.expected.get(self.read..).unwrap_or_default();
+        let n = data.len().min(wanted.len());
+        // Compared whole first (memcmp); the offset only when they differ.
+        if self.differ.is_none() && data[..n] != wanted[..n] {
+            self.differ = data.iter().zip(wanted).position(|(a, b)| a != b).map(|at| self.read + at);
+        }
+        self.read += data.len();
+    }
+
+    fn result(&self) -> Result<(), Failure> {
+        if self.differ.is_none() && self.read == self.expected.len() {
+            return Ok(());
+        }
+        let expected = self.expected.len();
+        let why = match self.differ {
+            Some(at) => format!("the bytes differ first at offset {at}"),
+            None => format!(
+                "{} bytes where {expected} were expected (is the server's body {expected} bytes? --body says what to expect)",
+                self.read
+            ),
+        };
+        Err(Failure::exactly(
+            ErrorKind::Corrupt,
+            anyhow::anyhow!("the response body is not the one expected: {why}"),
+        ))
+    }
 }
 
 impl HttpConn {
-    async fn new(stream: Box<dyn Stream>, ticket_due: bool) -> Result<HttpConn, Failure> {
-        let (sender, connection) =
-            http1::handshake(TokioIo::new(stream)).await.map_err(|e| http_failure(e, "HTTP/1.1 client"))?;
-        let driver = tokio::spawn(connection.without_shutdown());
-        Ok(HttpConn { sender, driver, ticket_due })
-    }
-
-    /// Ends the connection: its stream back from hyper, with `ticket` the
-    /// ticket taken when due, then closed as [`close`] does.
-    async fn finish(self, limit: Duration, ticket: bool) -> Result<Option<Ticket>, Failure> {
-        drop(self.sender);
-        let parts = match timeout(limit, self.driver).await {
-            Err(_) => {
+    /// Sends `request` (a `GET /`), then reads its response: `200 OK` with
+    /// `expected` as its body, compared as it arrives (nothing collected).
+    /// Reading stops at the body's last byte, as wrk's does: a kept
+    /// connection has nothing pending between requests, and a byte past
+    /// the response is a failure.
+    async fn get(&mut self, request: &[u8], expected: &[u8]) -> Result<(), Failure> {
+        self.stream.write_all(request).await.map_err(|e| io_failure(e, "HTTP request"))?;
+        self.stream.flush().await.map_err(|e| io_failure(e, "HTTP request"))?;
+        let mut filled = 0;
+        let (head, length) = loop {
+            let Some(room) = self.buf.get_mut(filled..).filter(|r| !r.is_empty()) else {
+                return Err(http_failure(format!("a response head longer than {READ_BUFFER} bytes")));
+            };
+            let n = self.stream.read(room).await.map_err(|e| io_failure(e, "HTTP response"))?;
+            if n == 0 {
                 return Err(Failure::exactly(
-                    ErrorKind::Timeout,
-                    anyhow::anyhow!("HTTP connection did not end"),
+                    ErrorKind::Io,
+                    anyhow::anyhow!("the server closed the connection before its response"),
                 ));
             }
-            Ok(joined) => joined
-                .map_err(|e| Failure::exactly(ErrorKind::Io, anyhow::anyhow!("HTTP connection task: {e}")))?
-                .map_err(|e| http_failure(e, "HTTP connection"))?,
+            filled += n;
+            if let Some(framed) = response_head(&self.buf[..filled])? {
+                break framed;
+            }
         };
-        let mut stream = parts.io.into_inner();
-        let ticket = if self.ticket_due && ticket {
-            Some(stream.ticket().map_err(|e| Failure::exactly(ErrorKind::Handshake, e))?)
-        } else {
-            None
-        };
-        close(stream, limit).await?;
-        Ok(ticket)
-    }
-}
-
-/// `GET /` on `sender` (with `Connection: close` when `last`), the
-/// response checked to be `200 OK` with `expected` as its body, frame by
-/// frame as it arrives (nothing collected).
-async fn get(sender: &mut SendRequest<Empty<Bytes>>, expected: &Bytes, last: bool) -> Result<(), Failure> {
-    let mut request = Request::new(Empty::<Bytes>::new());
-    request.headers_mut().insert(header::HOST, header::HeaderValue::from_static(SERVER_NAME));
-    if last {
-        request.headers_mut().insert(header::CONNECTION, header::HeaderValue::from_static("close"));
-    }
-    sender.ready().await.map_err(|e| http_failure(e, "HTTP connection"))?;
-    let response = sender.send_request(request).await.map_err(|e| http_failure(e, "HTTP request"))?;
-    if response.status() != StatusCode::OK {
-        return Err(Failure::exactly(
-            ErrorKind::Http,
-            anyhow::anyhow!("the server answered {}, not 200 OK", response.status()),
-        ));
-    }
-    let mut body = response.into_body();
-    // Bytes read, and the first offset where they differ from `expected`.
-    let (mut read, mut differ) = (0usize, None);
-    while let Some(frame) = body.frame().await {
-        let frame = frame.map_err(|e| http_failure(e, "HTTP response body"))?;
-        let Ok(data) = frame.into_data() else { continue };
-        let wanted = expected.get(read..).unwrap_or_default();
-        let n = data.len().min(wanted.len());
-        // Compared whole first (memcmp); the offset only when they differ.
-        if differ.is_none() && data[..n] != wanted[..n] {
-            differ = data.iter().zip(wanted).position(|(a, b)| a != b).map(|at| read + at);
+        let mut body = BodyCheck { expected, read: 0, differ: None };
+        let first = &self.buf[head..filled];
+        if first.len() > length {
+            return Err(http_failure("bytes past the response's Content-Length".into()));
         }
-        read += data.len();
+        body.take(first);
+        while body.read < length {
+            let room = (length - body.read).min(self.buf.len());
+            let n = self
+                .stream
+                .read(&mut self.buf[..room])
+                .await
+                .map_err(|e| io_failure(e, "HTTP response body"))?;
+            if n == 0 {
+                return Err(Failure::exactly(
+                    ErrorKind::Io,
+                    anyhow::anyhow!(
+                        "the server closed the connection {} bytes into a {length}-byte body",
+                        body.read
+                    ),
+                ));
+            }
+            body.take(&self.buf[..n]);
+        }
+        body.result()
     }
-    if differ.is_none() && read == expected.len() {
-        return Ok(());
-    }
-    let why = match differ {
-        Some(at) => format!("the bytes differ first at offset {at}"),
-        None => format!(
-            "{read} bytes where {} were expected (is the server's body {} bytes? --body says what to expect)",
-            expected.len(),
-            expected.len()
-        ),
-    };
-    Err(Failure::exactly(
-        ErrorKind::Corrupt,
-        anyhow::anyhow!("the response body is not the one expected: {why}"),
-    ))
 }
 
 /// `https-load`'s protocol: each request a `GET /` whose response must be
-/// `200 OK` with exactly the expected body; a connection ends with hyper
-/// giving its stream back, the ticket taken when due, then closed.
+/// `200 OK` with exactly the expected body; a connection ends with the
+/// ticket taken when due, then closed as [`close`] does.
 struct Http {
     expected: Bytes,
     limit: Duration,
+    /// The request on a kept connection, and a connection's last.
+    request: [Vec<u8>; 2],
+}
+
+impl Http {
+    fn new(expected: Bytes, limit: Duration) -> Http {
+        Http { expected, limit, request: [request_bytes(false), request_bytes(true)] }
+    }
 }
 
 impl Protocol for Http {
@@ -274,18 +350,98 @@ impl Protocol for Http {
     const TIMED_OUT: &'static str = "transaction not done in";
 
     async fn start(&mut self, open: Open) -> Result<HttpConn, Failure> {
-        HttpConn::new(open.stream, open.ticket_due).await
+        Ok(HttpConn {
+            stream: open.stream,
+            buf: vec![0; READ_BUFFER].into_boxed_slice(),
+            ticket_due: open.ticket_due,
+        })
     }
 
     async fn request(&mut self, conn: &mut HttpConn, last: bool) -> Result<Option<Exchanged>, Failure> {
         let began = Instant::now();
-        get(&mut conn.sender, &self.expected, last).await?;
+        conn.get(&self.request[usize::from(last)], &self.expected).await?;
         Ok(Some(Exchanged { began, ended: Instant::now(), bytes: self.expected.len() as u64 }))
     }
 
     async fn end(&mut self, conn: HttpConn, ticket: bool) -> Result<Option<Ticket>, Failure> {
-        conn.finish(self.limit, ticket).await
+        let mut stream = conn.stream;
+        let ticket = if conn.ticket_due && ticket {
+            Some(stream.ticket().map_err(|e| Failure::exactly(ErrorKind::Handshake, e))?)
+        } else {
+            None
+        };
+        close(stream, self.limit).await?;
+        Ok(ticket)
     }
 
     async fn finish(self, _tally: &mut Tally) {}
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kind(r: Result<Option<(usize, usize)>, Failure>) -> ErrorKind {
+        r.expect_err("a failure").kind
+    }
+
+    #[test]
+    fn a_head_is_framed_by_its_content_length() {
+        let head =
+            b"HTTP/1.1 200 OK\r\ncontent-type: application/octet-stream\r\nContent-Length: 1024\r\n\r\n";
+        let mut bytes = head.to_vec();
+        bytes.extend_from_slice(b"body");
+        assert_eq!(response_head(&bytes).ok().flatten(), Some((head.len(), 1024)));
+        assert!(matches!(response_head(&head[..head.len() - 1]), Ok(None)));
+        assert!(matches!(response_head(b"HTTP/1.1 200"), Ok(None)));
+    }
+
+    #[test]
+    fn other_heads_are_failures_naming_why() {
+        for (head, why) in [
+            (&b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n\r\n"[..], "404 Not Found, not 200 OK"),
+            (b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n", "Transfer-Encoding"),
+            (b"HTTP/1.1 200 OK\r\nconnection: close\r\n\r\n", "without Content-Length"),
+            (b"HTTP/1.1 200 OK\r\ncontent-length: 3\r\ncontent-length: 4\r\n\r\n", "invalid Content-Length"),
+            (b"HTTP/1.1 200 OK\r\ncontent-length: -1\r\n\r\n", "invalid Content-Length"),
+            (b"HTTP/1.1 2000 OK\r\n\r\n", "does not parse"),
+        ] {
+            let failure = response_head(head).expect_err("a failure");
+            assert_eq!(failure.kind, ErrorKind::Http, "{failure}");
+            assert!(failure.to_string().contains(why), "{failure} lacks {why:?}");
+        }
+        assert_eq!(kind(response_head(b"HTTP/1.1 500 Oops\r\n\r\n")), ErrorKind::Http);
+    }
+
+    #[test]
+    fn a_body_is_compared_across_its_pieces() {
+        let expected = tls_bench_harness::workload::pattern(100);
+        let mut body = BodyCheck { expected: &expected, read: 0, differ: None };
+        body.take(&expected[..40]);
+        body.take(&expected[40..]);
+        assert!(body.result().is_ok());
+
+        let mut changed = expected.clone();
+        changed[57] ^= 1;
+        let mut body = BodyCheck { expected: &expected, read: 0, differ: None };
+        body.take(&changed[..40]);
+        body.take(&changed[40..]);
+        let failure = body.result().expect_err("a failure");
+        assert_eq!(failure.kind, ErrorKind::Corrupt);
+        assert!(failure.to_string().contains("differ first at offset 57"), "{failure}");
+
+        let mut body = BodyCheck { expected: &expected, read: 0, differ: None };
+        body.take(&expected[..99]);
+        assert!(
+            body.result().expect_err("a failure").to_string().contains("99 bytes where 100 were expected")
+        );
+    }
+
+    #[test]
+    fn the_last_request_asks_to_close() {
+        let keep = String::from_utf8(request_bytes(false)).unwrap();
+        let last = String::from_utf8(request_bytes(true)).unwrap();
+        assert_eq!(keep, format!("GET / HTTP/1.1\r\nhost: {SERVER_NAME}\r\n\r\n"));
+        assert_eq!(last, format!("GET / HTTP/1.1\r\nhost: {SERVER_NAME}\r\nconnection: close\r\n\r\n"));
+    }
 }
