@@ -295,6 +295,11 @@ fn the_instruction_bench_prints_skip_lines_only_for_selected_cases() {
     let out = run("instructions", &["--list", &centre], &[]);
     let err = text(&out.stderr);
     if err.contains("gungraun-runner is not installed") || err.contains("valgrind is not installed") {
+        // A named skip on a machine without them; CI installs both and
+        // says so (`TLS_BENCH_REQUIRE_VALGRIND`), so there it is a failure.
+        let why = err.lines().find(|l| l.contains("is not installed")).unwrap_or_default();
+        assert!(std::env::var_os("TLS_BENCH_REQUIRE_VALGRIND").is_none(), "{err}");
+        eprintln!("skip the instruction bench's listing check: {why}");
         return;
     }
     assert!(out.status.success(), "{err}");
