@@ -3,7 +3,8 @@
 //! loads itself siege-style, on new connections (with and without
 //! resumption) and kept alive, every body and handshake checked on both
 //! sides; HTTP/2 or HTTP/1.1 as ALPN chose; another host's name refused; a
-//! request written by hand; another build's server run as a child process
+//! request written by hand; kept connections a server ends replaced without
+//! a failure; another build's server run as a child process
 //! (this build's `https-serve` stands in); and every kind of misbehaving
 //! client
 //! (`sockets::attack`) rejected and counted by kind while good clients are
@@ -464,6 +465,57 @@ fn plaintext_http_answers_a_raw_request_and_closes_a_slow_header_at_the_idle_tim
     let summary = running.stop().unwrap();
     assert_eq!((summary.requests, summary.idle_closed), (1, 1), "{summary:?}");
     assert!(summary.errors.is_empty(), "{:?}", summary.errors);
+}
+
+/// A plaintext HTTP/1.1 server written by hand that ends every connection
+/// after its second response with `Connection: close`, as a server with a
+/// limit of requests per connection does (nginx's `keepalive_requests`);
+/// returns its address and its count of connections. Each connection's
+/// thread reads with a 5-s timeout.
+fn closing_after_two_requests() -> (SocketAddr, Arc<std::sync::atomic::AtomicU64>) {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let connections = Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let counted = connections.clone();
+    std::thread::spawn(move || {
+        for tcp in listener.incoming() {
+            let Ok(mut tcp) = tcp else { return };
+            counted.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            std::thread::spawn(move || {
+                tcp.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+                let body = tls_bench_sockets::https::body(BODY);
+                let mut buf = Vec::new();
+                for answered in 1..=2 {
+                    while !buf.windows(4).any(|w| w == b"\r\n\r\n") {
+                        let mut chunk = [0u8; 512];
+                        match tcp.read(&mut chunk) {
+                            Ok(0) | Err(_) => return,
+                            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                        }
+                    }
+                    buf.clear();
+                    let close = if answered == 2 { "connection: close\r\n" } else { "" };
+                    let head = format!("HTTP/1.1 200 OK\r\ncontent-length: {BODY}\r\n{close}\r\n");
+                    tcp.write_all(head.as_bytes()).unwrap();
+                    tcp.write_all(&body).unwrap();
+                }
+                // Ends the connection: FIN, then the client's.
+                tcp.shutdown(std::net::Shutdown::Write).unwrap();
+                let _client_fin = tcp.read(&mut [0u8; 1]);
+            });
+        }
+    });
+    (addr, connections)
+}
+
+#[test]
+fn a_kept_connection_the_server_ends_is_replaced_without_a_failure() {
+    let lib = tls_bench_sockets::find(tls_bench_sockets::PLAINTEXT).unwrap();
+    let (addr, connections) = closing_after_two_requests();
+    let report = run(&*lib, &siege(Params::default(), addr, true)).unwrap();
+    assert_clean(&report, "kept connections ended by the server", 8);
+    // Two users, four requests each, two per connection.
+    assert_eq!(connections.load(std::sync::atomic::Ordering::Relaxed), 4);
 }
 
 /// `child`'s output once it exits; killed (and the test failed) past

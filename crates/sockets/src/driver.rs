@@ -73,6 +73,10 @@ pub(super) struct Exchanged {
     pub began: Instant,
     pub ended: Instant,
     pub bytes: u64,
+    /// The server ends the connection after this exchange (HTTP/1.1's
+    /// `Connection: close`, RFC 9112 section 9.6): it is ended here too,
+    /// and the next transaction opens a new one.
+    pub closing: bool,
 }
 
 /// What a transaction's latency spans.
@@ -272,7 +276,7 @@ async fn drive<P: Protocol>(
             }
             let conn = kept.as_mut().expect("opened above");
             let exchanged = protocol.request(conn, plan.new_connection).await?;
-            if plan.new_connection
+            if (plan.new_connection || exchanged.as_ref().is_some_and(|x| x.closing))
                 && let Some(conn) = kept.take()
             {
                 ticket = protocol.end(conn, true).await?;

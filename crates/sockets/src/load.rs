@@ -511,7 +511,7 @@ impl Protocol for Echo {
             return Ok(None);
         }
         let (began, ended) = exchange(&mut conn.stream, &self.data, &mut self.buf).await?;
-        Ok(Some(Exchanged { began, ended, bytes: self.data.len() as u64 }))
+        Ok(Some(Exchanged { began, ended, bytes: self.data.len() as u64, closing: false }))
     }
 
     async fn end(&mut self, mut conn: Open, ticket: bool) -> Result<Option<Ticket>, Failure> {

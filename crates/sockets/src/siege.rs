@@ -24,7 +24,8 @@
 //! read past the response's end. A response framed otherwise (chunked, or
 //! to the connection's close) is a failed transaction naming why: every
 //! server the tools start (`https-serve`, nginx) sends a
-//! `Content-Length`. hyper's client connection cost a third more CPU per
+//! `Content-Length`. A response saying `Connection: close` ends its
+//! connection, and the next transaction opens another. hyper's client connection cost a third more CPU per
 //! request (a task and channels per connection, a header map per
 //! response, and one more read per response, which finds nothing): on
 //! kept connections it held `https-load` to 0.77 of wrk's rate against the
@@ -197,11 +198,23 @@ fn http_failure(why: String) -> Failure {
     Failure::exactly(ErrorKind::Http, anyhow::anyhow!(why))
 }
 
-/// The length of a complete response head in `bytes` and its body's
-/// `Content-Length`; `None` while the head is incomplete. Errors: the head
-/// does not parse (httparse), its status is not `200 OK`, or its body is
-/// not framed by `Content-Length` (RFC 9112, section 6.3).
-fn response_head(bytes: &[u8]) -> Result<Option<(usize, usize)>, Failure> {
+/// A response head as `https-load` reads it.
+#[derive(Debug, PartialEq, Eq)]
+struct Head {
+    /// Its bytes, the blank line included.
+    len: usize,
+    /// The body's `Content-Length`.
+    body: usize,
+    /// The server ends the connection after this response: `Connection:
+    /// close`, or HTTP/1.0 without `keep-alive` (RFC 9112, section 9.3).
+    closing: bool,
+}
+
+/// The complete response head at the start of `bytes`; `None` while it is
+/// incomplete. Errors: the head does not parse (httparse), its status is
+/// not `200 OK`, or its body is not framed by `Content-Length` (RFC 9112,
+/// section 6.3).
+fn response_head(bytes: &[u8]) -> Result<Option<Head>, Failure> {
     let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
     let mut response = httparse::Response::new(&mut headers);
     let head = match response.parse(bytes) {
@@ -217,7 +230,15 @@ fn response_head(bytes: &[u8]) -> Result<Option<(usize, usize)>, Failure> {
         )));
     }
     let mut length = None;
+    // HTTP/1.1 keeps the connection unless it says otherwise; 1.0 closes it.
+    let (mut close, mut keep_alive) = (false, false);
     for h in response.headers.iter() {
+        if h.name.eq_ignore_ascii_case("connection") {
+            for token in String::from_utf8_lossy(h.value).split(',') {
+                close |= token.trim().eq_ignore_ascii_case("close");
+                keep_alive |= token.trim().eq_ignore_ascii_case("keep-alive");
+            }
+        }
         if h.name.eq_ignore_ascii_case("transfer-encoding") {
             return Err(http_failure(
                 "a body sent with Transfer-Encoding: https-load reads bodies of a Content-Length".into(),
@@ -232,8 +253,9 @@ fn response_head(bytes: &[u8]) -> Result<Option<(usize, usize)>, Failure> {
             }
         }
     }
-    let length = length.ok_or_else(|| http_failure("a response without Content-Length".into()))?;
-    Ok(Some((head, length)))
+    let body = length.ok_or_else(|| http_failure("a response without Content-Length".into()))?;
+    let closing = close || (response.version == Some(0) && !keep_alive);
+    Ok(Some(Head { len: head, body, closing }))
 }
 
 /// A body compared with the one expected as it arrives: bytes read, and
@@ -279,12 +301,13 @@ impl HttpConn {
     /// `expected` as its body, compared as it arrives (nothing collected).
     /// Reading stops at the body's last byte, as wrk's does: a kept
     /// connection has nothing pending between requests, and a byte past
-    /// the response is a failure.
-    async fn get(&mut self, request: &[u8], expected: &[u8]) -> Result<(), Failure> {
+    /// the response is a failure. Returns whether the server ends the
+    /// connection after it ([`Head::closing`]).
+    async fn get(&mut self, request: &[u8], expected: &[u8]) -> Result<bool, Failure> {
         self.stream.write_all(request).await.map_err(|e| io_failure(e, "HTTP request"))?;
         self.stream.flush().await.map_err(|e| io_failure(e, "HTTP request"))?;
         let mut filled = 0;
-        let (head, length) = loop {
+        let head = loop {
             let Some(room) = self.buf.get_mut(filled..).filter(|r| !r.is_empty()) else {
                 return Err(http_failure(format!("a response head longer than {READ_BUFFER} bytes")));
             };
@@ -296,12 +319,12 @@ impl HttpConn {
                 ));
             }
             filled += n;
-            if let Some(framed) = response_head(&self.buf[..filled])? {
-                break framed;
+            if let Some(head) = response_head(&self.buf[..filled])? {
+                break head;
             }
         };
         let mut body = BodyCheck { expected, read: 0, differ: None };
-        let first = &self.buf[head..filled];
+        let (first, length) = (&self.buf[head.len..filled], head.body);
         if first.len() > length {
             return Err(http_failure("bytes past the response's Content-Length".into()));
         }
@@ -324,7 +347,7 @@ impl HttpConn {
             }
             body.take(&self.buf[..n]);
         }
-        body.result()
+        body.result().map(|()| head.closing)
     }
 }
 
@@ -359,8 +382,8 @@ impl Protocol for Http {
 
     async fn request(&mut self, conn: &mut HttpConn, last: bool) -> Result<Option<Exchanged>, Failure> {
         let began = Instant::now();
-        conn.get(&self.request[usize::from(last)], &self.expected).await?;
-        Ok(Some(Exchanged { began, ended: Instant::now(), bytes: self.expected.len() as u64 }))
+        let closing = conn.get(&self.request[usize::from(last)], &self.expected).await?;
+        Ok(Some(Exchanged { began, ended: Instant::now(), bytes: self.expected.len() as u64, closing }))
     }
 
     async fn end(&mut self, conn: HttpConn, ticket: bool) -> Result<Option<Ticket>, Failure> {
@@ -381,7 +404,7 @@ impl Protocol for Http {
 mod tests {
     use super::*;
 
-    fn kind(r: Result<Option<(usize, usize)>, Failure>) -> ErrorKind {
+    fn kind(r: Result<Option<Head>, Failure>) -> ErrorKind {
         r.expect_err("a failure").kind
     }
 
@@ -391,9 +414,26 @@ mod tests {
             b"HTTP/1.1 200 OK\r\ncontent-type: application/octet-stream\r\nContent-Length: 1024\r\n\r\n";
         let mut bytes = head.to_vec();
         bytes.extend_from_slice(b"body");
-        assert_eq!(response_head(&bytes).ok().flatten(), Some((head.len(), 1024)));
+        assert_eq!(
+            response_head(&bytes).ok().flatten(),
+            Some(Head { len: head.len(), body: 1024, closing: false })
+        );
         assert!(matches!(response_head(&head[..head.len() - 1]), Ok(None)));
         assert!(matches!(response_head(b"HTTP/1.1 200"), Ok(None)));
+    }
+
+    #[test]
+    fn a_head_says_when_the_server_ends_the_connection() {
+        for (head, closing) in [
+            (&b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n"[..], false),
+            (b"HTTP/1.1 200 OK\r\nConnection: Close\r\ncontent-length: 0\r\n\r\n", true),
+            (b"HTTP/1.1 200 OK\r\nconnection: upgrade, close\r\ncontent-length: 0\r\n\r\n", true),
+            (b"HTTP/1.0 200 OK\r\ncontent-length: 0\r\n\r\n", true),
+            (b"HTTP/1.0 200 OK\r\nconnection: keep-alive\r\ncontent-length: 0\r\n\r\n", false),
+        ] {
+            let parsed = response_head(head).ok().flatten().expect("a head");
+            assert_eq!(parsed.closing, closing, "{}", String::from_utf8_lossy(head));
+        }
     }
 
     #[test]
