@@ -23,10 +23,10 @@
 //! body read to its `Content-Length` and compared as it arrives, and no
 //! read past the response's end. A response framed otherwise (chunked, or
 //! to the connection's close) is a failed transaction naming why: every
-//! server the tools start (`https-serve`, nginx) sends a
-//! `Content-Length`. A response saying `Connection: close` ends its
-//! connection, and the next transaction opens another. hyper's client connection cost a third more CPU per
-//! request (a task and channels per connection, a header map per
+//! server the tools start (`https-serve`, nginx) sends a `Content-Length`.
+//! A response saying `Connection: close` ends its connection, and the next
+//! transaction opens another. hyper's client connection cost a third more
+//! CPU per request (a task and channels per connection, a header map per
 //! response, and one more read per response, which finds nothing): on
 //! kept connections it held `https-load` to 0.77 of wrk's rate against the
 //! same server (docs/https.md, "What is measured, and how").
