@@ -661,20 +661,28 @@ impl Watchdog {
 
 /// Closes a connection as a well-behaved client does: its close_notify
 /// (no FIN: [`super::tcp`]), then waits for the server's close_notify and
-/// its FIN, so that the server, which closed first, holds the TCP
+/// its FIN (on TCP where the library cannot read after its close_notify,
+/// [`Stream::reads_after_close_notify`]), so that the server, which closed first, holds the TCP
 /// TIME_WAIT and the client's port is free again once it drops the
 /// connection. Plaintext TCP: FIN, then the server's (the client holds the
 /// TIME_WAIT).
 pub(super) async fn close(mut stream: Box<dyn Stream>, limit: Duration) -> Result<(), Failure> {
     let closing = async {
-        stream.shutdown().await?;
+        stream.shutdown().await.context("close: sending close_notify")?;
+        if !stream.reads_after_close_notify() {
+            let tcp = stream.tcp().context("close: a TLS stream without its TCP stream")?;
+            return tcp
+                .until_alert_then_fin()
+                .await
+                .context("close: waiting for the server's close_notify and FIN");
+        }
         let mut rest = [0u8; 1];
-        let n = stream.read(&mut rest).await?;
+        let n = stream.read(&mut rest).await.context("close: reading the server's close_notify")?;
         if n != 0 {
-            return Err(std::io::Error::other("the server sent data after the echo"));
+            return Err(anyhow::anyhow!("close: the server sent data after the response"));
         }
         if let Some(tcp) = stream.tcp() {
-            tcp.until_fin().await?;
+            tcp.until_fin().await.context("close: waiting for the server's FIN")?;
         }
         Ok(())
     };
@@ -682,6 +690,6 @@ pub(super) async fn close(mut stream: Box<dyn Stream>, limit: Duration) -> Resul
         Err(_) => {
             Err(Failure::exactly(ErrorKind::Timeout, anyhow::anyhow!("close: the server did not close")))
         }
-        Ok(r) => r.map_err(|e| Failure::new(anyhow::Error::new(e).context("close"), ErrorKind::Io)),
+        Ok(r) => r.map_err(|e| Failure::new(e, ErrorKind::Io)),
     }
 }

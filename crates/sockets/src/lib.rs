@@ -86,6 +86,7 @@ pub mod nginx;
 mod openssl;
 mod plaintext;
 pub mod rss;
+pub mod runtimes;
 #[cfg(feature = "rustls")]
 mod rustls;
 #[cfg(feature = "s2n-tls")]
@@ -156,6 +157,15 @@ pub trait Stream: AsyncRead + AsyncWrite + Unpin + Send {
     /// plaintext TCP.
     fn tcp(&mut self) -> Option<&mut tcp::Tcp> {
         None
+    }
+
+    /// Whether the library reads the peer's close_notify after sending its
+    /// own. s2n-tls does not in TLS 1.2 (no half-close there, RFC 5246
+    /// section 7.2.1: `s2n_shutdown_send` leaves the connection unreadable
+    /// unless the peer's close_notify was read before); a client's close
+    /// then reads the peer's alert record on TCP ([`tcp::Tcp::until_alert_then_fin`]).
+    fn reads_after_close_notify(&self) -> bool {
+        true
     }
 }
 

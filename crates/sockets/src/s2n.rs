@@ -163,6 +163,14 @@ impl Stream for S2nStream {
         }
         Ok(Ticket(Box::new(received_ticket(self.stream.as_mut())?)))
     }
+
+    /// Not in TLS 1.2: `s2n_shutdown_send` closes both directions there
+    /// (`s2n_connection_check_io_status`), and s2n-tls-tokio's shutdown
+    /// is `s2n_shutdown_send`.
+    fn reads_after_close_notify(&self) -> bool {
+        let conn: &Connection = self.stream.as_ref();
+        !conn.actual_protocol_version().is_ok_and(|v| v == s2n_tls::enums::Version::TLS12)
+    }
 }
 
 forward_io!(S2nStream, stream);

@@ -61,6 +61,42 @@ impl Tcp {
             Err(e) => Err(e),
         }
     }
+
+    /// Reads to the peer's FIN (or reset, as [`Tcp::until_fin`]) for a TLS
+    /// library that cannot read after its own close_notify
+    /// ([`super::Stream::reads_after_close_notify`]): what comes before
+    /// must be nothing (the library had read the peer's close_notify
+    /// already) or one TLS alert record (content type 21, RFC 5246 section
+    /// 6.2.1), the peer's close_notify, checked by its type and length
+    /// only (it is encrypted). Errors: other bytes, or the socket's.
+    pub async fn until_alert_then_fin(&mut self) -> io::Result<()> {
+        use tokio::io::AsyncReadExt;
+        // An encrypted alert: its 2 bytes, an explicit nonce, a tag.
+        const LONGEST: usize = 5 + 2 + 8 + 16;
+        let mut rest = Vec::new();
+        let mut buf = [0u8; LONGEST + 1];
+        loop {
+            match self.inner.read(&mut buf).await {
+                Ok(0) => break,
+                Ok(n) => rest.extend_from_slice(&buf[..n]),
+                Err(e) if e.kind() == io::ErrorKind::ConnectionReset => break,
+                Err(e) => return Err(e),
+            }
+            if rest.len() > LONGEST {
+                break;
+            }
+        }
+        match rest[..] {
+            [] => Ok(()),
+            [21, 3, 3, hi, lo, ref body @ ..] if body.len() == usize::from(u16::from_be_bytes([hi, lo])) => {
+                Ok(())
+            }
+            _ => Err(io::Error::other(format!(
+                "{} bytes after this side's close_notify, not the peer's alert record",
+                rest.len()
+            ))),
+        }
+    }
 }
 
 impl AsyncRead for Tcp {
