@@ -19,6 +19,7 @@ use tls_bench_sockets::{
     cli::{ParamsArgs, client_library, cores, duration_arg, print},
     https_compare::{CompareOptions, owns, run, write},
     interrupt::{self, OnSignal},
+    runtimes,
     threads::{check_cores, split_cores},
 };
 
@@ -80,6 +81,12 @@ struct Cli {
     /// and serves its libraries as a child process.
     #[arg(long, value_delimiter = ',')]
     variants: Vec<String>,
+    /// Servers of other runtimes that join the rows, comma-separated, `all`
+    /// or `none` [default: none]: `go` (crypto/tls and net/http, built with
+    /// the machine's Go into target/https-compare-workers/go/). Each serves
+    /// as a child process, checked as the others.
+    #[arg(long, value_delimiter = ',')]
+    runtimes: Vec<String>,
     /// This build's servers, comma-separated, as `https-serve --library`
     /// names them (`s2n-tls`, `rustls+ring`, `plaintext-tcp`) [default:
     /// every library of this build]. nginx and other builds' servers have
@@ -159,6 +166,7 @@ fn run_cli(cli: Cli) -> Result<()> {
     check_cores(&client_cores)?;
     let chosen: Vec<&Variant> =
         tls_bench::variants::select(&cli.variants)?.into_iter().filter(|v| v.name != "default").collect();
+    let runtimes = runtimes::select(&cli.runtimes)?;
     let libraries = servers(&cli.servers)?;
     let client = client_library(cli.client.as_deref())?;
     let out = RunDir::prepare(&cli.out, owns)?;
@@ -167,9 +175,13 @@ fn run_cli(cli: Cli) -> Result<()> {
     // Every other build's server first: nothing is timed while a compiler
     // runs.
     let mut others = Vec::new();
-    if !chosen.is_empty() {
+    if !chosen.is_empty() || !runtimes.is_empty() {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/https-compare-workers");
         let _lock = workers::lock_workers(&dir)?;
+        for runtime in runtimes {
+            eprintln!("building the {} server ({})", runtime.name, runtime.what);
+            others.push(runtime.build(&dir)?);
+        }
         for v in &chosen {
             let exe = dir.join(v.name).join("https-serve");
             workers::build_binary(v, "https-serve", &exe)?;
@@ -177,7 +189,9 @@ fn run_cli(cli: Cli) -> Result<()> {
         }
         // A variant's build replaced this build's target/release/https-serve,
         // which https-soak runs: built back.
-        if let Some(default) = tls_bench::variants::find("default") {
+        if !chosen.is_empty()
+            && let Some(default) = tls_bench::variants::find("default")
+        {
             workers::build_binary(default, "https-serve", &dir.join("default").join("https-serve"))?;
         }
     }

@@ -523,7 +523,7 @@ impl CompareRun {
                 .collect();
             if !others.is_empty() {
                 out.push_str(&format!(
-                    "\nserved by another build's https-serve, a child process: {}\n",
+                    "\nserved by a child process (another build's https-serve, or another runtime's server): {}\n",
                     others.join(", ")
                 ));
             }

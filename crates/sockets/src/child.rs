@@ -5,7 +5,8 @@
 //! `https-compare` loads them in the same rounds as this build's servers.
 //! The child checks every connection's negotiated parameters as the
 //! in-process servers do, and its summary (its `--json`) comes back at the
-//! stop.
+//! stop. Servers of other runtimes ([`crate::runtimes`]) speak the same
+//! protocol.
 
 use std::{
     io::{BufRead, BufReader, Read},
@@ -21,6 +22,7 @@ use anyhow::{Context, Result, bail};
 
 use super::serve::Summary;
 use tls_bench_harness::{error::ConfigureError, params::Params};
+use tls_bench_results::sockets::RssTrace;
 
 /// How long a child may take to say it serves, and to stop.
 const LIMIT: Duration = Duration::from_secs(15);
@@ -215,7 +217,17 @@ impl ChildServer {
         }
         let text = std::fs::read_to_string(&self.json)
             .with_context(|| format!("reading the child's summary {}", self.json.display()))?;
-        serde_json::from_str(&text).with_context(|| format!("reading {}", self.json.display()))
+        let mut summary: Summary =
+            serde_json::from_str(&text).with_context(|| format!("reading {}", self.json.display()))?;
+        // The trace's figures from its samples, as every server's: another
+        // runtime's server writes only the samples and their interval.
+        let interval = summary.rss.interval_s;
+        if !(interval > 0.0 && interval.is_finite()) {
+            bail!("{}: RSS interval {interval} s", self.json.display());
+        }
+        summary.rss =
+            RssTrace::of(std::mem::take(&mut summary.rss.samples_kib), Duration::from_secs_f64(interval));
+        Ok(summary)
     }
 }
 

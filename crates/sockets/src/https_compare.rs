@@ -12,7 +12,9 @@
 //!
 //! Libraries of other builds (`--variants`: BoringSSL, the system's
 //! OpenSSL, ...) are served by that build's own `https-serve` as a child
-//! process ([`super::child`]), loaded in the same rounds by the same client.
+//! process ([`super::child`]), loaded in the same rounds by the same client;
+//! so are the servers of other runtimes (`--runtimes`: Go's crypto/tls,
+//! [`super::runtimes`]).
 //!
 //! The servers (nginx's workers too) run on one half of the cores and
 //! every client (ours and the tools) on the other, so a client never takes

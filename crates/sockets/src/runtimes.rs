@@ -1,0 +1,154 @@
+//! Servers of other runtimes: programs in `crates/sockets/runtimes/<name>/`
+//! that take `https-serve`'s command line and speak its protocol with the
+//! tools ([`crate::child`]: `--list`, `--probe`, `serving ... on ADDR`, a
+//! `--json` summary at SIGINT). Each is built here from its source with
+//! its runtime's own toolchain and then runs as one more [`Build`] beside
+//! the other build variants' servers, in the same rounds (`https-compare
+//! --runtimes`). docs/https.md, "Other runtimes", says what each checks and
+//! counts.
+
+use std::{
+    path::{Path, PathBuf},
+    process::Command,
+};
+
+use anyhow::{Context, Result, bail};
+
+use crate::child::Build;
+
+/// One runtime's server.
+pub struct Runtime {
+    /// Its name (`--runtimes go`), also its folder under
+    /// `crates/sockets/runtimes/` and the variant its rows name.
+    pub name: &'static str,
+    /// What serves, for people.
+    pub what: &'static str,
+    /// Its toolchain's program on this machine, if any.
+    toolchain: fn() -> Option<PathBuf>,
+    /// The command that builds `exe` from the sources in `src` with the
+    /// toolchain's program.
+    build: fn(toolchain: &Path, src: &Path, exe: &Path) -> Command,
+    /// What a machine needs to build it, named when the build cannot start.
+    needs: &'static str,
+}
+
+/// Every runtime, in the order rows take.
+pub const RUNTIMES: [Runtime; 1] = [Runtime {
+    name: "go",
+    what: "Go's crypto/tls and net/http",
+    toolchain: go,
+    build: go_build,
+    needs: "Go 1.25 or later: `go` on PATH or /usr/local/go/bin/go (https://go.dev/dl; Debian's \
+            golang-go 1.19 is too old)",
+}];
+
+/// `go` on PATH, else the official installer's /usr/local/go/bin/go.
+fn go() -> Option<PathBuf> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .map(|dir| dir.join("go"))
+        .chain([PathBuf::from("/usr/local/go/bin/go")])
+        .find(|p| p.is_file())
+}
+
+/// `go build` of the Go server: the standard library only, no module
+/// downloaded, the toolchain on the machine (`GOTOOLCHAIN=local`: no
+/// download of a newer one), the certificates' directory built in.
+fn go_build(go: &Path, src: &Path, exe: &Path) -> Command {
+    let mut cmd = Command::new(go);
+    cmd.current_dir(src)
+        .env("GOTOOLCHAIN", "local")
+        .env("GOFLAGS", "-mod=mod")
+        .env("GOWORK", "off")
+        .arg("build")
+        .arg("-o")
+        .arg(exe)
+        .arg("-ldflags")
+        .arg(format!("-X main.certsDir={}", tls_bench_harness::certs::CERTS_DIR))
+        .arg(".");
+    cmd
+}
+
+/// The runtimes `names` selects, in [`RUNTIMES`]' order: `all`, `none`
+/// (or no name), or names from [`RUNTIMES`]. Errors: a name that is none
+/// of these, naming the valid ones.
+pub fn select(names: &[String]) -> Result<Vec<&'static Runtime>> {
+    if names.iter().any(|n| n == "all") {
+        return Ok(RUNTIMES.iter().collect());
+    }
+    for name in names {
+        if name != "none" && !RUNTIMES.iter().any(|r| r.name == name) {
+            let valid: Vec<&str> = RUNTIMES.iter().map(|r| r.name).collect();
+            bail!("--runtimes {name:?}: valid values are {}, all and none", valid.join(", "));
+        }
+    }
+    Ok(RUNTIMES.iter().filter(|r| names.iter().any(|n| n == r.name)).collect())
+}
+
+impl Runtime {
+    /// Whether this machine has its toolchain.
+    pub fn installed(&self) -> bool {
+        (self.toolchain)().is_some()
+    }
+
+    /// The folder of its sources.
+    pub fn sources(&self) -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("runtimes").join(self.name)
+    }
+
+    /// Builds its server into `dir/<name>/https-serve` and reads which
+    /// library it serves (`--list`). Errors: the toolchain is missing
+    /// (naming what to install), the build fails (with the toolchain's
+    /// output), or the server does not list its library.
+    pub fn build(&self, dir: &Path) -> Result<Build> {
+        let exe = dir.join(self.name).join("https-serve");
+        let parent = exe.parent().context("a build directory")?;
+        std::fs::create_dir_all(parent).with_context(|| format!("creating {}", parent.display()))?;
+        let Some(toolchain) = (self.toolchain)() else {
+            bail!("the {} server needs {}; or leave it out (--runtimes none)", self.name, self.needs)
+        };
+        let out = (self.build)(&toolchain, &self.sources(), &exe)
+            .output()
+            .with_context(|| format!("starting {} to build the {} server", toolchain.display(), self.name))?;
+        if !out.status.success() {
+            bail!(
+                "building the {} server ({}) failed; it needs {}:\n{}",
+                self.name,
+                self.sources().display(),
+                self.needs,
+                String::from_utf8_lossy(&out.stderr).trim()
+            );
+        }
+        let build = Build::read(self.name, &exe)?;
+        if build.libraries.is_empty() {
+            bail!("{} --list names no library", exe.display());
+        }
+        Ok(build)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_selection_takes_all_none_or_names_and_refuses_others() {
+        let names = |v: &[&str]| {
+            select(&v.iter().map(|s| s.to_string()).collect::<Vec<_>>())
+                .map(|r| r.iter().map(|r| r.name).collect::<Vec<_>>())
+        };
+        assert_eq!(names(&[]).unwrap(), Vec::<&str>::new());
+        assert_eq!(names(&["none"]).unwrap(), Vec::<&str>::new());
+        assert_eq!(names(&["all"]).unwrap(), ["go"]);
+        assert_eq!(names(&["go"]).unwrap(), ["go"]);
+        let e = names(&["erlang"]).unwrap_err().to_string();
+        assert!(e.contains("\"erlang\"") && e.contains("go, all and none"), "{e}");
+    }
+
+    #[test]
+    fn every_runtime_has_its_sources() {
+        for r in &RUNTIMES {
+            assert!(r.sources().is_dir(), "{}", r.sources().display());
+        }
+    }
+}

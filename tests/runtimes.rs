@@ -1,0 +1,183 @@
+//! Servers of other runtimes (`tls_bench_sockets::runtimes`): each built
+//! with its own toolchain and run as a child process on an ephemeral port
+//! of 127.0.0.1, loaded siege-style by this build's libraries for every
+//! kind (server auth, mTLS, resumption) on TLS 1.3 and on a TLS 1.2 suite,
+//! on new and kept connections, every handshake and body checked on both
+//! sides; a parameter set it cannot serve is a named skip; misbehaving
+//! clients (plain text, a malformed ClientHello, another host's name, an
+//! mTLS client without a certificate or with one of another CA) are refused
+//! and counted while good clients are served. A machine without a
+//! runtime's toolchain prints a skip; with `TLS_BENCH_REQUIRE_RUNTIMES` set
+//! (CI) that is a failure. Each bounded in time.
+
+#![cfg(feature = "sockets")]
+
+mod common;
+
+use std::time::Duration;
+
+use common::sockets::params;
+use tls_bench_harness::{
+    error::ConfigureError,
+    params::{CipherSuite, HandshakeKind, KxGroup, Params},
+};
+use tls_bench_sockets::{
+    ErrorKind, Library,
+    attack::{Attack, AttackClients, AttackOptions, run_attackers},
+    child::{Build, ChildOptions, ChildServer, probe},
+    https, libraries,
+    runtimes::{RUNTIMES, Runtime},
+    siege::{SiegeOptions, SiegeReport, run},
+};
+
+const BODY: usize = 1024;
+
+/// Set: a runtime whose toolchain is missing fails the tests instead of
+/// being skipped.
+const REQUIRE: &str = "TLS_BENCH_REQUIRE_RUNTIMES";
+
+/// The runtime's server, built under cargo's temporary directory; `None`
+/// (a printed skip) when this machine lacks its toolchain.
+fn built(runtime: &Runtime) -> Option<Build> {
+    if !runtime.installed() {
+        assert!(
+            std::env::var_os(REQUIRE).is_none(),
+            "{REQUIRE} is set and the {} toolchain is missing",
+            runtime.name
+        );
+        println!("skip the {} server: its toolchain is not installed", runtime.name);
+        return None;
+    }
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("runtimes");
+    Some(runtime.build(&dir).unwrap())
+}
+
+fn options(build: &Build, test: &str) -> ChildOptions {
+    let json = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("runtimes")
+        .join(format!("{}-{test}.summary.json", build.variant));
+    ChildOptions { threads: 1, cores: Vec::new(), body: BODY, max_connections: 64, json }
+}
+
+/// Two users of four requests each.
+fn siege(params: Params, server: &ChildServer, keep_alive: bool) -> SiegeOptions {
+    SiegeOptions {
+        params,
+        connect: server.addr(),
+        clients: 2,
+        requests: Some(4),
+        duration: None,
+        body: BODY,
+        keep_alive,
+        threads: 2,
+        cores: Vec::new(),
+        timeout: Duration::from_secs(10),
+        progress: false,
+    }
+}
+
+/// A library of this build whose client runs `params`.
+fn client(params: &Params) -> Option<Box<dyn Library>> {
+    libraries().into_iter().filter(|l| !l.plaintext()).find(|l| l.client(params, &https::CLIENT).is_ok())
+}
+
+fn assert_clean(r: &SiegeReport, what: &str) {
+    assert!(r.errors.is_empty(), "{what}: {:?} {:?}", r.errors, r.error_examples);
+    assert_eq!((r.transactions, r.failed_transactions, r.bytes), (8, 0, 8 * BODY as u64), "{what}");
+}
+
+#[test]
+fn every_runtime_serves_every_kind_checked_on_both_sides() {
+    let tls12 = CipherSuite::TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256;
+    for runtime in &RUNTIMES {
+        let Some(build) = built(runtime) else { continue };
+        let [library] = &build.libraries[..] else { panic!("{}: {:?}", runtime.name, build.libraries) };
+        // What it cannot serve is a named skip, never a run.
+        let mlkem12 =
+            Params { suite: tls12, group: KxGroup::X25519Mlkem768, ..params(HandshakeKind::ServerAuth) };
+        match probe(&build.exe, library, &mlkem12) {
+            Err(ConfigureError::Unsupported(why)) => assert!(why.contains("X25519MLKEM768"), "{why}"),
+            other => panic!("{library} {mlkem12}: {other:?}"),
+        }
+        let mut sets: Vec<Params> =
+            [HandshakeKind::ServerAuth, HandshakeKind::MutualAuth, HandshakeKind::Resumption]
+                .map(params)
+                .into();
+        sets.push(Params { suite: tls12, ..params(HandshakeKind::Resumption) });
+        sets.push(Params { group: KxGroup::X25519Mlkem768, ..params(HandshakeKind::ServerAuth) });
+        for p in sets {
+            probe(&build.exe, library, &p).unwrap_or_else(|e| panic!("{library} {p}: {e:?}"));
+            let Some(client) = client(&p) else {
+                println!("skip {library} {p}: no client library of this build runs it");
+                continue;
+            };
+            let what = format!("{library} {p}, client {}", client.name());
+            let server = ChildServer::start(&build.exe, library, &p, &options(&build, "kinds")).unwrap();
+            assert_clean(
+                &run(&*client, &siege(p, &server, false)).unwrap(),
+                &format!("{what}, new connections"),
+            );
+            assert_clean(&run(&*client, &siege(p, &server, true)).unwrap(), &format!("{what}, kept"));
+            let summary = server.stop().unwrap();
+            assert!(summary.errors.is_empty(), "{what}: {summary:?}");
+            // 8 connections, then 2 kept for 4 requests each; resuming
+            // users first fetch a ticket on a connection of one request
+            // that the client does not count.
+            let resumption = p.kind == HandshakeKind::Resumption;
+            let handshakes = summary.handshakes_full + summary.handshakes_resumed;
+            let fetches = handshakes.checked_sub(10).unwrap_or_else(|| panic!("{what}: {summary:?}"));
+            assert_eq!(fetches > 0, resumption, "{what}: {summary:?}");
+            assert_eq!(summary.requests, 16 + fetches, "{what}: {summary:?}");
+            assert_eq!(summary.bytes_sent, summary.requests * BODY as u64, "{what}");
+            assert_eq!(summary.handshakes_resumed > 0, resumption, "{what}: {summary:?}");
+            assert!(summary.rss.samples_kib.len() >= 2 && summary.rss.peak_kib > 0, "{what}: {summary:?}");
+            assert!(summary.cpu_seconds > 0.0, "{what}: {summary:?}");
+        }
+    }
+}
+
+#[test]
+fn every_runtime_refuses_misbehaving_clients_while_good_ones_are_served() {
+    for runtime in &RUNTIMES {
+        let Some(build) = built(runtime) else { continue };
+        let library = &build.libraries[0];
+        let p = params(HandshakeKind::MutualAuth);
+        let client = client(&p).expect("a client library running mTLS");
+        let server = ChildServer::start(&build.exe, library, &p, &options(&build, "attacks")).unwrap();
+        let addr = server.addr();
+        let kinds = vec![
+            Attack::Garbage,
+            Attack::MalformedHello,
+            Attack::WrongSni,
+            Attack::MissingClientCert,
+            Attack::UntrustedClientCert,
+        ];
+        let attack_options = AttackOptions {
+            kinds: kinds.clone(),
+            attackers: 1,
+            duration: Duration::from_millis(1000),
+            interval: Duration::from_millis(100),
+            hold: Duration::from_secs(3),
+            flood: 0,
+            max_attempts: 20,
+        };
+        let clients = AttackClients::of(&*client, &p).unwrap();
+        let attackers = std::thread::spawn(move || run_attackers(addr, clients, &attack_options));
+        let good = run(&*client, &siege(p, &server, false)).unwrap();
+        let counts = attackers.join().unwrap().unwrap();
+        let summary = server.stop().unwrap();
+        assert_clean(&good, &format!("{library}, good clients beside the attackers"));
+        for attack in kinds {
+            let c = &counts[&attack];
+            assert!(c.attempts >= 1, "{library} {}: {c:?}", attack.name());
+            assert_eq!((c.rejected, c.still_open), (c.attempts, 0), "{library} {}: {c:?}", attack.name());
+        }
+        assert!(
+            summary.errors.get(&ErrorKind::Handshake).is_some_and(|&n| n > 0),
+            "{library}: {:?} {:?}",
+            summary.errors,
+            summary.error_examples
+        );
+        assert_eq!(summary.requests, 8, "{library}: only the good clients' requests: {summary:?}");
+    }
+}
