@@ -105,8 +105,24 @@ fn every_runtime_serves_every_kind_checked_on_both_sides() {
                 .into();
         sets.push(Params { suite: tls12, ..params(HandshakeKind::Resumption) });
         sets.push(Params { group: KxGroup::X25519Mlkem768, ..params(HandshakeKind::ServerAuth) });
+        let mut ran = 0;
         for p in sets {
-            probe(&build.exe, library, &p).unwrap_or_else(|e| panic!("{library} {p}: {e:?}"));
+            match probe(&build.exe, library, &p) {
+                Ok(()) => {}
+                // Not every runtime has ML-KEM (Node's OpenSSL 3.0), or
+                // chains TLS 1.3 resumptions (Node's server issues no
+                // ticket on a resumed connection); the other sets every
+                // runtime serves.
+                Err(ConfigureError::Unsupported(why))
+                    if p.group == KxGroup::X25519Mlkem768
+                        || (p.kind == HandshakeKind::Resumption
+                            && p.suite == CipherSuite::TLS_AES_128_GCM_SHA256) =>
+                {
+                    println!("skip {library} {p}: {why}");
+                    continue;
+                }
+                Err(e) => panic!("{library} {p}: {e:?}"),
+            }
             let Some(client) = client(&p) else {
                 println!("skip {library} {p}: no client library of this build runs it");
                 continue;
@@ -132,7 +148,10 @@ fn every_runtime_serves_every_kind_checked_on_both_sides() {
             assert_eq!(summary.handshakes_resumed > 0, resumption, "{what}: {summary:?}");
             assert!(summary.rss.samples_kib.len() >= 2 && summary.rss.peak_kib > 0, "{what}: {summary:?}");
             assert!(summary.cpu_seconds > 0.0, "{what}: {summary:?}");
+            ran += 1;
         }
+        // Server auth, mTLS, TLS 1.2 resumption at least.
+        assert!(ran >= 3, "{library}: {ran} parameter sets ran");
     }
 }
 

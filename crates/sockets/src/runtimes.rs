@@ -25,36 +25,57 @@ pub struct Runtime {
     pub what: &'static str,
     /// Its toolchain's program on this machine, if any.
     toolchain: fn() -> Option<PathBuf>,
-    /// The command that builds `exe` from the sources in `src` with the
-    /// toolchain's program.
-    build: fn(toolchain: &Path, src: &Path, exe: &Path) -> Command,
+    /// Builds `exe` from the sources in `src` with the toolchain's
+    /// program. Errors: the build failed, with the toolchain's output.
+    build: fn(toolchain: &Path, src: &Path, exe: &Path) -> Result<()>,
     /// What a machine needs to build it, named when the build cannot start.
     needs: &'static str,
 }
 
 /// Every runtime, in the order rows take.
-pub const RUNTIMES: [Runtime; 1] = [Runtime {
-    name: "go",
-    what: "Go's crypto/tls and net/http",
-    toolchain: go,
-    build: go_build,
-    needs: "Go 1.25 or later: `go` on PATH or /usr/local/go/bin/go (https://go.dev/dl; Debian's \
-            golang-go 1.19 is too old)",
-}];
+pub const RUNTIMES: [Runtime; 2] = [
+    Runtime {
+        name: "go",
+        what: "Go's crypto/tls and net/http",
+        toolchain: go,
+        build: go_build,
+        needs: "Go 1.25 or later: `go` on PATH or /usr/local/go/bin/go (https://go.dev/dl; Debian's \
+                golang-go 1.19 is too old)",
+    },
+    Runtime {
+        name: "node",
+        what: "Node.js's tls and https (OpenSSL under libuv)",
+        toolchain: || on_path("node"),
+        build: node_build,
+        needs: "Node.js 18.6 or later: `node` on PATH (Debian's nodejs, or https://nodejs.org)",
+    },
+];
+
+/// `program` on PATH.
+fn on_path(program: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path).map(|dir| dir.join(program)).find(|p| p.is_file())
+}
+
+/// Runs `cmd`, the `what` step of a runtime's build. Errors: it cannot
+/// start, or fails (with its standard error).
+fn run(mut cmd: Command, what: &str) -> Result<()> {
+    let out = cmd.output().with_context(|| format!("starting {what}"))?;
+    if !out.status.success() {
+        bail!("{what} failed:\n{}", String::from_utf8_lossy(&out.stderr).trim());
+    }
+    Ok(())
+}
 
 /// `go` on PATH, else the official installer's /usr/local/go/bin/go.
 fn go() -> Option<PathBuf> {
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    std::env::split_paths(&path)
-        .map(|dir| dir.join("go"))
-        .chain([PathBuf::from("/usr/local/go/bin/go")])
-        .find(|p| p.is_file())
+    on_path("go").or_else(|| Some(PathBuf::from("/usr/local/go/bin/go")).filter(|p| p.is_file()))
 }
 
 /// `go build` of the Go server: the standard library only, no module
 /// downloaded, the toolchain on the machine (`GOTOOLCHAIN=local`: no
 /// download of a newer one), the certificates' directory built in.
-fn go_build(go: &Path, src: &Path, exe: &Path) -> Command {
+fn go_build(go: &Path, src: &Path, exe: &Path) -> Result<()> {
     let mut cmd = Command::new(go);
     cmd.current_dir(src)
         .env("GOTOOLCHAIN", "local")
@@ -66,7 +87,39 @@ fn go_build(go: &Path, src: &Path, exe: &Path) -> Command {
         .arg("-ldflags")
         .arg(format!("-X main.certsDir={}", tls_bench_harness::certs::CERTS_DIR))
         .arg(".");
-    cmd
+    run(cmd, "go build")
+}
+
+/// The Node.js server: `main.js` checked (`node --check`), the version
+/// checked (18.6 brought the server's `drop` event), and `exe` a shell
+/// wrapper that runs it with the certificates' directory.
+fn node_build(node: &Path, src: &Path, exe: &Path) -> Result<()> {
+    let main = src.join("main.js");
+    let mut check = Command::new(node);
+    check.arg("--check").arg(&main);
+    run(check, "node --check main.js")?;
+    let mut version = Command::new(node);
+    version.args([
+        "-e",
+        "const [a, b] = process.versions.node.split('.').map(Number); \
+                         process.exit(a > 18 || (a === 18 && b >= 6) ? 0 : 1)",
+    ]);
+    run(version, "checking Node.js's version (18.6 or later)")?;
+    let quoted = |p: &Path| -> Result<String> {
+        let text = p.display().to_string();
+        anyhow::ensure!(!text.contains('\''), "{text}: a path with a quote");
+        Ok(format!("'{text}'"))
+    };
+    let script = format!(
+        "#!/bin/sh\n# Written by tls-bench (crates/sockets/src/runtimes.rs).\nexec {} {} --certs-dir {} \"$@\"\n",
+        quoted(node)?,
+        quoted(&main)?,
+        quoted(Path::new(tls_bench_harness::certs::CERTS_DIR))?
+    );
+    std::fs::write(exe, script).with_context(|| format!("writing {}", exe.display()))?;
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(exe, std::fs::Permissions::from_mode(0o755))
+        .with_context(|| format!("making {} executable", exe.display()))
 }
 
 /// The runtimes `names` selects, in [`RUNTIMES`]' order: `all`, `none`
@@ -107,18 +160,14 @@ impl Runtime {
         let Some(toolchain) = (self.toolchain)() else {
             bail!("the {} server needs {}; or leave it out (--runtimes none)", self.name, self.needs)
         };
-        let out = (self.build)(&toolchain, &self.sources(), &exe)
-            .output()
-            .with_context(|| format!("starting {} to build the {} server", toolchain.display(), self.name))?;
-        if !out.status.success() {
-            bail!(
-                "building the {} server ({}) failed; it needs {}:\n{}",
+        (self.build)(&toolchain, &self.sources(), &exe).with_context(|| {
+            format!(
+                "building the {} server ({}); it needs {}",
                 self.name,
                 self.sources().display(),
-                self.needs,
-                String::from_utf8_lossy(&out.stderr).trim()
-            );
-        }
+                self.needs
+            )
+        })?;
         let build = Build::read(self.name, &exe)?;
         if build.libraries.is_empty() {
             bail!("{} --list names no library", exe.display());
@@ -139,10 +188,11 @@ mod tests {
         };
         assert_eq!(names(&[]).unwrap(), Vec::<&str>::new());
         assert_eq!(names(&["none"]).unwrap(), Vec::<&str>::new());
-        assert_eq!(names(&["all"]).unwrap(), ["go"]);
+        assert_eq!(names(&["all"]).unwrap(), ["go", "node"]);
+        assert_eq!(names(&["node", "go"]).unwrap(), ["go", "node"]);
         assert_eq!(names(&["go"]).unwrap(), ["go"]);
         let e = names(&["erlang"]).unwrap_err().to_string();
-        assert!(e.contains("\"erlang\"") && e.contains("go, all and none"), "{e}");
+        assert!(e.contains("\"erlang\"") && e.contains("go, node, all and none"), "{e}");
     }
 
     #[test]
