@@ -4,9 +4,10 @@
 //! kind (server auth, mTLS, resumption) on TLS 1.3 and on a TLS 1.2 suite,
 //! on new and kept connections, every handshake and body checked on both
 //! sides; a parameter set it cannot serve is a named skip; misbehaving
-//! clients (plain text, a malformed ClientHello, another host's name, an
-//! mTLS client without a certificate or with one of another CA) are refused
-//! and counted while good clients are served. A machine without a
+//! clients (plain text, silence after a ClientHello, a malformed
+//! ClientHello, a slow header, another host's name, an mTLS client without
+//! a certificate or with one of another CA) are refused and counted by kind
+//! while good clients are served. A machine without a
 //! runtime's toolchain prints a skip; with `TLS_BENCH_REQUIRE_RUNTIMES` set
 //! (CI) that is a failure. Each bounded in time.
 
@@ -56,7 +57,7 @@ fn options(build: &Build, test: &str) -> ChildOptions {
     let json = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
         .join("runtimes")
         .join(format!("{}-{test}.summary.json", build.variant));
-    ChildOptions { threads: 1, cores: Vec::new(), body: BODY, max_connections: 64, json }
+    ChildOptions { threads: 1, cores: Vec::new(), body: BODY, max_connections: 64, timeouts: None, json }
 }
 
 /// Two users of four requests each.
@@ -162,11 +163,17 @@ fn every_runtime_refuses_misbehaving_clients_while_good_ones_are_served() {
         let library = &build.libraries[0];
         let p = params(HandshakeKind::MutualAuth);
         let client = client(&p).expect("a client library running mTLS");
-        let server = ChildServer::start(&build.exe, library, &p, &options(&build, "attacks")).unwrap();
+        // Short timeouts: silence after a ClientHello and a slow header
+        // are closed within the attack.
+        let timeouts = Some((Duration::from_millis(500), Duration::from_millis(500)));
+        let options = ChildOptions { timeouts, ..options(&build, "attacks") };
+        let server = ChildServer::start(&build.exe, library, &p, &options).unwrap();
         let addr = server.addr();
         let kinds = vec![
             Attack::Garbage,
+            Attack::HelloThenSilence,
             Attack::MalformedHello,
+            Attack::Slowloris,
             Attack::WrongSni,
             Attack::MissingClientCert,
             Attack::UntrustedClientCert,
@@ -191,12 +198,15 @@ fn every_runtime_refuses_misbehaving_clients_while_good_ones_are_served() {
             assert!(c.attempts >= 1, "{library} {}: {c:?}", attack.name());
             assert_eq!((c.rejected, c.still_open), (c.attempts, 0), "{library} {}: {c:?}", attack.name());
         }
-        assert!(
-            summary.errors.get(&ErrorKind::Handshake).is_some_and(|&n| n > 0),
-            "{library}: {:?} {:?}",
-            summary.errors,
-            summary.error_examples
-        );
+        for kind in [ErrorKind::Handshake, ErrorKind::Timeout] {
+            assert!(
+                summary.errors.get(&kind).is_some_and(|&n| n > 0),
+                "{library} {kind}: {:?} {:?}",
+                summary.errors,
+                summary.error_examples
+            );
+        }
+        assert!(summary.idle_closed >= 1, "{library}: the slowloris closed idle: {summary:?}");
         assert_eq!(summary.requests, 8, "{library}: only the good clients' requests: {summary:?}");
     }
 }

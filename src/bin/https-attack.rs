@@ -1,4 +1,5 @@
-//! `https-attack`: a library's HTTPS server under good siege-style load,
+//! `https-attack`: a library's HTTPS server (or another runtime's,
+//! `--runtime`) under good siege-style load,
 //! first alone and then beside misbehaving clients of every kind
 //! (garbage, a ClientHello then silence, a malformed ClientHello, an
 //! oversized record, resets mid-handshake and mid-request, slowloris, a
@@ -7,18 +8,20 @@
 //! availability and latency with and without attackers. See
 //! docs/https.md.
 
-use std::{path::PathBuf, process::ExitCode, sync::Arc, time::Duration};
+use std::{net::SocketAddr, path::PathBuf, process::ExitCode, sync::Arc, time::Duration};
 
-use anyhow::{Result, anyhow, bail};
+use anyhow::{Context, Result, anyhow, bail};
 use clap::Parser;
-use tls_bench_harness::params::HandshakeKind;
+use tls_bench_harness::{error::ConfigureError, params::HandshakeKind};
 use tls_bench_sockets::{
     self as sockets,
     attack::{Attack, AttackClients, AttackOptions, run_attackers},
+    child::{ChildOptions, ChildServer, probe},
     cli::{ParamsArgs, check_json, cores, duration_arg, print, write_json},
     https::Http,
     interrupt::{self, OnSignal, exit_code},
-    serve::{ServeOptions, start_with},
+    runtimes,
+    serve::{Running, ServeOptions, Summary, start_with},
     siege::{SiegeOptions, run},
 };
 
@@ -29,6 +32,11 @@ struct Cli {
     /// The library of the server and of every client.
     #[arg(long)]
     library: String,
+    /// Attack another runtime's server instead (`go`, `node`:
+    /// docs/https.md, "Other runtimes"); `--library` then names the good
+    /// clients' and the attackers' library.
+    #[arg(long)]
+    runtime: Option<String>,
     #[command(flatten)]
     params: ParamsArgs,
     /// Good users at once.
@@ -70,6 +78,66 @@ struct Cli {
     json: Option<PathBuf>,
 }
 
+/// The server under attack: this build's, in this process, or another
+/// runtime's, a child process.
+enum Target {
+    Ours(Box<Running>),
+    Child(ChildServer, String),
+}
+
+impl Target {
+    /// `name`'s server ([`runtimes::RUNTIMES`]), set up and started with
+    /// `serve`'s parameters, limits and timeouts. Errors: no such runtime
+    /// (naming the valid ones), its server cannot be set up, cannot serve
+    /// the parameters (its reason), or does not start.
+    fn runtime(name: &str, serve: &ServeOptions, body: usize) -> Result<Target> {
+        let Some(runtime) = runtimes::RUNTIMES.iter().find(|r| r.name == name) else {
+            let valid: Vec<&str> = runtimes::RUNTIMES.iter().map(|r| r.name).collect();
+            bail!("--runtime {name:?}: valid values are {}", valid.join(", "));
+        };
+        let build = runtime.build(&runtimes::dir())?;
+        let library = build.libraries.first().context("a runtime's server without a library")?;
+        match probe(&build.exe, library, &serve.params) {
+            Err(ConfigureError::Unsupported(why)) => {
+                bail!("{library} does not serve {}: {why}", serve.params)
+            }
+            Err(ConfigureError::Failed(e)) => return Err(e),
+            Ok(()) => {}
+        }
+        let options = ChildOptions {
+            threads: serve.threads,
+            cores: Vec::new(),
+            body,
+            max_connections: serve.max_connections,
+            timeouts: Some((serve.handshake_timeout, serve.idle_timeout)),
+            json: runtimes::dir().join(name).join("https-attack.summary.json"),
+        };
+        Ok(Target::Child(ChildServer::start(&build.exe, library, &serve.params, &options)?, library.clone()))
+    }
+
+    fn addr(&self) -> SocketAddr {
+        match self {
+            Target::Ours(r) => r.addr(),
+            Target::Child(c, _) => c.addr(),
+        }
+    }
+
+    /// The server's library: `ours` for this build's.
+    fn name(&self, ours: &str) -> String {
+        match self {
+            Target::Ours(_) => ours.to_string(),
+            Target::Child(_, library) => library.clone(),
+        }
+    }
+
+    fn stop(self) -> Result<Summary> {
+        match self {
+            Target::Ours(r) => r.stop(),
+            Target::Child(c, _) => c.stop(),
+        }
+    }
+}
+
 fn main() -> ExitCode {
     exit_code(run_cli(Cli::parse()))
 }
@@ -109,7 +177,12 @@ fn run_cli(cli: Cli) -> Result<()> {
         cores: Vec::new(),
     };
     interrupt::install(OnSignal::Report)?;
-    let running = start_with(&*library, &serve, Arc::new(Http::new(cli.body as usize)))?;
+    let running = match &cli.runtime {
+        None => {
+            Target::Ours(Box::new(start_with(&*library, &serve, Arc::new(Http::new(cli.body as usize)))?))
+        }
+        Some(name) => Target::runtime(name, &serve, cli.body as usize)?,
+    };
     let addr = running.addr();
     let good = SiegeOptions {
         params,
@@ -146,6 +219,7 @@ fn run_cli(cli: Cli) -> Result<()> {
         let counts = attackers.join().map_err(|_| anyhow!("the attackers' thread panicked"))??;
         (Some(beside?), Some(counts))
     };
+    let running_name = running.name(&library.name());
     let summary = running.stop()?;
     let interrupted = interrupt::requested().is_some();
     let saved = tls_bench_results::https::AttackRun {
@@ -158,7 +232,7 @@ fn run_cli(cli: Cli) -> Result<()> {
     let printed = print(&format!(
         "{}https-attack: {} {params}, {} good users ({}), {:?} per phase, {} attackers per kind\n\n{}\n{}\nthe server: {}",
         if interrupted { "INTERRUPTED (what was measured until the signal) " } else { "" },
-        library.name(),
+        running_name,
         cli.concurrent,
         if cli.keep_alive { "keep-alive" } else { "new connection per request" },
         cli.time,

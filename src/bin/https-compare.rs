@@ -84,8 +84,8 @@ struct Cli {
     /// Servers of other runtimes that join the rows, comma-separated, `all`
     /// or `none` [default: none]: `go` (crypto/tls and net/http, built with
     /// the machine's Go), `node` (Node.js's tls and https), each set up in
-    /// target/https-compare-workers/<runtime>/. Each serves as a child
-    /// process, checked as the others.
+    /// target/runtimes/<runtime>/. Each serves as a child process, checked
+    /// as the others.
     #[arg(long, value_delimiter = ',')]
     runtimes: Vec<String>,
     /// This build's servers, comma-separated, as `https-serve --library`
@@ -167,7 +167,7 @@ fn run_cli(cli: Cli) -> Result<()> {
     check_cores(&client_cores)?;
     let chosen: Vec<&Variant> =
         tls_bench::variants::select(&cli.variants)?.into_iter().filter(|v| v.name != "default").collect();
-    let runtimes = runtimes::select(&cli.runtimes)?;
+    runtimes::select(&cli.runtimes)?;
     let libraries = servers(&cli.servers)?;
     let client = client_library(cli.client.as_deref())?;
     let out = RunDir::prepare(&cli.out, owns)?;
@@ -175,14 +175,10 @@ fn run_cli(cli: Cli) -> Result<()> {
     interrupt::install(OnSignal::Exit)?;
     // Every other build's server first: nothing is timed while a compiler
     // runs.
-    let mut others = Vec::new();
-    if !chosen.is_empty() || !runtimes.is_empty() {
+    let mut others = runtimes::servers(&cli.runtimes)?;
+    if !chosen.is_empty() {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/https-compare-workers");
         let _lock = workers::lock_workers(&dir)?;
-        for runtime in runtimes {
-            eprintln!("building the {} server ({})", runtime.name, runtime.what);
-            others.push(runtime.build(&dir)?);
-        }
         for v in &chosen {
             let exe = dir.join(v.name).join("https-serve");
             workers::build_binary(v, "https-serve", &exe)?;
@@ -190,9 +186,7 @@ fn run_cli(cli: Cli) -> Result<()> {
         }
         // A variant's build replaced this build's target/release/https-serve,
         // which https-soak runs: built back.
-        if !chosen.is_empty()
-            && let Some(default) = tls_bench::variants::find("default")
-        {
+        if let Some(default) = tls_bench::variants::find("default") {
             workers::build_binary(default, "https-serve", &dir.join("default").join("https-serve"))?;
         }
     }

@@ -13,6 +13,7 @@ use tls_bench_sockets::{
     self as sockets,
     cli::{ParamsArgs, client_library, cores, duration_arg, print},
     interrupt::{self, OnSignal},
+    runtimes,
     soak::{SoakOptions, owns, run},
 };
 
@@ -41,9 +42,14 @@ struct Cli {
     /// KiB per minute.
     #[arg(long, default_value_t = 256.0)]
     max_growth: f64,
-    /// The client library loading nginx [default: the first TLS library].
+    /// The client library loading nginx and the other runtimes' servers
+    /// [default: the first TLS library].
     #[arg(long)]
     client: Option<String>,
+    /// Other runtimes' servers soaked too, comma-separated, `all` or `none`
+    /// [default: none]: `go`, `node` (docs/https.md, "Other runtimes").
+    #[arg(long, value_delimiter = ',')]
+    runtimes: Vec<String>,
     /// Leave nginx out.
     #[arg(long)]
     no_nginx: bool,
@@ -66,6 +72,7 @@ fn run_cli(cli: Cli) -> Result<()> {
     }
     let libraries = sockets::libraries();
     let client = client_library(cli.client.as_deref())?;
+    runtimes::select(&cli.runtimes)?;
     let out = RunDir::prepare(&cli.out, owns)?;
     // A signal stops every server this run started, then exits.
     interrupt::install(OnSignal::Exit)?;
@@ -80,7 +87,8 @@ fn run_cli(cli: Cli) -> Result<()> {
         nginx: !cli.no_nginx,
         work: cli.out.with_file_name("work"),
     };
-    let soak = run(&libraries, &*client, &options)?;
+    let others = runtimes::servers(&cli.runtimes)?;
+    let soak = run(&libraries, &others, &*client, &options)?;
     let md = soak.markdown();
     let printed = print(&md);
     std::fs::write(out.path().join("results.json"), serde_json::to_string_pretty(&soak)? + "\n")

@@ -98,6 +98,14 @@ impl Attack {
     }
 }
 
+/// Whether `head`, the first bytes of a server's answer to an unfinished
+/// request, is an HTTP/1.1 client-error status (`HTTP/1.1 4xx`: 400, 408),
+/// a refusal of the request.
+fn refusal(head: &[u8]) -> bool {
+    head.strip_prefix(b"HTTP/1.1 4")
+        .is_some_and(|rest| rest.len() >= 2 && rest[..2].iter().all(u8::is_ascii_digit))
+}
+
 /// A chain of the same key type as `chain` but of another root CA (each
 /// chain has its own, `certs/`): its client certificate is one `chain`'s
 /// server must not trust.
@@ -332,10 +340,14 @@ impl Attacker {
                             if started.elapsed() > self.hold {
                                 return Ok(Ended::StillOpen);
                             }
-                            let mut probe = [0u8; 1];
+                            let mut probe = [0u8; 12];
                             if let Ok(r) = timeout(self.interval, stream.read(&mut probe)).await {
                                 return match r {
                                     Ok(0) | Err(_) => Ok(Ended::Rejected(started.elapsed())),
+                                    // An error status for the unfinished
+                                    // header (Go's net/http: 400) refuses it
+                                    // too.
+                                    Ok(n) if refusal(&probe[..n]) => Ok(Ended::Rejected(started.elapsed())),
                                     Ok(_) => bail!("the server answered a slowloris request"),
                                 };
                             }
@@ -497,4 +509,18 @@ pub fn run_attackers(
         }
         Ok(counts)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::refusal;
+
+    #[test]
+    fn a_client_error_status_is_a_refusal_and_a_success_is_not() {
+        assert!(refusal(b"HTTP/1.1 400"));
+        assert!(refusal(b"HTTP/1.1 408 Request Timeout"));
+        assert!(!refusal(b"HTTP/1.1 200"));
+        assert!(!refusal(b"HTTP/1.1 4"));
+        assert!(!refusal(b"garbage"));
+    }
 }

@@ -110,6 +110,9 @@ pub struct ChildOptions {
     pub body: usize,
     /// Connections at once.
     pub max_connections: usize,
+    /// Its handshake and idle timeouts (`--handshake-timeout`,
+    /// `--idle-timeout`); `None`: the server's defaults.
+    pub timeouts: Option<(Duration, Duration)>,
     /// Where its summary (`--json`) goes.
     pub json: PathBuf,
 }
@@ -152,6 +155,10 @@ impl ChildServer {
         if !options.cores.is_empty() {
             let cores: Vec<String> = options.cores.iter().map(|c| c.to_string()).collect();
             cmd.args(["--cores", &cores.join(",")]);
+        }
+        if let Some((handshake, idle)) = options.timeouts {
+            cmd.arg(format!("--handshake-timeout={}ms", handshake.as_millis()))
+                .arg(format!("--idle-timeout={}ms", idle.as_millis()));
         }
         let mut child =
             super::interrupt::spawn(&mut cmd).with_context(|| format!("starting {}", exe.display()))?;

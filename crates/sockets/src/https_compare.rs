@@ -231,6 +231,7 @@ fn row(
                     cores: options.server_cores.clone(),
                     body: options.body,
                     max_connections: serve_options.max_connections,
+                    timeouts: None,
                     json: options.work.join(format!("{library}.summary.json")),
                 },
             )?;

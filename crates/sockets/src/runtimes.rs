@@ -138,6 +138,26 @@ pub fn select(names: &[String]) -> Result<Vec<&'static Runtime>> {
     Ok(RUNTIMES.iter().filter(|r| names.iter().any(|n| n == r.name)).collect())
 }
 
+/// Where the runtimes' servers are set up: `target/runtimes/` of the
+/// repository (or of `CARGO_TARGET_DIR`).
+pub fn dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target"), PathBuf::from)
+        .join("runtimes")
+}
+
+/// The servers of the runtimes `names` selects ([`select`]), each set up
+/// under [`dir`] ([`Runtime::build`]), saying so on stderr. Errors: as
+/// [`select`] and [`Runtime::build`].
+pub fn servers(names: &[String]) -> Result<Vec<Build>> {
+    let mut built = Vec::new();
+    for runtime in select(names)? {
+        eprintln!("setting up the {} server ({})", runtime.name, runtime.what);
+        built.push(runtime.build(&dir())?);
+    }
+    Ok(built)
+}
+
 impl Runtime {
     /// Whether this machine has its toolchain.
     pub fn installed(&self) -> bool {

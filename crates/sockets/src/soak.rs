@@ -17,12 +17,12 @@ use anyhow::{Context, Result, anyhow, bail};
 
 use super::{
     Library,
-    child::{ChildOptions, ChildServer},
+    child::{Build, ChildOptions, ChildServer},
     nginx::Nginx,
     rss::rss_kib_of,
     siege::SiegeOptions,
 };
-use tls_bench_harness::params::Params;
+use tls_bench_harness::{error::ConfigureError, params::Params};
 use tls_bench_results::{
     https::{SoakRun, SoakServer},
     sockets::RssTrace,
@@ -90,8 +90,14 @@ fn start_ours(library: &str, options: &SoakOptions) -> Result<(Proc, SocketAddr)
     if !exe.is_file() {
         bail!("{} not found: build it with `cargo build --release --bin https-serve`", exe.display());
     }
+    start_child(&exe, library, options)
+}
+
+/// Starts `library` of the server `exe` as a child process (this build's
+/// `https-serve`, or another runtime's server).
+fn start_child(exe: &Path, library: &str, options: &SoakOptions) -> Result<(Proc, SocketAddr)> {
     let child = ChildServer::start(
-        &exe,
+        exe,
         library,
         &options.params,
         &ChildOptions {
@@ -99,6 +105,7 @@ fn start_ours(library: &str, options: &SoakOptions) -> Result<(Proc, SocketAddr)
             cores: Vec::new(),
             body: options.body,
             max_connections: 10_000,
+            timeouts: None,
             json: options.work.join(format!("{library}.summary.json")),
         },
     )?;
@@ -106,17 +113,22 @@ fn start_ours(library: &str, options: &SoakOptions) -> Result<(Proc, SocketAddr)
     Ok((Proc::Ours(child), addr))
 }
 
-/// Runs the soak: every server of `libraries` that serves the parameters
-/// (and nginx), each loaded by its own library's client (nginx by
-/// `nginx_client`, plaintext HTTP by plaintext) at once. Errors: a server
-/// cannot start, a load fails to run, a sample cannot be read.
+/// Runs the soak: every server of `libraries` that serves the parameters,
+/// every library of `others` (other runtimes' servers, [`super::runtimes`])
+/// that does (a printed skip with its reason if not), and nginx, each
+/// loaded at once by its own library's client (plaintext HTTP by
+/// plaintext; nginx and the others by `other_client`). Errors: a server
+/// cannot start or its probe fails, a load fails to run, a sample cannot
+/// be read.
 pub fn run(
     libraries: &[Box<dyn Library>],
-    nginx_client: &dyn Library,
+    others: &[Build],
+    other_client: &dyn Library,
     options: &SoakOptions,
 ) -> Result<SoakRun> {
     fs::create_dir_all(&options.work).with_context(|| format!("creating {}", options.work.display()))?;
-    let mut servers: Vec<(String, Proc, SocketAddr)> = Vec::new();
+    // Each server with its address and the library loading it.
+    let mut servers: Vec<(String, Proc, SocketAddr, String)> = Vec::new();
     for lib in libraries {
         if lib.server(&options.params, &super::https::SERVER).is_err()
             || lib.client(&options.params, &super::https::CLIENT).is_err()
@@ -125,27 +137,39 @@ pub fn run(
             continue;
         }
         let (proc, addr) = start_ours(&lib.name(), options)?;
-        servers.push((lib.name(), proc, addr));
+        servers.push((lib.name(), proc, addr, lib.name()));
+    }
+    for build in others {
+        for library in &build.libraries {
+            match super::child::probe(&build.exe, library, &options.params) {
+                Err(ConfigureError::Unsupported(why)) => {
+                    eprintln!("skip {library}: {why}");
+                    continue;
+                }
+                Err(ConfigureError::Failed(e)) => {
+                    return Err(e.context(format!("{library} {}", options.params)));
+                }
+                Ok(()) => {}
+            }
+            let (proc, addr) = start_child(&build.exe, library, options)?;
+            servers.push((library.clone(), proc, addr, other_client.name()));
+        }
     }
     if options.nginx {
         let n =
             Nginx::start(&options.work.join("nginx"), &options.params, options.body, options.threads, &[])?;
         let addr = n.addr();
-        servers.push((super::https_compare::NGINX.to_string(), Proc::Nginx(n), addr));
+        servers.push((super::https_compare::NGINX.to_string(), Proc::Nginx(n), addr, other_client.name()));
     }
     // Every server sampled every second, here, while the loads run.
     let mut samples: Vec<Vec<u64>> = vec![Vec::new(); servers.len()];
-    for (i, (_, proc, _)) in servers.iter().enumerate() {
+    for (i, (_, proc, _, _)) in servers.iter().enumerate() {
         samples[i].push(proc.rss_kib()?);
     }
     let loads: Vec<_> = servers
         .iter()
-        .map(|(name, _, addr)| {
-            let loader = if name == super::https_compare::NGINX {
-                super::find(&nginx_client.name())
-            } else {
-                super::find(name)
-            };
+        .map(|(_, _, addr, client)| {
+            let loader = super::find(client);
             let siege = SiegeOptions {
                 params: options.params,
                 connect: *addr,
@@ -167,12 +191,12 @@ pub fn run(
     while !loads.iter().all(|l| l.is_finished()) {
         std::thread::sleep(next.saturating_duration_since(Instant::now()));
         next += Duration::from_secs(1);
-        for (i, (_, proc, _)) in servers.iter().enumerate() {
+        for (i, (_, proc, _, _)) in servers.iter().enumerate() {
             samples[i].push(proc.rss_kib()?);
         }
     }
     let mut results = Vec::new();
-    for ((name, proc, _), (load, samples)) in servers.into_iter().zip(loads.into_iter().zip(samples)) {
+    for ((name, proc, _, _), (load, samples)) in servers.into_iter().zip(loads.into_iter().zip(samples)) {
         let load = load.join().map_err(|_| anyhow!("the load of {name} panicked"))??;
         proc.stop()?;
         let rss = RssTrace::of(samples, Duration::from_secs(1));
