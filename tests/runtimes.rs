@@ -110,7 +110,7 @@ fn every_runtime_serves_every_kind_checked_on_both_sides() {
         for p in sets {
             match probe(&build.exe, library, &p) {
                 Ok(()) => {}
-                // Not every runtime has ML-KEM (Node's OpenSSL 3.0), or
+                // Not every runtime has ML-KEM (Node's OpenSSL 3.0, Java 17), or
                 // chains TLS 1.3 resumptions (Node's server issues no
                 // ticket on a resumed connection); the other sets every
                 // runtime serves.

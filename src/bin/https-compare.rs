@@ -83,9 +83,9 @@ struct Cli {
     variants: Vec<String>,
     /// Servers of other runtimes that join the rows, comma-separated, `all`
     /// or `none` [default: none]: `go` (crypto/tls and net/http, built with
-    /// the machine's Go), `node` (Node.js's tls and https), each set up in
-    /// target/runtimes/<runtime>/. Each serves as a child process, checked
-    /// as the others.
+    /// the machine's Go), `node` (Node.js's tls and https), `java` (SunJSSE,
+    /// a thread per connection), each set up in target/runtimes/<runtime>/.
+    /// Each serves as a child process, checked as the others.
     #[arg(long, value_delimiter = ',')]
     runtimes: Vec<String>,
     /// This build's servers, comma-separated, as `https-serve --library`

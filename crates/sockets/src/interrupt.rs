@@ -176,7 +176,7 @@ pub fn spawn(cmd: &mut Command) -> io::Result<Child> {
     // SAFETY: getpid is async-signal-safe.
     let parent = unsafe { libc::getpid() };
     // SAFETY: the closure runs in the child between fork and exec and calls
-    // only async-signal-safe functions (prctl, getppid).
+    // only async-signal-safe functions (prctl, getppid, sigaction).
     unsafe {
         cmd.pre_exec(move || {
             if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM as libc::c_ulong, 0, 0, 0) != 0 {
@@ -186,6 +186,17 @@ pub fn spawn(cmd: &mut Command) -> io::Result<Child> {
             // would signal this child.
             if libc::getppid() != parent {
                 return Err(io::Error::other("the parent exited while the child started"));
+            }
+            // SIGINT and SIGTERM stop a child server; a process started in
+            // a shell's background job inherits them ignored, and a
+            // runtime that keeps an ignored signal ignored (the JVM) would
+            // then not stop. Default here (sigaction, async-signal-safe).
+            for signal in [libc::SIGINT, libc::SIGTERM] {
+                let mut action: libc::sigaction = std::mem::zeroed();
+                action.sa_sigaction = libc::SIG_DFL;
+                if libc::sigaction(signal, &action, std::ptr::null_mut()) != 0 {
+                    return Err(io::Error::last_os_error());
+                }
             }
             Ok(())
         });

@@ -33,7 +33,7 @@ pub struct Runtime {
 }
 
 /// Every runtime, in the order rows take.
-pub const RUNTIMES: [Runtime; 2] = [
+pub const RUNTIMES: [Runtime; 3] = [
     Runtime {
         name: "go",
         what: "Go's crypto/tls and net/http",
@@ -48,6 +48,13 @@ pub const RUNTIMES: [Runtime; 2] = [
         toolchain: || on_path("node"),
         build: node_build,
         needs: "Node.js 18.6 or later: `node` on PATH (Debian's nodejs, or https://nodejs.org)",
+    },
+    Runtime {
+        name: "java",
+        what: "Java's SunJSSE behind an SSLServerSocket, a thread per connection",
+        toolchain: || on_path("javac").filter(|_| on_path("java").is_some()),
+        build: java_build,
+        needs: "a JDK 17 or later: `javac` and `java` on PATH (Debian's openjdk-17-jdk-headless)",
     },
 ];
 
@@ -105,15 +112,37 @@ fn node_build(node: &Path, src: &Path, exe: &Path) -> Result<()> {
                          process.exit(a > 18 || (a === 18 && b >= 6) ? 0 : 1)",
     ]);
     run(version, "checking Node.js's version (18.6 or later)")?;
+    wrapper(exe, &[node, &main])
+}
+
+/// The Java server: `HttpsServe.java` compiled (`javac --release 17`) into
+/// `classes/` beside `exe`, and `exe` a shell wrapper that runs it with the
+/// certificates' directory.
+fn java_build(javac: &Path, src: &Path, exe: &Path) -> Result<()> {
+    let classes = exe.with_file_name("classes");
+    let mut cmd = Command::new(javac);
+    cmd.args(["--release", "17", "-nowarn", "-d"]).arg(&classes).arg(src.join("HttpsServe.java"));
+    run(cmd, "javac HttpsServe.java")?;
+    let java = on_path("java").context("java is not on PATH")?;
+    wrapper(exe, &[&java, Path::new("-cp"), &classes, Path::new("HttpsServe")])
+}
+
+/// Writes `exe`, a shell script that runs `command` with `--certs-dir
+/// <the repository's certs/>` and its own arguments. Errors: a path with
+/// a quote, or the file cannot be written.
+fn wrapper(exe: &Path, command: &[&Path]) -> Result<()> {
     let quoted = |p: &Path| -> Result<String> {
         let text = p.display().to_string();
         anyhow::ensure!(!text.contains('\''), "{text}: a path with a quote");
         Ok(format!("'{text}'"))
     };
+    let mut words = Vec::new();
+    for part in command {
+        words.push(quoted(part)?);
+    }
     let script = format!(
-        "#!/bin/sh\n# Written by tls-bench (crates/sockets/src/runtimes.rs).\nexec {} {} --certs-dir {} \"$@\"\n",
-        quoted(node)?,
-        quoted(&main)?,
+        "#!/bin/sh\n# Written by tls-bench (crates/sockets/src/runtimes.rs).\nexec {} --certs-dir {} \"$@\"\n",
+        words.join(" "),
         quoted(Path::new(tls_bench_harness::certs::CERTS_DIR))?
     );
     std::fs::write(exe, script).with_context(|| format!("writing {}", exe.display()))?;
@@ -208,11 +237,11 @@ mod tests {
         };
         assert_eq!(names(&[]).unwrap(), Vec::<&str>::new());
         assert_eq!(names(&["none"]).unwrap(), Vec::<&str>::new());
-        assert_eq!(names(&["all"]).unwrap(), ["go", "node"]);
-        assert_eq!(names(&["node", "go"]).unwrap(), ["go", "node"]);
+        assert_eq!(names(&["all"]).unwrap(), ["go", "node", "java"]);
+        assert_eq!(names(&["java", "go"]).unwrap(), ["go", "java"]);
         assert_eq!(names(&["go"]).unwrap(), ["go"]);
         let e = names(&["erlang"]).unwrap_err().to_string();
-        assert!(e.contains("\"erlang\"") && e.contains("go, node, all and none"), "{e}");
+        assert!(e.contains("\"erlang\"") && e.contains("go, node, java, all and none"), "{e}");
     }
 
     #[test]
