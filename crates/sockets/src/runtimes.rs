@@ -112,7 +112,7 @@ fn node_build(node: &Path, src: &Path, exe: &Path) -> Result<()> {
                          process.exit(a > 18 || (a === 18 && b >= 6) ? 0 : 1)",
     ]);
     run(version, "checking Node.js's version (18.6 or later)")?;
-    wrapper(exe, &[node, &main])
+    wrapper(exe, &[quoted(node)?, quoted(&main)?])
 }
 
 /// The Java server: `HttpsServe.java` compiled (`javac --release 17`) into
@@ -124,22 +124,24 @@ fn java_build(javac: &Path, src: &Path, exe: &Path) -> Result<()> {
     cmd.args(["--release", "17", "-nowarn", "-d"]).arg(&classes).arg(src.join("HttpsServe.java"));
     run(cmd, "javac HttpsServe.java")?;
     let java = on_path("java").context("java is not on PATH")?;
-    wrapper(exe, &[&java, Path::new("-cp"), &classes, Path::new("HttpsServe")])
+    wrapper(exe, &[quoted(&java)?, "-cp".into(), format!("{BESIDE}classes"), "HttpsServe".into()])
 }
 
-/// Writes `exe`, a shell script that runs `command` with `--certs-dir
-/// <the repository's certs/>` and its own arguments. Errors: a path with
-/// a quote, or the file cannot be written.
-fn wrapper(exe: &Path, command: &[&Path]) -> Result<()> {
-    let quoted = |p: &Path| -> Result<String> {
-        let text = p.display().to_string();
-        anyhow::ensure!(!text.contains('\''), "{text}: a path with a quote");
-        Ok(format!("'{text}'"))
-    };
-    let mut words = Vec::new();
-    for part in command {
-        words.push(quoted(part)?);
-    }
+/// `path` as one shell word (single-quoted). Errors: it holds a quote.
+fn quoted(path: &Path) -> Result<String> {
+    let text = path.display().to_string();
+    anyhow::ensure!(!text.contains('\''), "{text}: a path with a quote");
+    Ok(format!("'{text}'"))
+}
+
+/// The start of a shell word naming a file in the wrapper's own directory
+/// (so a build directory can be moved into place whole, [`Runtime::build`]).
+const BESIDE: &str = "\"$(dirname \"$0\")\"/";
+
+/// Writes `exe`, a shell script that runs `words` (shell words, quoted)
+/// with `--certs-dir <the repository's certs/>` and its own arguments.
+/// Errors: the file cannot be written.
+fn wrapper(exe: &Path, words: &[String]) -> Result<()> {
     let script = format!(
         "#!/bin/sh\n# Written by tls-bench (crates/sockets/src/runtimes.rs).\nexec {} --certs-dir {} \"$@\"\n",
         words.join(" "),
@@ -188,6 +190,26 @@ pub fn servers(names: &[String]) -> Result<Vec<Build>> {
 }
 
 impl Runtime {
+    /// What its build is made from: the sources' names and bytes, the
+    /// toolchain's path and the certificates' directory, hashed. Errors:
+    /// the sources cannot be read.
+    fn key(&self, toolchain: &Path) -> Result<u64> {
+        use std::hash::{Hash, Hasher};
+        let src = self.sources();
+        let mut files: Vec<PathBuf> = std::fs::read_dir(&src)
+            .and_then(|entries| entries.map(|e| e.map(|e| e.path())).collect())
+            .with_context(|| format!("reading {}", src.display()))?;
+        files.sort();
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        for file in files {
+            file.file_name().hash(&mut hasher);
+            std::fs::read(&file).with_context(|| format!("reading {}", file.display()))?.hash(&mut hasher);
+        }
+        toolchain.hash(&mut hasher);
+        tls_bench_harness::certs::CERTS_DIR.hash(&mut hasher);
+        Ok(hasher.finish())
+    }
+
     /// Whether this machine has its toolchain.
     pub fn installed(&self) -> bool {
         (self.toolchain)().is_some()
@@ -198,25 +220,42 @@ impl Runtime {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("runtimes").join(self.name)
     }
 
-    /// Builds its server into `dir/<name>/https-serve` and reads which
+    /// Builds its server into `dir/<name>/<key>/https-serve` (unless it is
+    /// there: the key hashes the sources and the toolchain) and reads which
     /// library it serves (`--list`). Errors: the toolchain is missing
     /// (naming what to install), the build fails (with the toolchain's
     /// output), or the server does not list its library.
     pub fn build(&self, dir: &Path) -> Result<Build> {
-        let exe = dir.join(self.name).join("https-serve");
-        let parent = exe.parent().context("a build directory")?;
-        std::fs::create_dir_all(parent).with_context(|| format!("creating {}", parent.display()))?;
         let Some(toolchain) = (self.toolchain)() else {
             bail!("the {} server needs {}; or leave it out (--runtimes none)", self.name, self.needs)
         };
-        (self.build)(&toolchain, &self.sources(), &exe).with_context(|| {
-            format!(
-                "building the {} server ({}); it needs {}",
-                self.name,
-                self.sources().display(),
-                self.needs
-            )
-        })?;
+        // One directory per version of the sources and toolchain, built
+        // aside and moved into place whole: a build never rewrites files a
+        // running server (another run's, or a test's beside) reads.
+        let parent = dir.join(self.name);
+        let home = parent.join(format!("{:016x}", self.key(&toolchain)?));
+        let exe = home.join("https-serve");
+        if !exe.is_file() {
+            let aside =
+                parent.join(format!(".build-{}-{:?}", std::process::id(), std::thread::current().id()));
+            let _ = std::fs::remove_dir_all(&aside);
+            std::fs::create_dir_all(&aside).with_context(|| format!("creating {}", aside.display()))?;
+            (self.build)(&toolchain, &self.sources(), &aside.join("https-serve")).with_context(|| {
+                format!(
+                    "building the {} server ({}); it needs {}",
+                    self.name,
+                    self.sources().display(),
+                    self.needs
+                )
+            })?;
+            if let Err(e) = std::fs::rename(&aside, &home) {
+                // Another build moved the same one into place first.
+                std::fs::remove_dir_all(&aside).with_context(|| format!("removing {}", aside.display()))?;
+                if !exe.is_file() {
+                    return Err(e).with_context(|| format!("moving {} into place", home.display()));
+                }
+            }
+        }
         let build = Build::read(self.name, &exe)?;
         if build.libraries.is_empty() {
             bail!("{} --list names no library", exe.display());
