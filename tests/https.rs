@@ -21,7 +21,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use common::sockets::{params, serve_options};
+use common::sockets::{BODY, params, serve_options, siege_options};
 use tls_bench_harness::{
     error::ConfigureError,
     params::{CipherSuite, HandshakeKind, KxGroup, Params},
@@ -36,26 +36,12 @@ use tls_bench_sockets::{
     siege::{SiegeOptions, SiegeReport, run},
 };
 
-const BODY: usize = 1024;
-
 fn https(lib: &dyn Library, options: &ServeOptions) -> Running {
     serve::start_with(lib, options, Arc::new(Http::new(BODY))).unwrap()
 }
 
 fn siege(params: Params, connect: SocketAddr, keep_alive: bool) -> SiegeOptions {
-    SiegeOptions {
-        params,
-        connect,
-        clients: 2,
-        requests: Some(4),
-        duration: None,
-        body: BODY,
-        keep_alive,
-        threads: 2,
-        cores: Vec::new(),
-        timeout: Duration::from_secs(10),
-        progress: false,
-    }
+    siege_options(params, connect, keep_alive)
 }
 
 /// Whether `library` runs `params` on both sides; prints the reason when

@@ -17,7 +17,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::sockets::params;
+use common::sockets::{BODY, params, siege_options};
 use tls_bench_harness::{
     error::ConfigureError,
     params::{CipherSuite, HandshakeKind, KxGroup, Params},
@@ -30,8 +30,6 @@ use tls_bench_sockets::{
     runtimes::{RUNTIMES, Runtime},
     siege::{SiegeOptions, SiegeReport, run},
 };
-
-const BODY: usize = 1024;
 
 /// Set: a runtime whose toolchain is missing fails the tests instead of
 /// being skipped.
@@ -62,19 +60,7 @@ fn options(build: &Build, test: &str) -> ChildOptions {
 
 /// Two users of four requests each.
 fn siege(params: Params, server: &ChildServer, keep_alive: bool) -> SiegeOptions {
-    SiegeOptions {
-        params,
-        connect: server.addr(),
-        clients: 2,
-        requests: Some(4),
-        duration: None,
-        body: BODY,
-        keep_alive,
-        threads: 2,
-        cores: Vec::new(),
-        timeout: Duration::from_secs(10),
-        progress: false,
-    }
+    siege_options(params, server.addr(), keep_alive)
 }
 
 /// A library of this build whose client runs `params`.

@@ -8,7 +8,7 @@ use std::{
 };
 
 use tls_bench_harness::params::{CipherSuite, HandshakeKind, KxGroup, Params};
-use tls_bench_sockets::{load::LoadOptions, serve::ServeOptions};
+use tls_bench_sockets::{load::LoadOptions, serve::ServeOptions, siege::SiegeOptions};
 
 /// What the tests negotiate: a suite and group every library of every build
 /// (FIPS ones included) can do.
@@ -32,6 +32,27 @@ pub fn serve_options(params: Params) -> ServeOptions {
         idle_timeout: Duration::from_secs(10),
         max_connections: 64,
         cores: Vec::new(),
+    }
+}
+
+/// Body bytes of the HTTPS tests' servers.
+pub const BODY: usize = 1024;
+
+/// Two users of four requests each against `connect`, [`BODY`]-byte
+/// bodies, two threads, 10-s timeouts.
+pub fn siege_options(params: Params, connect: SocketAddr, keep_alive: bool) -> SiegeOptions {
+    SiegeOptions {
+        params,
+        connect,
+        clients: 2,
+        requests: Some(4),
+        duration: None,
+        body: BODY,
+        keep_alive,
+        threads: 2,
+        cores: Vec::new(),
+        timeout: Duration::from_secs(10),
+        progress: false,
     }
 }
 
