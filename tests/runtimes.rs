@@ -90,20 +90,20 @@ fn every_runtime_serves_every_kind_checked_on_both_sides() {
             [HandshakeKind::ServerAuth, HandshakeKind::MutualAuth, HandshakeKind::Resumption]
                 .map(params)
                 .into();
+        sets.push(Params { suite: tls12, ..params(HandshakeKind::ServerAuth) });
         sets.push(Params { suite: tls12, ..params(HandshakeKind::Resumption) });
         sets.push(Params { group: KxGroup::X25519Mlkem768, ..params(HandshakeKind::ServerAuth) });
         let mut ran = 0;
         for p in sets {
             match probe(&build.exe, library, &p) {
                 Ok(()) => {}
-                // Not every runtime has ML-KEM (Node's OpenSSL 3.0, Java 17), or
-                // chains TLS 1.3 resumptions (Node's server issues no
-                // ticket on a resumed connection); the other sets every
-                // runtime serves.
+                // Not every runtime has ML-KEM (Node's OpenSSL 3.0, Java 17,
+                // Erlang/OTP 25), or resumes as the clients here do (Node's
+                // server issues no ticket on a resumed TLS 1.3 connection;
+                // Erlang/OTP 25's ticket server crashes, and it has no TLS
+                // 1.2 tickets); the other sets every runtime serves.
                 Err(ConfigureError::Unsupported(why))
-                    if p.group == KxGroup::X25519Mlkem768
-                        || (p.kind == HandshakeKind::Resumption
-                            && p.suite == CipherSuite::TLS_AES_128_GCM_SHA256) =>
+                    if p.group == KxGroup::X25519Mlkem768 || p.kind == HandshakeKind::Resumption =>
                 {
                     println!("skip {library} {p}: {why}");
                     continue;
@@ -127,17 +127,24 @@ fn every_runtime_serves_every_kind_checked_on_both_sides() {
             // users first fetch a ticket on a connection of one request
             // that the client does not count.
             let resumption = p.kind == HandshakeKind::Resumption;
-            let handshakes = summary.handshakes_full + summary.handshakes_resumed;
+            let handshakes =
+                summary.handshakes_full + summary.handshakes_resumed + summary.handshakes_unclassified;
             let fetches = handshakes.checked_sub(10).unwrap_or_else(|| panic!("{what}: {summary:?}"));
             assert_eq!(fetches > 0, resumption, "{what}: {summary:?}");
             assert_eq!(summary.requests, 16 + fetches, "{what}: {summary:?}");
             assert_eq!(summary.bytes_sent, summary.requests * BODY as u64, "{what}");
-            assert_eq!(summary.handshakes_resumed > 0, resumption, "{what}: {summary:?}");
+            // A server that cannot tell resumption (JSS) classifies none; the
+            // client checked each handshake (`run` above).
+            if summary.handshakes_unclassified == 0 {
+                assert_eq!(summary.handshakes_resumed > 0, resumption, "{what}: {summary:?}");
+            } else {
+                assert_eq!(summary.handshakes_unclassified, handshakes, "{what}: {summary:?}");
+            }
             assert!(summary.rss.samples_kib.len() >= 2 && summary.rss.peak_kib > 0, "{what}: {summary:?}");
             assert!(summary.cpu_seconds > 0.0, "{what}: {summary:?}");
             ran += 1;
         }
-        // Server auth, mTLS, TLS 1.2 resumption at least.
+        // Server auth (TLS 1.3 and 1.2) and mTLS at least.
         assert!(ran >= 3, "{library}: {ran} parameter sets ran");
     }
 }
@@ -182,6 +189,12 @@ fn every_runtime_refuses_misbehaving_clients_while_good_ones_are_served() {
         for attack in kinds {
             let c = &counts[&attack];
             assert!(c.attempts >= 1, "{library} {}: {c:?}", attack.name());
+            // JSS's SSLSocket has no SNI hook: the JSS server serves any name
+            // (docs/https.md), so a wrong one is not refused.
+            if attack == Attack::WrongSni && library.starts_with("java-jss-") {
+                assert_eq!(c.rejected, 0, "{library} {}: {c:?}", attack.name());
+                continue;
+            }
             assert_eq!((c.rejected, c.still_open), (c.attempts, 0), "{library} {}: {c:?}", attack.name());
         }
         for kind in [ErrorKind::Handshake, ErrorKind::Timeout] {

@@ -32,7 +32,7 @@ struct Cli {
     /// The library of the server and of every client.
     #[arg(long)]
     library: String,
-    /// Attack another runtime's server instead (`go`, `node`, `java`:
+    /// Attack another runtime's server instead (`go`, `node`, `java`, `jss`, `erlang`:
     /// docs/https.md, "Other runtimes"); `--library` then names the good
     /// clients' and the attackers' library.
     #[arg(long)]

@@ -84,7 +84,9 @@ struct Cli {
     /// Servers of other runtimes that join the rows, comma-separated, `all`
     /// or `none` [default: none]: `go` (crypto/tls and net/http, built with
     /// the machine's Go), `node` (Node.js's tls and https), `java` (SunJSSE,
-    /// a thread per connection), each set up in target/runtimes/<runtime>/.
+    /// a thread per connection), `jss` (Mozilla JSS's SSLSocket, NSS), `erlang`
+    /// (Erlang/OTP's ssl, a process per connection), each set up in target/runtimes/<runtime>/
+    /// (scripts/setup-runtimes.sh installs the toolchains).
     /// Each serves as a child process, checked as the others.
     #[arg(long, value_delimiter = ',')]
     runtimes: Vec<String>,

@@ -396,6 +396,11 @@ pub struct ServerSummary {
     pub handshakes_full: u64,
     /// Resumed handshakes completed and checked.
     pub handshakes_resumed: u64,
+    /// Handshakes completed whose resumption the server cannot tell (Mozilla
+    /// JSS's SSLSocket says nothing of it; the client checks each): neither
+    /// of the two counts above. 0 for every other server.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub handshakes_unclassified: u64,
     /// Connections closed for idling past the idle timeout (HTTP: for not
     /// sending a whole request header in it, idle or slow).
     pub idle_closed: u64,
@@ -455,7 +460,7 @@ impl ServerSummary {
         };
         let mut out = format!(
             "served {} on {} for {:.1} s: {} connections ({} over the limit, {} evicted silent, {} closed idle), \
-             handshakes {} full + {} resumed, {moved}{}; errors: {errors}\n",
+             handshakes {} full + {} resumed{}, {moved}{}; errors: {errors}\n",
             self.library,
             self.listen,
             self.seconds,
@@ -465,6 +470,11 @@ impl ServerSummary {
             self.idle_closed,
             self.handshakes_full,
             self.handshakes_resumed,
+            if self.handshakes_unclassified == 0 {
+                String::new()
+            } else {
+                format!(" + {} not known to the server", self.handshakes_unclassified)
+            },
             if self.cores.is_empty() { String::new() } else { format!(", pinned to cores {:?}", self.cores) },
         );
         for e in &self.error_examples {
@@ -535,6 +545,12 @@ impl RssTrace {
             self.interval_s
         )
     }
+}
+
+/// Whether a count is 0 (serde's `skip_serializing_if`: a field most
+/// servers never fill stays out of their saved summaries).
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 #[cfg(test)]

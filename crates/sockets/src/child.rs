@@ -5,7 +5,7 @@
 //! `https-compare` loads them in the same rounds as this build's servers.
 //! The child checks every connection's negotiated parameters as the
 //! in-process servers do, and its summary (its `--json`) comes back at the
-//! stop. Servers of other runtimes ([`crate::runtimes`]) speak the same
+//! stop (SIGTERM). Servers of other runtimes ([`crate::runtimes`]) speak the same
 //! protocol.
 
 use std::{
@@ -193,12 +193,13 @@ impl ChildServer {
         self.child.id()
     }
 
-    /// Stops it (SIGINT), waits at most 15 s, and reads its summary.
+    /// Stops it (SIGTERM: every server takes it; SIGINT is the Erlang VM's
+    /// break signal), waits at most 15 s, and reads its summary.
     /// Errors: it ran past that (killed), exited with an error, or its
     /// summary cannot be read.
     pub fn stop(mut self) -> Result<Summary> {
         // SAFETY: kill of our own child's pid.
-        if unsafe { libc::kill(self.child.id() as i32, libc::SIGINT) } != 0 {
+        if unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) } != 0 {
             bail!("signalling the child server: {}", std::io::Error::last_os_error());
         }
         let started = Instant::now();

@@ -1,7 +1,7 @@
 //! Servers of other runtimes: programs in `crates/sockets/runtimes/<name>/`
 //! that take `https-serve`'s command line and speak its protocol with the
 //! tools ([`crate::child`]: `--list`, `--probe`, `serving ... on ADDR`, a
-//! `--json` summary at SIGINT). Each is built here from its source with
+//! `--json` summary at SIGTERM). Each is built here from its source with
 //! its runtime's own toolchain and then runs as one more [`Build`] beside
 //! the other build variants' servers, in the same rounds (`https-compare
 //! --runtimes`). docs/https.md, "Other runtimes", says what each checks and
@@ -30,10 +30,14 @@ pub struct Runtime {
     build: fn(toolchain: &Path, src: &Path, exe: &Path) -> Result<()>,
     /// What a machine needs to build it, named when the build cannot start.
     needs: &'static str,
+    /// The folders under `crates/sockets/runtimes/` its build reads: its
+    /// own first, then any it shares (the JSS server is the Java one with
+    /// another engine).
+    folders: &'static [&'static str],
 }
 
 /// Every runtime, in the order rows take.
-pub const RUNTIMES: [Runtime; 3] = [
+pub const RUNTIMES: [Runtime; 5] = [
     Runtime {
         name: "go",
         what: "Go's crypto/tls and net/http",
@@ -41,6 +45,7 @@ pub const RUNTIMES: [Runtime; 3] = [
         build: go_build,
         needs: "Go 1.25 or later: `go` on PATH or /usr/local/go/bin/go (https://go.dev/dl; Debian's \
                 golang-go 1.19 is too old)",
+        folders: &["go"],
     },
     Runtime {
         name: "node",
@@ -48,6 +53,7 @@ pub const RUNTIMES: [Runtime; 3] = [
         toolchain: || on_path("node"),
         build: node_build,
         needs: "Node.js 18.6 or later: `node` on PATH (Debian's nodejs, or https://nodejs.org)",
+        folders: &["node"],
     },
     Runtime {
         name: "java",
@@ -55,6 +61,27 @@ pub const RUNTIMES: [Runtime; 3] = [
         toolchain: || on_path("javac").filter(|_| on_path("java").is_some()),
         build: java_build,
         needs: "a JDK 17 or later: `javac` and `java` on PATH (Debian's openjdk-17-jdk-headless)",
+        folders: &["java"],
+    },
+    Runtime {
+        name: "jss",
+        what: "Mozilla JSS's SSLSocket (NSS), a thread per connection",
+        toolchain: || on_path("javac").filter(|_| on_path("java").is_some() && jss_installed()),
+        build: jss_build,
+        needs: "a JDK 17 or later and Mozilla JSS with NSS's tools: `javac`, `java`, `certutil` and \
+                `pk12util` on PATH, /usr/share/java/jss.jar and /usr/lib/jss/libjss.so (Debian's \
+                openjdk-17-jdk-headless, libjss-java, libslf4j-java and libnss3-tools; \
+                scripts/setup-runtimes.sh)",
+        folders: &["jss", "java"],
+    },
+    Runtime {
+        name: "erlang",
+        what: "Erlang/OTP's ssl (its TLS state machine in Erlang), a process per connection",
+        toolchain: || on_path("erlc").filter(|_| on_path("erl").is_some()),
+        build: erlang_build,
+        needs: "Erlang/OTP 25 or later with its ssl application: `erlc` and `erl` on PATH (Debian's \
+                erlang-nox)",
+        folders: &["erlang"],
     },
 ];
 
@@ -127,6 +154,76 @@ fn java_build(javac: &Path, src: &Path, exe: &Path) -> Result<()> {
     wrapper(exe, &[quoted(&java)?, "-cp".into(), format!("{BESIDE}classes"), "HttpsServe".into()])
 }
 
+/// Debian's JSS: its jar, the jars it loads, and its JNI library.
+const JSS_JARS: [&str; 4] = [
+    "/usr/share/java/jss.jar",
+    "/usr/share/java/commons-lang3.jar",
+    "/usr/share/java/slf4j-api.jar",
+    "/usr/share/java/slf4j-nop.jar",
+];
+const JSS_LIBRARY_DIR: &str = "/usr/lib/jss";
+
+/// Whether JSS and NSS's tools are installed ([`JSS_JARS`], libjss.so,
+/// `certutil`, `pk12util`).
+fn jss_installed() -> bool {
+    JSS_JARS.iter().all(|jar| Path::new(jar).is_file())
+        && Path::new(JSS_LIBRARY_DIR).join("libjss.so").is_file()
+        && on_path("certutil").is_some()
+        && on_path("pk12util").is_some()
+}
+
+/// The JSS server: `jss/JssServe.java` and the Java server it runs
+/// (`java/HttpsServe.java`) compiled against JSS into `classes/` beside
+/// `exe`, and `exe` a shell wrapper that runs it with JSS's jars and
+/// library, the certificates' directory, and `nss/` beside it for the NSS
+/// databases the server makes (one per start, removed at its stop).
+fn jss_build(javac: &Path, src: &Path, exe: &Path) -> Result<()> {
+    let classes = exe.with_file_name("classes");
+    let java_src = src.with_file_name("java").join("HttpsServe.java");
+    let mut cmd = Command::new(javac);
+    cmd.args(["--release", "17", "-nowarn", "-cp", JSS_JARS[0], "-d"])
+        .arg(&classes)
+        .arg(java_src)
+        .arg(src.join("JssServe.java"));
+    run(cmd, "javac JssServe.java HttpsServe.java")?;
+    let java = on_path("java").context("java is not on PATH")?;
+    let mut class_path = format!("{BESIDE}classes");
+    for jar in JSS_JARS {
+        class_path.push(':');
+        class_path.push_str(&quoted(Path::new(jar))?);
+    }
+    wrapper(
+        exe,
+        &[
+            quoted(&java)?,
+            format!("-Djava.library.path={}", quoted(Path::new(JSS_LIBRARY_DIR))?),
+            "-cp".into(),
+            class_path,
+            "JssServe".into(),
+            "--nss-work".into(),
+            format!("{BESIDE}nss"),
+        ],
+    )
+}
+
+/// The Erlang server: `https_serve.erl` compiled (`erlc`) into `ebin/`
+/// beside `exe`, and `exe` a shell wrapper that starts the VM on it with
+/// the certificates' directory (`+Bi`: SIGINT, the VM's break signal,
+/// ignored; the server stops on SIGTERM).
+fn erlang_build(erlc: &Path, src: &Path, exe: &Path) -> Result<()> {
+    let ebin = exe.with_file_name("ebin");
+    std::fs::create_dir_all(&ebin).with_context(|| format!("creating {}", ebin.display()))?;
+    let mut cmd = Command::new(erlc);
+    cmd.arg("-o").arg(&ebin).arg(src.join("https_serve.erl"));
+    run(cmd, "erlc https_serve.erl")?;
+    let erl = on_path("erl").context("erl is not on PATH")?;
+    let mut words = vec![quoted(&erl)?];
+    words.extend(["-noshell", "+Bi", "-pa"].map(String::from));
+    words.push(format!("{BESIDE}ebin"));
+    words.extend(["-s", "https_serve", "start", "-extra"].map(String::from));
+    wrapper(exe, &words)
+}
+
 /// `path` as one shell word (single-quoted). Errors: it holds a quote.
 fn quoted(path: &Path) -> Result<String> {
     let text = path.display().to_string();
@@ -190,16 +287,20 @@ pub fn servers(names: &[String]) -> Result<Vec<Build>> {
 }
 
 impl Runtime {
-    /// What its build is made from: the sources' names and bytes, the
-    /// toolchain's path and the certificates' directory, hashed. Errors:
-    /// the sources cannot be read.
+    /// What its build is made from: the names and bytes of the sources in
+    /// each of its folders, the toolchain's path and the certificates'
+    /// directory, hashed. Errors: the sources cannot be read.
     fn key(&self, toolchain: &Path) -> Result<u64> {
         use std::hash::{Hash, Hasher};
-        let src = self.sources();
-        let mut files: Vec<PathBuf> = std::fs::read_dir(&src)
-            .and_then(|entries| entries.map(|e| e.map(|e| e.path())).collect())
-            .with_context(|| format!("reading {}", src.display()))?;
-        files.sort();
+        let mut files = Vec::new();
+        for folder in self.folders {
+            let src = self.sources().with_file_name(folder);
+            let mut these: Vec<PathBuf> = std::fs::read_dir(&src)
+                .and_then(|entries| entries.map(|e| e.map(|e| e.path())).collect())
+                .with_context(|| format!("reading {}", src.display()))?;
+            these.sort();
+            files.extend(these);
+        }
         let mut hasher = std::collections::hash_map::DefaultHasher::new();
         for file in files {
             file.file_name().hash(&mut hasher);
@@ -276,11 +377,11 @@ mod tests {
         };
         assert_eq!(names(&[]).unwrap(), Vec::<&str>::new());
         assert_eq!(names(&["none"]).unwrap(), Vec::<&str>::new());
-        assert_eq!(names(&["all"]).unwrap(), ["go", "node", "java"]);
+        assert_eq!(names(&["all"]).unwrap(), ["go", "node", "java", "jss", "erlang"]);
         assert_eq!(names(&["java", "go"]).unwrap(), ["go", "java"]);
         assert_eq!(names(&["go"]).unwrap(), ["go"]);
-        let e = names(&["erlang"]).unwrap_err().to_string();
-        assert!(e.contains("\"erlang\"") && e.contains("go, node, java, all and none"), "{e}");
+        let e = names(&["python"]).unwrap_err().to_string();
+        assert!(e.contains("\"python\"") && e.contains("go, node, java, jss, erlang, all and none"), "{e}");
     }
 
     #[test]

@@ -375,6 +375,7 @@ impl Running {
             evicted: c.evicted.load(Relaxed),
             handshakes_full: c.full.load(Relaxed),
             handshakes_resumed: c.resumed.load(Relaxed),
+            handshakes_unclassified: 0,
             idle_closed: c.idle_closed.load(Relaxed),
             bytes_received: c.bytes_received.load(Relaxed),
             bytes_sent: c.bytes_sent.load(Relaxed),

@@ -1,6 +1,7 @@
 // https-serve for Java: SunJSSE (the JDK's own TLS, in Java) behind an
 // SSLServerSocket with a thread per connection, the shape of Mozilla JSS's
-// BenchmarkSSLSocket. It takes https-serve's command line and speaks its
+// BenchmarkSSLSocket; the JSS server (../jss/JssServe.java) is this one with
+// another Engine. It takes https-serve's command line and speaks its
 // protocol with the tools (crates/sockets/src/child.rs): --list, --probe
 // answering `supported` or `unsupported: <why>`, the parameter options, a
 // first line `serving ... on ADDR`, and on SIGINT or SIGTERM a summary
@@ -58,7 +59,6 @@ public final class HttpsServe {
     static final String SERVER_NAME = "localhost";
     static final int MAX_EXAMPLES = 5;
     static final long RSS_INTERVAL_MS = 1000;
-    static final String LIBRARY = "java-sunjsse-" + System.getProperty("java.version");
 
     static final List<String> KINDS = List.of("server-auth", "mTLS", "resumption");
     static final List<String> SUITES = List.of(
@@ -118,55 +118,171 @@ public final class HttpsServe {
         return Base64.getMimeDecoder().decode(text.substring(a + begin.length(), b));
     }
 
-    /** The server's SSLContext for p. Throws Unsupported (a named skip). */
-    static SSLContext context(Params p, Path certs) throws Exception {
-        if (p.group.equals("X25519MLKEM768")) {
-            throw new Unsupported("SunJSSE " + System.getProperty("java.version") + " has no X25519MLKEM768");
-        }
-        if (!p.tls13 && p.suite.startsWith("TLS_ECDHE_ECDSA_") != p.cert.startsWith("ECDSA")) {
-            throw new Unsupported(p.suite + " needs a certificate of its own key type, not " + p.cert);
-        }
-        Path dir = certs.resolve(CHAINS.get(p.cert));
-        CertificateFactory cf = CertificateFactory.getInstance("X.509");
-        Certificate[] chain;
-        try (InputStream in = Files.newInputStream(dir.resolve("server-chain.pem"))) {
-            chain = cf.generateCertificates(in).toArray(new Certificate[0]);
-        }
-        PrivateKey key = KeyFactory.getInstance(p.cert.startsWith("ECDSA") ? "EC" : "RSA")
-                .generatePrivate(new PKCS8EncodedKeySpec(pem(dir.resolve("server-key.pem"), "PRIVATE KEY")));
-        char[] none = new char[0];
-        KeyStore keys = KeyStore.getInstance("PKCS12");
-        keys.load(null, none);
-        keys.setKeyEntry("server", key, none, chain);
-        KeyManagerFactory kmf = KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
-        kmf.init(keys, none);
-        TrustManagerFactory tmf = null;
-        if (p.kind.equals("mTLS")) {
-            KeyStore trust = KeyStore.getInstance("PKCS12");
-            trust.load(null, none);
-            try (InputStream in = Files.newInputStream(dir.resolve("ca-cert.pem"))) {
-                trust.setCertificateEntry("ca", cf.generateCertificate(in));
-            }
-            tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
-            tmf.init(trust);
-        }
-        SSLContext ctx = SSLContext.getInstance("TLS");
-        ctx.init(kmf.getKeyManagers(), tmf == null ? null : tmf.getTrustManagers(), null);
-        List<String> supported = Arrays.asList(ctx.getServerSocketFactory().getSupportedCipherSuites());
-        if (!supported.contains(p.suite)) {
-            throw new Unsupported("SunJSSE " + System.getProperty("java.version") + " has no " + p.suite);
-        }
-        return ctx;
+    /**
+     * What a handshake gave: whether it resumed (null: the engine cannot
+     * tell), what was wrong (null: nothing), and the stream the requests are
+     * read from (null: the socket's own).
+     */
+    record Handshake(Boolean resumed, String wrong, InputStream in) {}
+
+    /** The TLS implementation behind the server: SunJSSE below, JSS in ../jss/JssServe.java. */
+    interface Engine {
+        /** The library row's name, e.g. java-sunjsse-17.0.15 (`--list`). */
+        String library();
+
+        /** The name `--library` takes besides library() (java-sunjsse). */
+        String shortName();
+
+        /**
+         * Sets up for p with the chains under certs (process-wide settings too).
+         * Throws Unsupported (a named skip) or another exception (a failure).
+         */
+        void configure(Params p, Path certs) throws Exception;
+
+        /** A server socket bound to addr (backlog 4096), set up as configure() said. */
+        ServerSocket listen(InetSocketAddress addr) throws IOException;
+
+        /**
+         * The handshake of an accepted socket within timeoutMs, begun at
+         * startedMillis, checked against p. Throws IOException when it fails.
+         */
+        Handshake handshake(Socket socket, Params p, long timeoutMs, long startedMillis) throws IOException;
+
+        /** What the engine leaves behind, removed at the stop (nothing by default). */
+        default void close() {}
     }
 
-    static SSLParameters parameters(SSLContext ctx, Params p) {
-        SSLParameters sp = ctx.getDefaultSSLParameters();
-        sp.setProtocols(new String[] {p.protocol()});
-        sp.setCipherSuites(new String[] {p.suite});
-        sp.setApplicationProtocols(new String[] {"http/1.1"});
-        sp.setSNIMatchers(List.of(SNIHostName.createSNIMatcher(SERVER_NAME)));
-        sp.setNeedClientAuth(p.kind.equals("mTLS"));
-        return sp;
+    /** SunJSSE: the JDK's own TLS. */
+    static final class SunJsse implements Engine {
+        SSLContext ctx;
+        Params p;
+
+        public String library() {
+            return "java-sunjsse-" + System.getProperty("java.version");
+        }
+
+        public String shortName() {
+            return "java-sunjsse";
+        }
+
+        public void configure(Params p, Path certs) throws Exception {
+            this.p = p;
+            // The one group, and tickets only for resumption, are process-wide
+            // settings in SunJSSE, read when TLS is first set up.
+            if (!p.group.equals("X25519MLKEM768")) {
+                System.setProperty("jdk.tls.namedGroups", p.group);
+            }
+            System.setProperty("jdk.tls.server.enableSessionTicketExtension", String.valueOf(p.kind.equals("resumption")));
+            ctx = context(p, certs);
+        }
+
+        public ServerSocket listen(InetSocketAddress addr) throws IOException {
+            SSLServerSocket listener = (SSLServerSocket) ctx.getServerSocketFactory().createServerSocket();
+            listener.setSSLParameters(parameters(ctx, p));
+            listener.setReuseAddress(true);
+            listener.bind(addr, 4096);
+            return listener;
+        }
+
+        public Handshake handshake(Socket socket, Params p, long timeoutMs, long startedMillis) throws IOException {
+            SSLSocket tls = (SSLSocket) socket;
+            tls.setSoTimeout((int) timeoutMs);
+            tls.startHandshake();
+            boolean resumed = resumed(tls.getSession(), startedMillis);
+            return new Handshake(resumed, check(tls.getSession(), resumed, p), null);
+        }
+
+        /** The server's SSLContext for p. Throws Unsupported (a named skip). */
+        static SSLContext context(Params p, Path certs) throws Exception {
+            if (p.group.equals("X25519MLKEM768")) {
+                throw new Unsupported("SunJSSE " + System.getProperty("java.version") + " has no X25519MLKEM768");
+            }
+            if (!p.tls13 && p.suite.startsWith("TLS_ECDHE_ECDSA_") != p.cert.startsWith("ECDSA")) {
+                throw new Unsupported(p.suite + " needs a certificate of its own key type, not " + p.cert);
+            }
+            Path dir = certs.resolve(CHAINS.get(p.cert));
+            CertificateFactory cf = CertificateFactory.getInstance("X.509");
+            Certificate[] chain;
+            try (InputStream in = Files.newInputStream(dir.resolve("server-chain.pem"))) {
+                chain = cf.generateCertificates(in).toArray(new Certificate[0]);
+            }
+            PrivateKey key = KeyFactory.getInstance(p.cert.startsWith("ECDSA") ? "EC" : "RSA")
+                    .generatePrivate(new PKCS8EncodedKeySpec(pem(dir.resolve("server-key.pem"), "PRIVATE KEY")));
+            char[] none = new char[0];
+            KeyStore keys = KeyStore.getInstance("PKCS12");
+            keys.load(null, none);
+            keys.setKeyEntry("server", key, none, chain);
+            KeyManagerFactory kmf = KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
+            kmf.init(keys, none);
+            TrustManagerFactory tmf = null;
+            if (p.kind.equals("mTLS")) {
+                KeyStore trust = KeyStore.getInstance("PKCS12");
+                trust.load(null, none);
+                try (InputStream in = Files.newInputStream(dir.resolve("ca-cert.pem"))) {
+                    trust.setCertificateEntry("ca", cf.generateCertificate(in));
+                }
+                tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
+                tmf.init(trust);
+            }
+            SSLContext ctx = SSLContext.getInstance("TLS");
+            ctx.init(kmf.getKeyManagers(), tmf == null ? null : tmf.getTrustManagers(), null);
+            List<String> supported = Arrays.asList(ctx.getServerSocketFactory().getSupportedCipherSuites());
+            if (!supported.contains(p.suite)) {
+                throw new Unsupported("SunJSSE " + System.getProperty("java.version") + " has no " + p.suite);
+            }
+            return ctx;
+        }
+
+        static SSLParameters parameters(SSLContext ctx, Params p) {
+            SSLParameters sp = ctx.getDefaultSSLParameters();
+            sp.setProtocols(new String[] {p.protocol()});
+            sp.setCipherSuites(new String[] {p.suite});
+            sp.setApplicationProtocols(new String[] {"http/1.1"});
+            sp.setSNIMatchers(List.of(SNIHostName.createSNIMatcher(SERVER_NAME)));
+            sp.setNeedClientAuth(p.kind.equals("mTLS"));
+            return sp;
+        }
+
+        /**
+         * Whether the session of a handshake begun at startedMillis was resumed.
+         * SunJSSE has no public flag for it; a resumed session keeps the creation
+         * time of the session it resumes (TLS 1.2's cached session itself, TLS
+         * 1.3's from its ticket; checked on JDK 17), so one created before its
+         * handshake began was resumed.
+         */
+        static boolean resumed(SSLSession s, long startedMillis) {
+            return s.getCreationTime() < startedMillis;
+        }
+
+        /**
+         * What the connection negotiated, against p (no group: SunJSSE does not
+         * say; the client checks it); a resumption run's first, full handshake is
+         * checked as server-auth (tls_bench_sockets::check_server).
+         */
+        static String check(SSLSession s, boolean resumed, Params p) {
+            List<String> wrong = new ArrayList<>();
+            String wanted = p.kind.equals("resumption") && !resumed ? "server-auth" : p.kind;
+            if (resumed != wanted.equals("resumption")) {
+                wrong.add("resumed " + resumed + " (wanted " + wanted.equals("resumption") + ")");
+            }
+            if (!s.getProtocol().equals(p.protocol())) {
+                wrong.add("protocol " + s.getProtocol() + " (wanted " + p.protocol() + ")");
+            }
+            if (!s.getCipherSuite().equals(p.suite)) {
+                wrong.add("suite " + s.getCipherSuite() + " (wanted " + p.suite + ")");
+            }
+            boolean auth;
+            try {
+                auth = s.getPeerCertificates().length > 0;
+            } catch (SSLPeerUnverifiedException e) {
+                auth = false;
+            }
+            if (auth != wanted.equals("mTLS")) {
+                wrong.add("client authenticated " + auth + " (wanted " + wanted.equals("mTLS") + ")");
+            }
+            return wrong.isEmpty() ? null : "negotiated " + String.join(", ", wrong);
+        }
+
     }
 
     static byte[] pattern(int n) {
@@ -222,17 +338,20 @@ public final class HttpsServe {
     }
 
     // The counters.
+    final Engine engine;
     final Params p;
     final byte[] body;
     final int maxConnections;
     final long handshakeTimeout, idleTimeout;
     final AtomicLong connections = new AtomicLong(), active = new AtomicLong(), overLimit = new AtomicLong(),
-            handshakes = new AtomicLong(), handshakesResumed = new AtomicLong(), idleClosed = new AtomicLong(), requests = new AtomicLong(),
+            handshakes = new AtomicLong(), handshakesResumed = new AtomicLong(),
+            handshakesUnclassified = new AtomicLong(), idleClosed = new AtomicLong(), requests = new AtomicLong(),
             bytesSent = new AtomicLong();
     final Map<String, Long> errors = new TreeMap<>();
     final List<String> examples = new ArrayList<>();
 
-    HttpsServe(Params p, byte[] body, int maxConnections, long handshakeTimeout, long idleTimeout) {
+    HttpsServe(Engine engine, Params p, byte[] body, int maxConnections, long handshakeTimeout, long idleTimeout) {
+        this.engine = engine;
         this.p = p;
         this.body = body;
         this.maxConnections = maxConnections;
@@ -259,46 +378,6 @@ public final class HttpsServe {
             return "closed";
         }
         return "handshake";
-    }
-
-    /**
-     * Whether the session of a handshake begun at startedMillis was resumed.
-     * SunJSSE has no public flag for it; a resumed session keeps the creation
-     * time of the session it resumes (TLS 1.2's cached session itself, TLS
-     * 1.3's from its ticket; checked on JDK 17), so one created before its
-     * handshake began was resumed.
-     */
-    static boolean resumed(SSLSession s, long startedMillis) {
-        return s.getCreationTime() < startedMillis;
-    }
-
-    /**
-     * What the connection negotiated, against p (no group: SunJSSE does not
-     * say; the client checks it); a resumption run's first, full handshake is
-     * checked as server-auth (tls_bench_sockets::check_server).
-     */
-    String check(SSLSession s, boolean resumed) {
-        List<String> wrong = new ArrayList<>();
-        String wanted = p.kind.equals("resumption") && !resumed ? "server-auth" : p.kind;
-        if (resumed != wanted.equals("resumption")) {
-            wrong.add("resumed " + resumed + " (wanted " + wanted.equals("resumption") + ")");
-        }
-        if (!s.getProtocol().equals(p.protocol())) {
-            wrong.add("protocol " + s.getProtocol() + " (wanted " + p.protocol() + ")");
-        }
-        if (!s.getCipherSuite().equals(p.suite)) {
-            wrong.add("suite " + s.getCipherSuite() + " (wanted " + p.suite + ")");
-        }
-        boolean auth;
-        try {
-            auth = s.getPeerCertificates().length > 0;
-        } catch (SSLPeerUnverifiedException e) {
-            auth = false;
-        }
-        if (auth != wanted.equals("mTLS")) {
-            wrong.add("client authenticated " + auth + " (wanted " + wanted.equals("mTLS") + ")");
-        }
-        return wrong.isEmpty() ? null : "negotiated " + String.join(", ", wrong);
     }
 
     /**
@@ -338,24 +417,23 @@ public final class HttpsServe {
         return null;
     }
 
-    void serve(SSLSocket socket) {
+    void serve(Socket socket) {
         try (socket) {
             long startedMillis = System.currentTimeMillis();
+            Handshake h0;
             try {
-                socket.setSoTimeout((int) handshakeTimeout);
-                socket.startHandshake();
+                h0 = engine.handshake(socket, p, handshakeTimeout, startedMillis);
             } catch (IOException e) {
                 failed(kindOf(e), String.valueOf(e.getMessage()));
                 return;
             }
-            boolean resumed = resumed(socket.getSession(), startedMillis);
-            String wrong = check(socket.getSession(), resumed);
-            if (wrong != null) {
-                failed("negotiated", wrong);
+            if (h0.wrong() != null) {
+                failed("negotiated", h0.wrong());
                 return;
             }
-            (resumed ? handshakesResumed : handshakes).incrementAndGet();
-            InputStream in = new java.io.BufferedInputStream(socket.getInputStream());
+            (h0.resumed() == null ? handshakesUnclassified : h0.resumed() ? handshakesResumed : handshakes)
+                    .incrementAndGet();
+            InputStream in = new java.io.BufferedInputStream(h0.in() != null ? h0.in() : socket.getInputStream());
             OutputStream out = socket.getOutputStream();
             byte[] ok = ("HTTP/1.1 200 OK\r\nContent-Length: " + body.length + "\r\n\r\n")
                     .getBytes(StandardCharsets.US_ASCII);
@@ -431,6 +509,12 @@ public final class HttpsServe {
     }
 
     public static void main(String[] argv) throws Exception {
+        run(argv, new SunJsse());
+    }
+
+    /** The server: argv as https-serve's, TLS from engine. */
+    public static void run(String[] argv, Engine engine) throws Exception {
+        final String LIBRARY = engine.library();
         Map<String, String> args = new HashMap<>();
         List<String> valued = List.of("library", "kind", "suite", "group", "cert", "listen", "threads", "cores", "body",
                 "max-connections", "handshake-timeout", "idle-timeout", "json", "certs-dir");
@@ -464,8 +548,8 @@ public final class HttpsServe {
             return;
         }
         String library = args.getOrDefault("library", "");
-        if (!library.equals("java-sunjsse") && !library.equals(LIBRARY)) {
-            fail(2, "--library \"" + library + "\": this server has only " + LIBRARY + " (java-sunjsse)");
+        if (!library.equals(engine.shortName()) && !library.equals(LIBRARY)) {
+            fail(2, "--library \"" + library + "\": this server has only " + LIBRARY + " (" + engine.shortName() + ")");
         }
         Params p = new Params();
         p.kind = fold("kind", args.getOrDefault("kind", "server-auth"), KINDS);
@@ -480,15 +564,8 @@ public final class HttpsServe {
         if (certsDir == null) {
             fail(2, "--certs-dir: the certificates' directory is needed");
         }
-        // The one group, and tickets only for resumption, are process-wide
-        // settings in SunJSSE, read when TLS is first set up.
-        if (!p.group.equals("X25519MLKEM768")) {
-            System.setProperty("jdk.tls.namedGroups", p.group);
-        }
-        System.setProperty("jdk.tls.server.enableSessionTicketExtension", String.valueOf(p.kind.equals("resumption")));
-        SSLContext ctx;
         try {
-            ctx = context(p, Path.of(certsDir));
+            engine.configure(p, Path.of(certsDir));
         } catch (Unsupported u) {
             if (args.containsKey("probe")) {
                 System.out.println("unsupported: " + u.getMessage());
@@ -543,16 +620,16 @@ public final class HttpsServe {
         if (colon < 0) {
             fail(2, "--listen \"" + listen + "\": an address and a port");
         }
-        HttpsServe server = new HttpsServe(p, pattern(bodyLen), maxConnections, handshakeTimeout, idleTimeout);
-        SSLServerSocket listener = (SSLServerSocket) ctx.getServerSocketFactory().createServerSocket();
-        listener.setSSLParameters(parameters(ctx, p));
-        listener.setReuseAddress(true);
+        HttpsServe server = new HttpsServe(engine, p, pattern(bodyLen), maxConnections, handshakeTimeout, idleTimeout);
+        ServerSocket opened = null;
         try {
-            listener.bind(new InetSocketAddress(InetAddress.getByName(listen.substring(0, colon).replaceAll("^\\[|\\]$", "")),
-                    Integer.parseInt(listen.substring(colon + 1))), 4096);
+            opened = engine.listen(new InetSocketAddress(
+                    InetAddress.getByName(listen.substring(0, colon).replaceAll("^\\[|\\]$", "")),
+                    Integer.parseInt(listen.substring(colon + 1))));
         } catch (IOException | RuntimeException e) {
             fail(1, "listening on " + listen + ": " + e.getMessage());
         }
+        final ServerSocket listener = opened;
         String bound = listener.getInetAddress().getHostAddress() + ":" + listener.getLocalPort();
 
         long started = System.nanoTime();
@@ -588,7 +665,8 @@ public final class HttpsServe {
             }
             double seconds = (System.nanoTime() - started) / 1e9;
             double cpu = cpuSeconds() - cpuStart;
-            long full = server.handshakes.get(), resumedCount = server.handshakesResumed.get(), hs = full + resumedCount;
+            long full = server.handshakes.get(), resumedCount = server.handshakesResumed.get(),
+                    unclassified = server.handshakesUnclassified.get(), hs = full + resumedCount + unclassified;
             Map<String, Object> trace = new LinkedHashMap<>();
             trace.put("interval_s", RSS_INTERVAL_MS / 1000.0);
             trace.put("samples_kib", rss);
@@ -607,6 +685,7 @@ public final class HttpsServe {
                 s.put("evicted", 0);
                 s.put("handshakes_full", full);
                 s.put("handshakes_resumed", resumedCount);
+                s.put("handshakes_unclassified", unclassified);
                 s.put("idle_closed", server.idleClosed.get());
                 s.put("requests", server.requests.get());
                 s.put("http2", 0);
@@ -619,7 +698,7 @@ public final class HttpsServe {
                 s.put("error_examples", new ArrayList<>(server.examples));
                 s.put("rss", trace);
             }
-            System.out.println(LIBRARY + ": " + server.connections.get() + " connections, " + full + " full and " + resumedCount + " resumed handshakes, "
+            System.out.println(LIBRARY + ": " + server.connections.get() + " connections, " + full + " full, " + resumedCount + " resumed and " + unclassified + " unclassified handshakes, "
                     + server.requests.get() + " requests in " + String.format("%.1f", seconds) + " s; "
                     + String.format("%.2f", cpu) + " CPU s; errors " + server.errors);
             System.out.flush();
@@ -628,9 +707,11 @@ public final class HttpsServe {
                     Files.writeString(Path.of(jsonPath), json(s) + "\n");
                 } catch (IOException e) {
                     System.err.println("error: writing --json " + jsonPath + ": " + e);
+                    engine.close();
                     Runtime.getRuntime().halt(1);
                 }
             }
+            engine.close();
             Runtime.getRuntime().halt(0);
         };
         for (String sig : List.of("INT", "TERM")) {
@@ -642,7 +723,8 @@ public final class HttpsServe {
             Socket accepted;
             try {
                 accepted = listener.accept();
-            } catch (SocketException e) {
+            } catch (IOException e) {
+                // Closed at the stop (SocketException; JSS's an InterruptedIOException).
                 if (listener.isClosed()) {
                     Thread.sleep(Long.MAX_VALUE);
                 }
@@ -656,9 +738,8 @@ public final class HttpsServe {
                 accepted.close();
                 continue;
             }
-            SSLSocket socket = (SSLSocket) accepted;
             // A thread per connection, as the seed's servers.
-            Thread t = new Thread(() -> server.serve(socket));
+            Thread t = new Thread(() -> server.serve(accepted));
             t.setDaemon(true);
             t.start();
         }
