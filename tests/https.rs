@@ -602,7 +602,7 @@ fn the_soak_samples_every_server_in_its_own_process_and_draws_them() {
     let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("https_soak");
     let _ = fs::remove_dir_all(&dir);
     let out = Command::new(env!("CARGO_BIN_EXE_https-soak"))
-        .args(["--group", "secp256r1", "-t", "3s", "-c", "2", "--no-nginx", "--out"])
+        .args(["--group", "secp256r1", "-t", "3s", "-c", "2", "--no-nginx", "--runtimes", "none", "--out"])
         .arg(dir.join("latest"))
         .output()
         .unwrap();

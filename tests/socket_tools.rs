@@ -359,7 +359,7 @@ fn no_server_outlives_the_soak_that_started_it() {
     for sig in [libc::SIGTERM, libc::SIGKILL] {
         let dir = common::scratch("socket_tools", &format!("soak-{sig}"));
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_https-soak"));
-        cmd.args(["-t", "60s", "-c", "1", "--out"]).arg(dir.join("out")).args(TLS);
+        cmd.args(["-t", "60s", "-c", "1", "--runtimes", "none", "--out"]).arg(dir.join("out")).args(TLS);
         if !nginx {
             cmd.arg("--no-nginx");
         }
@@ -400,7 +400,7 @@ fn a_plaintext_client_for_tls_servers_is_refused_before_any_work() {
     for exe in [env!("CARGO_BIN_EXE_https-soak"), env!("CARGO_BIN_EXE_https-compare")] {
         let started = Instant::now();
         let out = Command::new(exe)
-            .args(["--quick", "--client", "plaintext-tcp", "--out"])
+            .args(["--quick", "--client", "plaintext-tcp", "--runtimes", "none", "--out"])
             .arg(dir.join("out"))
             .output()
             .unwrap();
@@ -420,7 +420,7 @@ fn https_compare_refuses_servers_it_cannot_start_before_any_work() {
     ] {
         let started = Instant::now();
         let out = Command::new(env!("CARGO_BIN_EXE_https-compare"))
-            .args(["--quick", "--servers", servers, "--out"])
+            .args(["--quick", "--servers", servers, "--runtimes", "none", "--out"])
             .arg(dir.join("out"))
             .output()
             .unwrap();
@@ -510,7 +510,10 @@ fn a_results_directory_on_a_mount_point_is_refused_before_any_work() {
         println!("skip: mount -t tmpfs failed here");
         return;
     }
-    let out = Command::new(env!("CARGO_BIN_EXE_https-soak")).args(["--quick", "--out"]).arg(&dir).output();
+    let out = Command::new(env!("CARGO_BIN_EXE_https-soak"))
+        .args(["--quick", "--runtimes", "none", "--out"])
+        .arg(&dir)
+        .output();
     let _ = Command::new("umount").arg(&dir).status();
     let out = out.unwrap();
     let err = String::from_utf8_lossy(&out.stderr);

@@ -82,12 +82,13 @@ struct Cli {
     #[arg(long, value_delimiter = ',')]
     variants: Vec<String>,
     /// Servers of other runtimes that join the rows, comma-separated, `all`
-    /// or `none` [default: none]: `go` (crypto/tls and net/http, built with
+    /// or `none` [default: all]: `go` (crypto/tls and net/http, built with
     /// the machine's Go), `node` (Node.js's tls and https), `java` (SunJSSE,
     /// a thread per connection), `jss` (Mozilla JSS's SSLSocket, NSS), `erlang`
     /// (Erlang/OTP's ssl, a process per connection), each set up in target/runtimes/<runtime>/
     /// (scripts/setup-runtimes.sh installs the toolchains).
-    /// Each serves as a child process, checked as the others.
+    /// Each serves as a child process, checked as the others. A runtime
+    /// whose toolchain is missing is an error naming what to install.
     #[arg(long, value_delimiter = ',')]
     runtimes: Vec<String>,
     /// This build's servers, comma-separated, as `https-serve --library`

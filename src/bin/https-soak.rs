@@ -47,7 +47,7 @@ struct Cli {
     #[arg(long)]
     client: Option<String>,
     /// Other runtimes' servers soaked too, comma-separated, `all` or `none`
-    /// [default: none]: `go`, `node`, `java`, `jss`, `erlang` (docs/https.md, "Other
+    /// [default: all]: `go`, `node`, `java`, `jss`, `erlang` (docs/https.md, "Other
     /// runtimes").
     #[arg(long, value_delimiter = ',')]
     runtimes: Vec<String>,

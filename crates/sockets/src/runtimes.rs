@@ -250,11 +250,30 @@ fn wrapper(exe: &Path, words: &[String]) -> Result<()> {
         .with_context(|| format!("making {} executable", exe.display()))
 }
 
-/// The runtimes `names` selects, in [`RUNTIMES`]' order: `all`, `none`
-/// (or no name), or names from [`RUNTIMES`]. Errors: a name that is none
-/// of these, naming the valid ones.
+/// The runtimes `names` selects, in [`RUNTIMES`]' order: `all` (or no
+/// name: the default), `none`, or names from [`RUNTIMES`]. Errors: a name
+/// that is none of these, naming the valid ones; a runtime selected whose
+/// toolchain this machine lacks, naming what to install (checked here,
+/// before any work; [`Runtime::build`] says it again if the toolchain goes
+/// meanwhile).
 pub fn select(names: &[String]) -> Result<Vec<&'static Runtime>> {
-    if names.iter().any(|n| n == "all") {
+    let chosen = named(names)?;
+    for runtime in &chosen {
+        if !runtime.installed() {
+            bail!(
+                "the {} server needs {}; or leave it out (--runtimes none, or name the others)",
+                runtime.name,
+                runtime.needs
+            );
+        }
+    }
+    Ok(chosen)
+}
+
+/// The runtimes `names` names ([`select`], without the toolchains'
+/// check).
+fn named(names: &[String]) -> Result<Vec<&'static Runtime>> {
+    if names.is_empty() || names.iter().any(|n| n == "all") {
         return Ok(RUNTIMES.iter().collect());
     }
     for name in names {
@@ -372,10 +391,10 @@ mod tests {
     #[test]
     fn the_selection_takes_all_none_or_names_and_refuses_others() {
         let names = |v: &[&str]| {
-            select(&v.iter().map(|s| s.to_string()).collect::<Vec<_>>())
+            named(&v.iter().map(|s| s.to_string()).collect::<Vec<_>>())
                 .map(|r| r.iter().map(|r| r.name).collect::<Vec<_>>())
         };
-        assert_eq!(names(&[]).unwrap(), Vec::<&str>::new());
+        assert_eq!(names(&[]).unwrap(), ["go", "node", "java", "jss", "erlang"]);
         assert_eq!(names(&["none"]).unwrap(), Vec::<&str>::new());
         assert_eq!(names(&["all"]).unwrap(), ["go", "node", "java", "jss", "erlang"]);
         assert_eq!(names(&["java", "go"]).unwrap(), ["go", "java"]);
