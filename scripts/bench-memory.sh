@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Heap per TLS connection and allocations per handshake and per write, for
-# every library of every build variant (src/variants.rs), then the graph.
+# every library of every build variant (crates/benches/src/variants.rs), then the graph.
 #
 #   scripts/bench-memory.sh [memory measure options]
 #     target/memory/<variant>.{json,csv} and target/memory/memory.svg
@@ -20,7 +20,7 @@
 # holding those libraries with TLS_BENCH_VARIANTS, e.g.
 # TLS_BENCH_VARIANTS=default ... --libraries rustls.
 # `cargo run --release --bin memory -- plot` redraws results/memory/memory.svg from
-# results/memory/data/ without measuring. All logic is in src/bin/memory/
+# results/memory/data/ without measuring. All logic is in crates/benches/src/bin/memory/
 # (`memory variants`).
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -77,3 +77,17 @@ fn key_types_and_sizes_match_the_chain_names() {
         }
     }
 }
+
+/// The certificate generator (a tool) will not overwrite the committed chains.
+#[cfg(feature = "tools")]
+#[test]
+fn generate_certs_refuses_to_replace_the_committed_chains() {
+    let key =
+        || std::fs::read(std::path::Path::new(certs::CERTS_DIR).join("ecdsa-p256").join(certs::SERVER_KEY));
+    let before = key().unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_generate-certs")).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(stderr.contains("--force") && stderr.contains("git checkout -- certs"), "{stderr}");
+    assert_eq!(before, key().unwrap());
+}

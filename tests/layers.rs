@@ -5,7 +5,8 @@
 //! compiler keeps the direction (a crate cannot name one that depends on
 //! it); the binaries sit above all of them and are not checked. And the
 //! harness and the results name none of the crates that would bring a
-//! runtime, HTTP, a command line or plotting into them.
+//! runtime, HTTP, a command line or plotting into them, and the benchmarks
+//! (crates/benches) neither the socket runner nor the tools.
 
 use std::{
     collections::{BTreeMap, BTreeSet},
@@ -168,5 +169,19 @@ fn the_harness_names_no_runtime_http_command_line_or_plotting_crate() {
     let results = dependencies(&fs::read_to_string(root.join("crates/results/Cargo.toml")).unwrap());
     for tool in ["tokio", "hyper", "clap", "plotters", "tls-bench-sockets"] {
         assert!(!results.contains(tool), "crates/results/Cargo.toml names {tool}");
+    }
+}
+
+/// historical-perf builds past releases as a workspace of crates/benches,
+/// the harness and the results alone (docs/historical-perf.md, "One build
+/// per release"): the benchmarks name neither the socket runner nor the
+/// tools' root package, nor a runtime or HTTP crate.
+#[test]
+fn the_benchmarks_name_no_socket_runner_tool_runtime_or_http_crate() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let benches = dependencies(&fs::read_to_string(root.join("crates/benches/Cargo.toml")).unwrap());
+    assert!(benches.contains("tls-bench-harness") && benches.contains("criterion"), "{benches:?}");
+    for other in ["tls-bench-sockets", "tls-bench-tools", "tokio", "hyper"] {
+        assert!(!benches.contains(other), "crates/benches/Cargo.toml names {other}");
     }
 }

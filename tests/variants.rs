@@ -1,7 +1,7 @@
 //! The build variants as the scripts meet them (`scripts/bench-all.sh` runs
-//! `variants bench`, `scripts/bench-memory.sh` runs `memory variants`): bad
-//! input is refused before any variant runs. (CI runs both over every
-//! variant.)
+//! `variants bench`): bad input is refused before any variant runs. (CI runs
+//! it over every variant; `memory variants`, which `scripts/bench-memory.sh`
+//! runs, is in crates/benches/tests/memory_cli.rs.)
 
 use std::process::Command;
 
@@ -21,7 +21,6 @@ fn run(exe: &str, args: &[&str], picked: Option<&str>) -> (Option<i32>, String) 
 }
 
 const VARIANTS_BIN: &str = env!("CARGO_BIN_EXE_variants");
-const MEMORY_BIN: &str = env!("CARGO_BIN_EXE_memory");
 
 #[test]
 fn an_unknown_variant_stops_bench_before_any_variant_runs() {
@@ -43,36 +42,8 @@ fn the_list_is_the_table() {
     assert_eq!(text.matches("[compare only]").count(), compare_only);
 }
 
-#[test]
-fn update_committed_refuses_a_partial_memory_run_before_any_work() {
-    for (args, picked) in [
-        (&["variants", "--update-committed", "--quick"][..], None),
-        (&["variants", "--libraries", "plaintext", "--update-committed"][..], None),
-        (&["variants", "--update-committed", "-n", "5"][..], None),
-        (&["variants", "--update-committed"][..], Some("default")),
-    ] {
-        let (code, err) = run(MEMORY_BIN, args, picked);
-        assert_eq!(code, Some(2), "{args:?} {picked:?}: {err}");
-        assert!(err.contains("needs a complete run") && err.contains("refused for: "), "{err}");
-        assert!(!err.contains("=== memory"), "a variant ran: {err}");
-    }
-    let (code, err) = run(MEMORY_BIN, &["variants", "--quick"], Some("nonesuch"));
-    assert_eq!(code, Some(1), "{err}");
-    assert!(err.contains("unknown variant \"nonesuch\"") && !err.contains("=== memory"), "{err}");
-}
-
-#[test]
-fn memory_variants_help_is_the_scripts_usage() {
-    let out = Command::new(MEMORY_BIN).args(["variants", "--help"]).output().unwrap();
-    assert!(out.status.success());
-    let help = String::from_utf8(out.stdout).unwrap();
-    for part in ["scripts/bench-memory.sh --update-committed", "--quick", "TLS_BENCH_VARIANTS", "--libraries"]
-    {
-        assert!(help.contains(part), "{part} missing:\n{help}");
-    }
-}
-
-/// The packages `cargo tree` resolves for the root package with `args`,
+/// The packages `cargo tree` resolves for the root package and the
+/// benchmarks' (crates/benches, with criterion and gungraun) with `args`,
 /// each as `name version (source) features` (its enabled features), but
 /// for the workspace's own packages (whose features name the switch):
 /// sorted, once each. `RUSTFLAGS` is dropped (it would override the
@@ -81,7 +52,9 @@ fn resolved(args: &[&str]) -> Vec<String> {
     // The default variant's cargo: in the repository, without the
     // environment `cargo test` set, and no arguments of its own.
     let default = tls_bench::variants::find("default").expect("the default variant");
-    let mut cmd = default.cargo(&["tree", "-p", "tls-bench", "--prefix", "none", "--format", "{p} {f}"]);
+    let packages = ["-p", "tls-bench-tools", "-p", "tls-bench"];
+    let mut cmd =
+        default.cargo(&[&["tree"][..], &packages, &["--prefix", "none", "--format", "{p} {f}"]].concat());
     cmd.env_remove("RUSTFLAGS").args(args);
     let out = cmd.output().expect("running cargo tree");
     assert!(out.status.success(), "cargo tree {args:?}: {}", String::from_utf8_lossy(&out.stderr));

@@ -1,40 +1,9 @@
 //! What the integration tests share.
 
-use std::{fs, path::PathBuf};
-
-use tls_bench_harness::libs;
-
 #[cfg(feature = "sockets")]
 #[allow(dead_code)] // not every test file that shares this module uses all of it
 pub mod sockets;
 
-/// An empty scratch directory for one test, `<suite>/<test>` under cargo's
-/// temporary directory for integration tests (`target/tmp`): removed if a
-/// previous run left it, then created.
-#[allow(dead_code)] // not every test file that shares this module uses it
-pub fn scratch(suite: &str, test: &str) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(suite).join(test);
-    if dir.exists() {
-        fs::remove_dir_all(&dir).unwrap();
-    }
-    fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-/// A library of this build that measures x25519 in every build variant and
-/// aws-lc-config build: the plaintext floor when built, else rustls on
-/// *ring*, OpenSSL or BoringSSL (FIPS builds of the others refuse x25519).
-#[allow(dead_code)] // not every test file that shares this module uses it
-pub fn small_library() -> String {
-    let names: Vec<String> = libs::all().iter().map(|l| l.name()).collect();
-    let fits = [
-        |n: &str| n == "plaintext",
-        |n: &str| n.starts_with("rustls-") && n.ends_with("+ring"),
-        |n: &str| n.starts_with("openssl-"),
-        |n: &str| n.starts_with("boring-"),
-    ];
-    fits.iter()
-        .find_map(|fit| names.iter().find(|n| fit(n)))
-        .unwrap_or_else(|| panic!("no library of {names:?} fits"))
-        .clone()
-}
+mod support;
+#[allow(unused_imports)] // not every test file that shares this module uses all of it
+pub use support::*;

@@ -97,7 +97,7 @@ struct RunArgs {
     #[arg(long)]
     filter: Option<String>,
     /// Build variants taking part, comma-separated, or `all` (names from
-    /// src/variants.rs, `variants list`: default, system-openssl,
+    /// crates/benches/src/variants.rs, `variants list`: default, system-openssl,
     /// boringssl, openssl-aws-lc).
     #[arg(long, default_value = "default", value_delimiter = ',')]
     variants: Vec<String>,

@@ -1,8 +1,10 @@
 //! Building tls-bench's benchmarks against one release, without touching
 //! tracked files: a workspace generated under `target/historical-perf/build/`
-//! builds the benches (and the suite's binaries) against the harness crate
-//! with only the library under test, its version pinned; the repository's
-//! sources, build scripts and lock file are reused where they are. OpenSSL
+//! holds the benchmarks' package (crates/benches), the harness and the
+//! results crates, and nothing else: the benches (and the suite's binaries)
+//! against the harness with only the library under test, its version
+//! pinned; the repository's sources, build scripts and lock file are reused
+//! where they are. OpenSSL
 //! releases are first built on their own by `openssl-src` and then linked
 //! statically through `OPENSSL_DIR`.
 
@@ -112,19 +114,23 @@ pub fn run(cmd: &mut Command, what: &str) -> Result<Output> {
     Ok(out)
 }
 
-/// The workspace crates a generated build holds besides its root package:
+/// The workspace crates a generated build holds: the benchmarks' package,
 /// the harness, and the results (the benches record each library's crypto
-/// floor beside Criterion's output; the `memory` binary's reports). The
-/// socket runner never: no suite runs over sockets.
-const MEMBERS: [&str; 2] = ["crates/harness", "crates/results"];
+/// floor beside Criterion's output; the `memory` binary's reports). Not the
+/// socket runner (no suite runs over sockets), nor the tools' root package.
+const MEMBERS: [&str; 3] = ["crates/benches", "crates/harness", "crates/results"];
 
 /// A generated build of one release: the manifests of a workspace that
 /// mirrors the repository's layout (so the members' relative paths hold),
 /// every source and build script an absolute path into the repository.
 pub struct Generated {
-    /// `Cargo.toml`: the root package with only the suite's targets, and
-    /// the workspace's dependency versions (where the library's is pinned).
+    /// `Cargo.toml`: the workspace alone, no package: its members
+    /// ([`MEMBERS`]), the dependency versions the members inherit (where
+    /// the library's is pinned), lints and profiles.
     pub root: DocumentMut,
+    /// `crates/benches/Cargo.toml`: the benchmarks' package with only the
+    /// suite's benches and binaries, and the features it turns on.
+    pub benches: DocumentMut,
     /// `crates/harness/Cargo.toml`: the harness with only the library under
     /// test (and its floor's crates).
     pub harness: DocumentMut,
@@ -137,6 +143,7 @@ impl Generated {
     pub fn files(&self) -> Vec<(&'static str, &DocumentMut)> {
         vec![
             ("Cargo.toml", &self.root),
+            ("crates/benches/Cargo.toml", &self.benches),
             ("crates/harness/Cargo.toml", &self.harness),
             ("crates/results/Cargo.toml", &self.results),
         ]
@@ -184,52 +191,57 @@ fn read_manifest(repo: &Path, path: &str) -> Result<DocumentMut> {
 }
 
 /// The workspace that builds `suite`'s benchmarks against `release`
-/// ([`Generated`]): absolute paths to the sources; in the root package
-/// only the suite's binaries and benches ([`Suite::bins`],
-/// [`Suite::benches`]), no tests or examples, only the features
-/// [`features`] names (so no `tools` dependencies for the Criterion
-/// suite); in the harness only the library under test, no aws-lc-config
-/// target tables; the library's version pinned in the workspace's
-/// dependencies (`=x.y.z`; for rustls 0.20 the crypto floor's *ring* at the
-/// 0.16 the release links), and the features of the crates it shares with
-/// the repository's own build pinned to that build's ([`SHARED_FEATURES`],
-/// [`share_features`]). Errors: the repository's manifests or Cargo.lock
-/// cannot be read or lack a table this edits.
+/// ([`Generated`]): the repository's workspace tables without its root
+/// package (the tools); in the benchmarks' package only the suite's
+/// binaries and benches ([`Suite::bins`], [`Suite::benches`]) at absolute
+/// paths, no tests, only the features [`features`] names (so no `tools`
+/// dependencies for the Criterion suite) and the dev-dependencies the suite
+/// uses ([`OPTIONAL_DEV_DEPENDENCIES`]); in the harness only the library
+/// under test, no aws-lc-config target tables; the library's version pinned
+/// in the workspace's dependencies (`=x.y.z`; for rustls 0.20 the crypto
+/// floor's *ring* at the 0.16 the release links), and the features of the
+/// crates it shares with the repository's own build pinned to that build's
+/// ([`SHARED_FEATURES`], [`share_features`]). Errors: the repository's
+/// manifests or Cargo.lock cannot be read or lack a table this edits.
 pub fn manifest(repo: &Path, release: &Release, suite: Suite) -> Result<Generated> {
     let abs = |p: &str| value(repo.join(p).display().to_string());
     let kept = self::features(release, suite);
-    let mut root = read_manifest(repo, "Cargo.toml")?;
-    let package = root["package"].as_table_mut().context("no [package]")?;
-    package.insert("build", abs("build.rs"));
+    let workspace = read_manifest(repo, "Cargo.toml")?;
+    let mut root = DocumentMut::new();
+    for table in ["workspace", "profile"] {
+        let item = workspace.get(table).with_context(|| format!("Cargo.toml has no [{table}]"))?;
+        root.insert(table, item.clone());
+    }
+    // Not the repository's comments on its root package.
+    root["workspace"].as_table_mut().context("[workspace] is not a table")?.decor_mut().set_prefix(format!(
+        "# Generated by historical-perf (src/bin/historical-perf/build.rs) for {release}: the\n\
+         # repository's workspace tables, with the benchmarks, the harness and the results only.\n"
+    ));
+
+    let mut benches = read_manifest(repo, "crates/benches/Cargo.toml")?;
+    let package = benches["package"].as_table_mut().context("crates/benches: no [package]")?;
+    package.insert("build", abs("crates/benches/build.rs"));
     for auto in ["autobins", "autoexamples", "autotests", "autobenches"] {
         package.insert(auto, value(false));
     }
-    root["lib"]["path"] = abs("src/lib.rs");
-    root.remove("test");
-    // Examples are tools (they need the features this drops).
-    root.remove("example");
-    let bins = root["bin"].as_array_of_tables_mut().context("no [[bin]]")?;
+    benches["lib"]["path"] = abs("crates/benches/src/lib.rs");
+    benches.remove("test");
+    let bins = benches["bin"].as_array_of_tables_mut().context("crates/benches: no [[bin]]")?;
     keep_targets(bins, suite.bins(), |name| abs(&bin_path(repo, name)))?;
     for bin in bins.iter_mut() {
         let name = bin.get("name").and_then(Item::as_str).map(past_bin).context("a [[bin]] without name")?;
         bin.insert("name", value(name));
     }
     if bins.is_empty() {
-        root.remove("bin");
+        benches.remove("bin");
     }
-    let benches = root["bench"].as_array_of_tables_mut().context("no [[bench]]")?;
-    keep_targets(benches, suite.benches(), |name| abs(&format!("benches/{name}.rs")))?;
-    for (feature, pin) in FEATURE_PINS {
-        if let Some(list) = root["features"].get_mut(feature).and_then(Item::as_array_mut) {
-            list.retain(|v| v.as_str() != Some(pin));
-        }
+    let targets = benches["bench"].as_array_of_tables_mut().context("crates/benches: no [[bench]]")?;
+    keep_targets(targets, suite.benches(), |name| abs(&format!("crates/benches/benches/{name}.rs")))?;
+    let dev = benches["dev-dependencies"].as_table_mut().context("crates/benches: no [dev-dependencies]")?;
+    for dep in OPTIONAL_DEV_DEPENDENCIES.into_iter().filter(|d| !suite.dev_dependencies().contains(d)) {
+        dev.remove(dep);
     }
-    for (table, dep) in
-        UNUSED_BY_BENCHMARKS.into_iter().filter(|(_, d)| !suite.dev_dependencies().contains(d))
-    {
-        root[table].as_table_mut().with_context(|| format!("no [{table}]"))?.remove(dep);
-    }
-    prune(&mut root, &kept)?;
+    prune(&mut benches, &kept)?;
 
     let mut harness = read_manifest(repo, "crates/harness/Cargo.toml")?;
     harness["package"]["build"] = abs("crates/harness/build.rs");
@@ -286,11 +298,10 @@ pub fn manifest(repo: &Path, release: &Release, suite: Suite) -> Result<Generate
         Library::Openssl => {}
     }
     root["workspace"]["members"] = value(toml_edit::Array::from_iter(MEMBERS));
-    // The root package's targets only (the benches, the suite's binaries).
     root["workspace"].as_table_mut().context("no [workspace]")?.remove("default-members");
     // Only the workspace's dependencies a kept manifest inherits stay.
     let mut inherited = BTreeSet::new();
-    for doc in [&root, &harness, &results] {
+    for doc in [&benches, &harness, &results] {
         for table in ["dependencies", "dev-dependencies", "build-dependencies"] {
             for (key, item) in doc.get(table).and_then(Item::as_table_like).into_iter().flat_map(|t| t.iter())
             {
@@ -305,8 +316,8 @@ pub fn manifest(repo: &Path, release: &Release, suite: Suite) -> Result<Generate
         .context("no [workspace.dependencies]")?
         .retain(|key, _| inherited.contains(key));
     let lock = fs::read_to_string(repo.join("Cargo.lock")).context("reading Cargo.lock")?;
-    share_features(&mut root, &lock)?;
-    Ok(Generated { root, harness, results })
+    share_features(&mut benches, &lock)?;
+    Ok(Generated { root, benches, harness, results })
 }
 
 /// The aws-lc-rs of an s2n-tls build, which the crypto floor calls
@@ -490,12 +501,13 @@ fn share_features(doc: &mut DocumentMut, lock: &str) -> Result<()> {
     Ok(())
 }
 
-/// Where binary `name`'s crate root is, relative to `repo`, as Cargo finds
-/// it: `src/bin/<name>.rs`, or `src/bin/<name>/main.rs` for a binary of
-/// several files (`memory`).
+/// Where the benchmarks' binary `name`'s crate root is, relative to `repo`,
+/// as Cargo finds it: `crates/benches/src/bin/<name>.rs`, or
+/// `crates/benches/src/bin/<name>/main.rs` for a binary of several files
+/// (`memory`).
 fn bin_path(repo: &Path, name: &str) -> String {
-    let single = format!("src/bin/{name}.rs");
-    if repo.join(&single).is_file() { single } else { format!("src/bin/{name}/main.rs") }
+    let single = format!("crates/benches/src/bin/{name}.rs");
+    if repo.join(&single).is_file() { single } else { format!("crates/benches/src/bin/{name}/main.rs") }
 }
 
 /// The name a generated build gives the repository's binary `name`
@@ -503,7 +515,7 @@ fn bin_path(repo: &Path, name: &str) -> String {
 /// target directory, where Cargo puts every package's binaries side by side
 /// (`target/release/<name>`): under the same name, a build of the
 /// repository's own binaries while a release's benchmarks run would swap
-/// the binary they run (benches/instructions.rs runs whichever `run-case`
+/// the binary they run (crates/benches/benches/instructions.rs runs whichever `run-case`
 /// its package has).
 pub fn past_bin(name: &str) -> String {
     format!("past-{name}")
@@ -551,34 +563,10 @@ pub fn features(release: &Release, suite: Suite) -> Vec<&'static str> {
     features
 }
 
-/// Dependencies of the root package the benchmarks do not use: the
-/// certificate generator's, the tests' and the instruction counts'
-/// (gungraun, kept only for [`Suite::Instructions`], see
-/// [`Suite::dev_dependencies`]). Left in, they would hold crates such as
-/// aws-lc-rs at today's versions in the lock file. And Cargo.toml's feature
-/// pins of syn (`syn`, `syn-2`), whose place [`SHARED_FEATURES`] takes here
-/// (both syn versions, all features).
-const UNUSED_BY_BENCHMARKS: [(&str, &str); 11] = [
-    ("dependencies", "rcgen"),
-    ("dev-dependencies", "rustls-webpki"),
-    ("dev-dependencies", "rustls-pki-types"),
-    ("dev-dependencies", "x509-parser"),
-    ("dev-dependencies", "gungraun"),
-    ("dev-dependencies", "hyper"),
-    ("dev-dependencies", "hyper-util"),
-    ("dev-dependencies", "http-body-util"),
-    ("dev-dependencies", "bytes"),
-    ("build-dependencies", "syn"),
-    ("build-dependencies", "syn-2"),
-];
-
-/// Cargo.toml's feature pins inside features (feature, entry): `tools`
-/// turns on aws-lc-rs's defaults so that every build of today's package
-/// shares one AWS-LC build. A past release's build has no certificate
-/// generator (rcgen) to share with, and takes aws-lc-rs from its library
-/// alone ([`s2n_aws_lc_rs`]; none for rustls before 0.22).
-const FEATURE_PINS: [(&str, &str); 2] =
-    [("tools", "aws-lc-rs/default"), ("tools", "aws-lc-rs/prebuilt-nasm")];
+/// The benchmarks' dev-dependencies only one suite uses: gungraun, the
+/// instruction counts' ([`Suite::dev_dependencies`]). Every other suite's
+/// build drops it (it would be compiled with every bench).
+const OPTIONAL_DEV_DEPENDENCIES: [&str; 1] = ["gungraun"];
 
 /// The dependency an entry of a feature's list names: `dep:x`, `x/f` and
 /// `x?/f` name `x`; another feature's name names none.
@@ -1021,20 +1009,24 @@ mod tests {
         let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
         let release = Release { library: Library::Rustls, version: Version::new(0, 22, 4) };
         let generated = manifest(repo, &release, Suite::Criterion).unwrap();
-        let (doc, harness) = (&generated.root, &generated.harness);
+        let (root, doc, harness) = (&generated.root, &generated.benches, &generated.harness);
         assert_eq!(generated.harness_dependency("rustls").unwrap()["version"].as_str(), Some("=0.22.4"));
-        for (doc, path) in [(doc, "src/lib.rs"), (harness, "crates/harness/src/lib.rs")] {
+        for (doc, path) in [(doc, "crates/benches/src/lib.rs"), (harness, "crates/harness/src/lib.rs")] {
             let lib = doc["lib"]["path"].as_str().unwrap();
             assert!(Path::new(lib).is_absolute() && lib.ends_with(path), "{lib}");
         }
         assert!(doc.get("bin").is_none() && harness.get("target").is_none());
-        // The harness and the results (library-free), no socket runner.
-        assert_eq!(strings(doc["workspace"].get("members")), ["crates/harness", "crates/results"]);
-        let ws = doc["workspace"]["dependencies"].as_table().unwrap();
-        for gone in ["tls-bench-sockets", "tokio", "s2n-tls"] {
+        // The workspace alone: no package of the tools.
+        for table in ["package", "dependencies", "bin", "test", "example", "features"] {
+            assert!(root.get(table).is_none(), "[{table}] in the generated workspace");
+        }
+        assert!(root.to_string().starts_with("# Generated by historical-perf"), "{root}");
+        // The benchmarks, the harness and the results (library-free), no socket runner.
+        assert_eq!(strings(root["workspace"].get("members")), MEMBERS);
+        let ws = root["workspace"]["dependencies"].as_table().unwrap();
+        for gone in ["tls-bench-sockets", "tokio", "s2n-tls", "clap", "hyper"] {
             assert!(!ws.contains_key(gone), "{gone} left in [workspace.dependencies]");
         }
-        assert!(doc.get("example").is_none(), "examples need the tools' features, which it drops");
         let benches = doc["bench"].as_array_of_tables().unwrap();
         let names: Vec<&str> = benches.iter().map(|b| b["name"].as_str().unwrap()).collect();
         assert_eq!(names, ["handshake", "throughput"]);
@@ -1051,11 +1043,8 @@ mod tests {
         }
         assert!(harness["features"]["boring"].as_array().unwrap().is_empty());
         let deps = doc["dependencies"].as_table().unwrap();
-        assert!(!deps.contains_key("rcgen") && !deps.contains_key("tls-bench-sockets"));
-        assert!(!doc["dev-dependencies"].as_table().unwrap().contains_key("rustls-webpki"));
-        // No tool's crates, no tests: the Criterion benches need neither.
-        for tool in ["clap", "csv", "chrono", "plotters", "semver", "toml_edit", "indicatif", "hdrhistogram"]
-        {
+        // No binary's crates, no tests: the Criterion benches need neither.
+        for tool in ["clap", "csv", "chrono", "plotters"] {
             assert!(!deps.contains_key(tool), "{tool} left in");
         }
         assert!(doc["features"]["tools"].as_array().unwrap().is_empty());
@@ -1126,7 +1115,7 @@ mod tests {
                 "{suite:?}"
             );
             assert!(!strings(off["features"].get("openssl")).iter().any(|f| f.contains("vendored")));
-            assert!(!generated.root["dependencies"].as_table().unwrap().contains_key("tls-bench-sockets"));
+            assert!(!generated.benches["dependencies"].as_table().unwrap().contains_key("tls-bench-sockets"));
         }
         for v in ["0.1.2", "0.2.3", "0.3.47"] {
             assert!(s2n(v).floor_features().is_empty(), "{v}");
@@ -1167,7 +1156,7 @@ mod tests {
         let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
         let release = Release { library: Library::Rustls, version: Version::new(0, 21, 12) };
         let generated = manifest(repo, &release, Suite::Instructions).unwrap();
-        let doc = &generated.root;
+        let doc = &generated.benches;
         let names = |kind: &str| targets(doc, kind);
         let bins = names("bin");
         assert_eq!(bins.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>(), ["past-run-case"]);
@@ -1178,16 +1167,12 @@ mod tests {
         }
         let dev = doc["dev-dependencies"].as_table().unwrap();
         assert!(dev.contains_key("gungraun"));
-        assert!(!dev.contains_key("rustls-webpki") && !dev.contains_key("x509-parser"));
-        assert!(!doc["dependencies"].as_table().unwrap().contains_key("rcgen"));
-        // run-case needs `tools` (clap), without rcgen (generate-certs only).
+        // run-case needs `tools` (clap).
         let deps = doc["dependencies"].as_table().unwrap();
         assert!(deps.contains_key("clap"));
         let tools: Vec<&str> =
             doc["features"]["tools"].as_array().unwrap().iter().filter_map(|f| f.as_str()).collect();
-        assert!(tools.contains(&"dep:clap") && !tools.contains(&"dep:rcgen"), "{tools:?}");
-        // Nor Cargo.toml's pin of aws-lc-rs's features (rustls 0.21: no aws-lc-rs).
-        assert!(!tools.iter().any(|f| f.starts_with("aws-lc-rs")), "{tools:?}");
+        assert!(tools.contains(&"dep:clap"), "{tools:?}");
         // The release's own adjustments are the Criterion build's.
         let criterion = manifest(repo, &release, Suite::Criterion).unwrap();
         for key in ["rustls", "aws-lc-rs"] {
@@ -1244,27 +1229,27 @@ mod tests {
         let release =
             Release { library: Library::Openssl, version: Version::parse("300.1.6+3.1.4").unwrap() };
         let generated = manifest(repo, &release, Suite::Dtls).unwrap();
-        let doc = &generated.root;
+        let doc = &generated.benches;
         let target = |kind: &str| targets(doc, kind);
         let (bins, benches) = (target("bin"), target("bench"));
         assert_eq!(bins.len(), 1);
         assert_eq!(bins[0].0, "past-memory");
-        assert!(bins[0].1.ends_with("src/bin/memory/main.rs") && Path::new(&bins[0].1).is_file(), "{bins:?}");
+        assert!(
+            bins[0].1.ends_with("crates/benches/src/bin/memory/main.rs") && Path::new(&bins[0].1).is_file(),
+            "{bins:?}"
+        );
         assert_eq!(benches.len(), 1);
         assert!(benches[0].0 == "dtls" && Path::new(&benches[0].1).is_file(), "{benches:?}");
         assert!(!doc["dev-dependencies"].as_table().unwrap().contains_key("gungraun"));
         let deps = doc["dependencies"].as_table().unwrap();
-        // `tools` is kept, but not the socket runner it turns on today: no
-        // tokio, no adapter pinning today's library releases. The memory
-        // binary's results crate is a member, as in every suite.
+        // `tools` is the benchmarks' (the memory binary's crates): no socket
+        // runner, no tokio. The memory binary's results crate is a member,
+        // as in every suite.
         for socket in ["tokio", "tls-bench-sockets"] {
             assert!(!deps.contains_key(socket), "{socket} left in");
         }
-        assert!(deps.contains_key("tls-bench-results"));
-        assert_eq!(strings(doc["workspace"].get("members")), ["crates/harness", "crates/results"]);
-        let tools = doc["features"]["tools"].as_array().unwrap();
-        assert!(!tools.iter().any(|f| f.as_str() == Some("sockets")), "{tools}");
-        assert!(strings(doc["features"].get("openssl")).iter().all(|f| !f.contains("sockets")));
+        assert!(deps.contains_key("tls-bench-results") && deps.contains_key("plotters"));
+        assert_eq!(strings(generated.root["workspace"].get("members")), MEMBERS);
         let deps = generated.harness["dependencies"].as_table().unwrap();
         assert!(
             deps.contains_key("openssl") && !deps.contains_key("rustls") && !deps.contains_key("s2n-tls")
@@ -1275,7 +1260,7 @@ mod tests {
     fn a_failure_keeps_the_whole_panic_message() {
         let stderr = "warning: unused import: `x`\n   Compiling tls-bench v0.1.0 (/w)\n\
             skip send-loop/DTLSv1.3,x/openssl-1.1.1w: no DTLS 1.3\n\n\
-            thread 'main' (4242) panicked at benches/dtls.rs:57:39:\n\
+            thread 'main' (4242) panicked at crates/benches/benches/dtls.rs:57:39:\n\
             called `Result::unwrap()` on an `Err` value: OpenSSL 1.1.1: key share type 408 is not read back here\n\
             \n\
             Caused by:\n    0: the group\n\
@@ -1283,7 +1268,7 @@ mod tests {
             error: bench failed, to rerun pass `--bench dtls`\n";
         assert_eq!(
             reason_from_stderr(stderr),
-            "thread 'main' (4242) panicked at benches/dtls.rs:57:39: / called `Result::unwrap()` on an `Err` \
+            "thread 'main' (4242) panicked at crates/benches/benches/dtls.rs:57:39: / called `Result::unwrap()` on an `Err` \
              value: OpenSSL 1.1.1: key share type 408 is not read back here / Caused by: /     0: the group / \
              error: bench failed, to rerun pass `--bench dtls`"
         );
@@ -1324,10 +1309,12 @@ mod tests {
         let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
         let lock = fs::read_to_string(repo.join("Cargo.lock")).unwrap();
         let own: DocumentMut = fs::read_to_string(repo.join("Cargo.toml")).unwrap().parse().unwrap();
+        let benches: DocumentMut =
+            fs::read_to_string(repo.join("crates/benches/Cargo.toml")).unwrap().parse().unwrap();
         let release =
             Release { library: Library::Openssl, version: Version::parse("111.28.2+1.1.1w").unwrap() };
         for suite in [Suite::Criterion, Suite::Instructions, Suite::Dtls] {
-            let doc = manifest(repo, &release, suite).unwrap().root;
+            let doc = manifest(repo, &release, suite).unwrap().benches;
             let dev = doc["dev-dependencies"].as_table().unwrap();
             let build = doc["build-dependencies"].as_table().unwrap();
             assert_eq!(strings(build["cc"].get("features")), ["parallel"]);
@@ -1345,7 +1332,7 @@ mod tests {
             }
             // Criterion and pprof as the repository asks for them.
             for kept in ["criterion", "pprof"] {
-                assert_eq!(dev[kept].to_string(), own["dev-dependencies"][kept].to_string());
+                assert_eq!(dev[kept].to_string(), benches["dev-dependencies"][kept].to_string());
             }
         }
         // Every pin names a crate Cargo.lock holds (none adds a crate).

@@ -5,6 +5,7 @@
 //! measures one small case (one library, one kind, one chain, 2 pairs), so
 //! the file takes about a second.
 
+#[path = "../../../tests/common/support.rs"]
 mod common;
 
 use std::{
@@ -200,7 +201,7 @@ fn plot_creates_a_missing_svg_directory() {
 /// `cargo run --release --bin memory -- plot` redraws the graph alone.
 #[test]
 fn the_committed_graph_is_drawn_from_the_committed_data() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = tls_bench::variants::repo();
     let data: Vec<_> =
         fs::read_dir(root.join("results/memory/data")).expect("results/memory/data/ missing").collect();
     assert!(!data.is_empty(), "results/memory/data/ is empty");
@@ -212,4 +213,47 @@ fn the_committed_graph_is_drawn_from_the_committed_data() {
         fs::read_to_string(root.join("results/memory/memory.svg")).unwrap(),
     );
     assert!(drawn == committed, "results/memory/memory.svg is not what results/memory/data/ draws");
+}
+
+/// Runs `memory` with `args` and `TLS_BENCH_VARIANTS` set to `picked`
+/// (unset for `None`), as `scripts/bench-memory.sh` runs `memory variants`:
+/// (exit code, stderr).
+fn memory_picking(args: &[&str], picked: Option<&str>) -> (Option<i32>, String) {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_memory"));
+    cmd.args(args);
+    match picked {
+        Some(v) => cmd.env("TLS_BENCH_VARIANTS", v),
+        None => cmd.env_remove("TLS_BENCH_VARIANTS"),
+    };
+    let out = cmd.output().expect("running memory");
+    (out.status.code(), String::from_utf8_lossy(&out.stderr).into())
+}
+
+#[test]
+fn update_committed_refuses_a_partial_memory_run_before_any_work() {
+    for (args, picked) in [
+        (&["variants", "--update-committed", "--quick"][..], None),
+        (&["variants", "--libraries", "plaintext", "--update-committed"][..], None),
+        (&["variants", "--update-committed", "-n", "5"][..], None),
+        (&["variants", "--update-committed"][..], Some("default")),
+    ] {
+        let (code, err) = memory_picking(args, picked);
+        assert_eq!(code, Some(2), "{args:?} {picked:?}: {err}");
+        assert!(err.contains("needs a complete run") && err.contains("refused for: "), "{err}");
+        assert!(!err.contains("=== memory"), "a variant ran: {err}");
+    }
+    let (code, err) = memory_picking(&["variants", "--quick"], Some("nonesuch"));
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("unknown variant \"nonesuch\"") && !err.contains("=== memory"), "{err}");
+}
+
+#[test]
+fn memory_variants_help_is_the_scripts_usage() {
+    let out = Command::new(env!("CARGO_BIN_EXE_memory")).args(["variants", "--help"]).output().unwrap();
+    assert!(out.status.success());
+    let help = String::from_utf8(out.stdout).unwrap();
+    for part in ["scripts/bench-memory.sh --update-committed", "--quick", "TLS_BENCH_VARIANTS", "--libraries"]
+    {
+        assert!(help.contains(part), "{part} missing:\n{help}");
+    }
 }

@@ -40,10 +40,16 @@ use crate::{
 };
 
 /// The committed results (`results/memory/data/<variant>.json`, one report per
-/// build variant), read by `memory plot` when given no reports.
-const COMMITTED_DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/results/memory/data");
-/// The committed graph, drawn from [`COMMITTED_DATA`].
-const COMMITTED_SVG: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/results/memory/memory.svg");
+/// build variant, under the repository), read by `memory plot` when given no
+/// reports.
+fn committed_data() -> PathBuf {
+    tls_bench::variants::repo().join("results/memory/data")
+}
+
+/// The committed graph, drawn from [`committed_data`].
+fn committed_svg() -> PathBuf {
+    tls_bench::variants::repo().join("results/memory/memory.svg")
+}
 
 /// Most connection pairs `-n` takes: all are alive together, and a pair of
 /// some libraries holds over 100 KiB (about 1 GiB at this bound).
@@ -236,10 +242,14 @@ fn run(cli: Cli) -> Result<()> {
 /// library and parameters in two reports, an unwritable SVG path.
 fn plot_reports(args: PlotArgs) -> Result<()> {
     let (inputs, svg) = if args.inputs.is_empty() {
-        (vec![PathBuf::from(COMMITTED_DATA)], args.svg.unwrap_or_else(|| PathBuf::from(COMMITTED_SVG)))
+        (vec![committed_data()], args.svg.unwrap_or_else(committed_svg))
     } else {
         let svg = args.svg.with_context(|| {
-            format!("--svg is required with reports ({COMMITTED_SVG} is drawn from {COMMITTED_DATA} only)")
+            format!(
+                "--svg is required with reports ({} is drawn from {} only)",
+                committed_svg().display(),
+                committed_data().display()
+            )
         })?;
         (args.inputs, svg)
     };

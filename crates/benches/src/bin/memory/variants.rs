@@ -12,7 +12,7 @@ use std::{
 use anyhow::{Context, Result, ensure};
 use tls_bench::variants::{self, VARIANTS_ENV};
 
-use crate::{COMMITTED_DATA, PlotArgs, Selection, plot_reports};
+use crate::{PlotArgs, Selection, committed_data, plot_reports};
 
 /// `memory variants --help` (and so `scripts/bench-memory.sh --help`).
 pub const LONG_ABOUT: &str = "\
@@ -137,7 +137,7 @@ pub fn run(args: VariantsArgs) -> Result<()> {
         reports.push(json);
     }
     if args.update_committed {
-        replace_committed(&reports, Path::new(COMMITTED_DATA))?;
+        replace_committed(&reports, &committed_data())?;
         plot_reports(PlotArgs { svg: None, markdown: false, inputs: Vec::new() })
     } else {
         plot_reports(PlotArgs { svg: Some(out.join("memory.svg")), markdown: false, inputs: reports })?;

@@ -8,6 +8,7 @@
 //! each library must fail naming the files, and s2n-tls's security policy
 //! probe must report them instead of skipping every parameter set.
 
+#[path = "../../../tests/common/support.rs"]
 mod common;
 
 use std::{
@@ -154,15 +155,4 @@ fn every_library_fails_on_the_key_of_another_certificate() {
         assert!(!stderr.contains("no s2n-tls security policy"), "{library}: a policy skip:\n{stderr}");
         assert!(stderr.contains(&dir.join(certs::SERVER_KEY).display().to_string()), "{library}: {stderr}");
     }
-}
-
-#[test]
-fn generate_certs_refuses_to_replace_the_committed_chains() {
-    let before = fs::read(Path::new(certs::CERTS_DIR).join("ecdsa-p256").join(certs::SERVER_KEY)).unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_generate-certs")).output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success(), "{stderr}");
-    assert!(stderr.contains("--force") && stderr.contains("git checkout -- certs"), "{stderr}");
-    let after = fs::read(Path::new(certs::CERTS_DIR).join("ecdsa-p256").join(certs::SERVER_KEY)).unwrap();
-    assert_eq!(before, after);
 }

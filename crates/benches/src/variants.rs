@@ -84,9 +84,11 @@ pub const VARIANTS: &[Variant] = &[
     },
 ];
 
-/// The repository (where Cargo.toml is): cargo runs there.
+/// The repository (where the workspace's Cargo.toml is, two folders above
+/// this package's, crates/benches/): cargo runs there.
 pub fn repo() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
+    let package = Path::new(env!("CARGO_MANIFEST_DIR"));
+    package.parent().and_then(Path::parent).expect("crates/benches/ is two folders under the repository")
 }
 
 impl Variant {

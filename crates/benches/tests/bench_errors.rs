@@ -9,6 +9,7 @@
 //! in this build's features and aws-lc-config files, then run directly with
 //! filters that measure nothing (`--list`, or `--test` on one cheap id).
 
+#[path = "../../../tests/common/support.rs"]
 mod common;
 
 use std::{
@@ -66,7 +67,7 @@ fn bench_binary(name: &str) -> PathBuf {
         return path.clone();
     }
     let mut cmd = Command::new(env!("CARGO"));
-    cmd.current_dir(env!("CARGO_MANIFEST_DIR"))
+    cmd.current_dir(tls_bench::variants::repo())
         .args(["bench", "--no-run", "--message-format=json", "--bench", name, "--no-default-features"])
         .args(["--features", &features()]);
     // A backend's cfg without its feature came from its aws-lc-config file.
@@ -100,7 +101,7 @@ fn bench_binary(name: &str) -> PathBuf {
 /// and the environment `envs`, with backtraces on (a panic would show one).
 fn run(name: &str, args: &[&str], envs: &[(&str, &str)]) -> Output {
     Command::new(bench_binary(name))
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .current_dir(tls_bench::variants::repo())
         .arg("--bench")
         .args(args)
         .env("RUST_BACKTRACE", "1")
@@ -317,7 +318,7 @@ fn noise_sh_stops_at_a_filter_that_selects_nothing() {
     if !cfg!(feature = "default") {
         return; // noise.sh runs the default build only.
     }
-    let mut cmd = Command::new(Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/instructions-noise.sh"));
+    let mut cmd = Command::new(tls_bench::variants::repo().join("scripts/instructions-noise.sh"));
     without_cargo_test_env(&mut cmd);
     let out = cmd.arg("nosuch").output().unwrap();
     let err = text(&out.stderr);
