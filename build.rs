@@ -1,10 +1,9 @@
 //! Build script of the tools: exports the compiler's version, recorded
 //! beside `compare`'s results. The harness's own build script
-//! (crates/harness/build.rs) exports the TLS crates' versions and the cfgs
-//! of their APIs; the benchmarks' (crates/benches/build.rs) gungraun's
-//! version. The AWS-LC backends' features
-//! (`openssl-aws-lc`, `s2n-tls-fips`, `rustls-fips`) set the cfgs their
-//! aws-lc-config files add to rustflags, here as in the harness.
+//! (crates/harness/build.rs) exports the TLS crates' versions, the cfgs of
+//! their APIs and those of the AWS-LC backends' features; the benchmarks'
+//! (crates/benches/build.rs) gungraun's version. No code of this package
+//! reads a backend's cfg.
 
 use std::env;
 
@@ -19,13 +18,4 @@ fn main() {
         .and_then(|o| String::from_utf8(o.stdout).ok())
         .map_or_else(|| "unknown".to_string(), |v| v.trim().to_string());
     println!("cargo::rustc-env=TLS_BENCH_RUSTC_VERSION={version}");
-    for (feature, cfg) in [
-        ("OPENSSL_AWS_LC", "tls_bench_openssl_aws_lc"),
-        ("S2N_TLS_FIPS", "tls_bench_s2n_fips"),
-        ("RUSTLS_FIPS", "tls_bench_rustls_fips"),
-    ] {
-        if env::var_os(format!("CARGO_FEATURE_{feature}")).is_some() {
-            println!("cargo::rustc-cfg={cfg}");
-        }
-    }
 }

@@ -22,7 +22,8 @@ use tls_bench_results::criterion_json;
 /// cost about 2 s per benchmark, so they are off by default.
 pub const PLOTS_ENV: &str = "TLS_BENCH_PLOTS";
 
-/// Checks the command line and the settings, then: with `--list`, prints
+/// Moves to the repository's root, checks the command line and the
+/// settings, then: with `--list`, prints
 /// the ids of the bench named `bench` that the filter selects, each whole,
 /// as Criterion's `--list` does (`ID: benchmark`; Criterion would cut ids
 /// over [`CRITERION_TITLE_MAX`] characters), and exits; otherwise returns
@@ -38,6 +39,11 @@ pub const PLOTS_ENV: &str = "TLS_BENCH_PLOTS";
 /// exist, a filter that is not a regular expression, or an option value
 /// Criterion asserts ([`filter::check_options`]).
 pub fn config(bench: &str) -> Criterion {
+    // Cargo runs a bench in its package's folder (crates/benches/); the
+    // repository's root is where relative paths in the settings
+    // (`CRITERION_HOME`, `CARGO_TARGET_DIR`, `TLS_BENCH_CERTS_DIR`) and
+    // Criterion's `target/criterion` have always been read from.
+    env::set_current_dir(tls_bench::variants::repo()).unwrap_or_else(fail_on);
     let args = || env::args().skip(1);
     filter::check_options(args()).unwrap_or_else(fail_on);
     IdFilter::from_args(args()).unwrap_or_else(fail_on);
