@@ -3,28 +3,17 @@
 //! it over every variant; `memory variants`, which `scripts/bench-memory.sh`
 //! runs, is in crates/benches/tests/memory_cli.rs.)
 
+mod common;
+
 use std::process::Command;
 
 use tls_bench::variants::{Scope, VARIANTS};
-
-/// Runs `exe` with `args` and `TLS_BENCH_VARIANTS` set to `picked` (unset
-/// for `None`): (exit code, stderr).
-fn run(exe: &str, args: &[&str], picked: Option<&str>) -> (Option<i32>, String) {
-    let mut cmd = Command::new(exe);
-    cmd.args(args);
-    match picked {
-        Some(v) => cmd.env("TLS_BENCH_VARIANTS", v),
-        None => cmd.env_remove("TLS_BENCH_VARIANTS"),
-    };
-    let out = cmd.output().expect("running the binary");
-    (out.status.code(), String::from_utf8_lossy(&out.stderr).into())
-}
 
 const VARIANTS_BIN: &str = env!("CARGO_BIN_EXE_variants");
 
 #[test]
 fn an_unknown_variant_stops_bench_before_any_variant_runs() {
-    let (code, err) = run(VARIANTS_BIN, &["bench", "--", "--test"], Some("default boringsl"));
+    let (code, err) = common::run_picking(VARIANTS_BIN, &["bench", "--", "--test"], Some("default boringsl"));
     assert_eq!(code, Some(1), "{err}");
     let valid = tls_bench::variants::names(Scope::Every).join(" ");
     assert!(err.contains(&format!("unknown variant \"boringsl\"; valid: {valid}")), "{err}");

@@ -1,7 +1,7 @@
 //! What every package's integration tests share (the root's through
 //! `tests/common/mod.rs`, crates/benches's through a `#[path]` module).
 
-use std::{fs, path::PathBuf};
+use std::{fs, path::PathBuf, process::Command};
 
 use tls_bench_harness::libs;
 
@@ -34,4 +34,19 @@ pub fn small_library() -> String {
         .find_map(|fit| names.iter().find(|n| fit(n)))
         .unwrap_or_else(|| panic!("no library of {names:?} fits"))
         .clone()
+}
+
+/// Runs `exe` with `args` and `TLS_BENCH_VARIANTS` set to `picked` (unset
+/// for `None`), as the scripts run `variants bench` and `memory variants`:
+/// (exit code, stderr).
+#[allow(dead_code)] // not every test file that shares this module uses it
+pub fn run_picking(exe: &str, args: &[&str], picked: Option<&str>) -> (Option<i32>, String) {
+    let mut cmd = Command::new(exe);
+    cmd.args(args);
+    match picked {
+        Some(v) => cmd.env("TLS_BENCH_VARIANTS", v),
+        None => cmd.env_remove("TLS_BENCH_VARIANTS"),
+    };
+    let out = cmd.output().expect("running the binary");
+    (out.status.code(), String::from_utf8_lossy(&out.stderr).into())
 }

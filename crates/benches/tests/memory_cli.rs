@@ -215,20 +215,6 @@ fn the_committed_graph_is_drawn_from_the_committed_data() {
     assert!(drawn == committed, "results/memory/memory.svg is not what results/memory/data/ draws");
 }
 
-/// Runs `memory` with `args` and `TLS_BENCH_VARIANTS` set to `picked`
-/// (unset for `None`), as `scripts/bench-memory.sh` runs `memory variants`:
-/// (exit code, stderr).
-fn memory_picking(args: &[&str], picked: Option<&str>) -> (Option<i32>, String) {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_memory"));
-    cmd.args(args);
-    match picked {
-        Some(v) => cmd.env("TLS_BENCH_VARIANTS", v),
-        None => cmd.env_remove("TLS_BENCH_VARIANTS"),
-    };
-    let out = cmd.output().expect("running memory");
-    (out.status.code(), String::from_utf8_lossy(&out.stderr).into())
-}
-
 #[test]
 fn update_committed_refuses_a_partial_memory_run_before_any_work() {
     for (args, picked) in [
@@ -237,12 +223,13 @@ fn update_committed_refuses_a_partial_memory_run_before_any_work() {
         (&["variants", "--update-committed", "-n", "5"][..], None),
         (&["variants", "--update-committed"][..], Some("default")),
     ] {
-        let (code, err) = memory_picking(args, picked);
+        let (code, err) = common::run_picking(env!("CARGO_BIN_EXE_memory"), args, picked);
         assert_eq!(code, Some(2), "{args:?} {picked:?}: {err}");
         assert!(err.contains("needs a complete run") && err.contains("refused for: "), "{err}");
         assert!(!err.contains("=== memory"), "a variant ran: {err}");
     }
-    let (code, err) = memory_picking(&["variants", "--quick"], Some("nonesuch"));
+    let (code, err) =
+        common::run_picking(env!("CARGO_BIN_EXE_memory"), &["variants", "--quick"], Some("nonesuch"));
     assert_eq!(code, Some(1), "{err}");
     assert!(err.contains("unknown variant \"nonesuch\"") && !err.contains("=== memory"), "{err}");
 }
