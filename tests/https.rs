@@ -661,8 +661,15 @@ fn another_builds_server_runs_as_a_child_says_what_it_supports_and_reports_its_s
     let p = params(HandshakeKind::ServerAuth);
     let lib = tls.into_iter().find(|l| runs(&**l, &p)).expect("a library running the common parameters");
     let json = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("child-https-serve.json");
-    let options =
-        ChildOptions { threads: 1, cores: Vec::new(), body: BODY, max_connections: 64, timeouts: None, json };
+    let options = ChildOptions {
+        threads: 1,
+        cores: Vec::new(),
+        body: BODY,
+        echo: false,
+        max_connections: 64,
+        timeouts: None,
+        json,
+    };
     let child = ChildServer::start(exe, &lib.name(), &p, &options).unwrap();
     let report = run(&*lib, &siege(p, child.addr(), true)).unwrap();
     assert_clean(&report, "a child server, kept alive", 8);

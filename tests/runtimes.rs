@@ -7,7 +7,10 @@
 //! clients (plain text, silence after a ClientHello, a malformed
 //! ClientHello, a slow header, another host's name, an mTLS client without
 //! a certificate or with one of another CA) are refused and counted by kind
-//! while good clients are served. A machine without a
+//! while good clients are served. Each echo server (`--echo`, what
+//! `compare --sockets` loads), Erlang's `gen_tcp` too, echoes every byte
+//! of small and large messages on kept and new connections, checked on
+//! both sides, and refuses a misbehaving client. A machine without a
 //! runtime's toolchain prints a skip; with `TLS_BENCH_REQUIRE_RUNTIMES` set
 //! (CI) that is a failure. Each bounded in time.
 
@@ -17,16 +20,17 @@ mod common;
 
 use std::time::Duration;
 
-use common::sockets::{BODY, params, siege_options};
+use common::sockets::{BODY, load_options, params, siege_options};
 use tls_bench_harness::{
     error::ConfigureError,
     params::{CipherSuite, HandshakeKind, KxGroup, Params},
 };
 use tls_bench_sockets::{
-    ErrorKind, Library,
+    ErrorKind, Extensions, Library,
     attack::{Attack, AttackClients, AttackOptions, run_attackers},
     child::{Build, ChildOptions, ChildServer, probe},
     https, libraries,
+    load::{self, LoadOptions},
     runtimes::{RUNTIMES, Runtime},
     siege::{SiegeOptions, SiegeReport, run},
 };
@@ -55,7 +59,15 @@ fn options(build: &Build, test: &str) -> ChildOptions {
     let json = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
         .join("runtimes")
         .join(format!("{}-{test}.summary.json", build.variant));
-    ChildOptions { threads: 1, cores: Vec::new(), body: BODY, max_connections: 64, timeouts: None, json }
+    ChildOptions {
+        threads: 1,
+        cores: Vec::new(),
+        body: BODY,
+        echo: false,
+        max_connections: 64,
+        timeouts: None,
+        json,
+    }
 }
 
 /// Two users of four requests each.
@@ -214,5 +226,113 @@ fn every_runtime_refuses_misbehaving_clients_while_good_ones_are_served() {
         }
         assert!(summary.idle_closed >= 1, "{library}: the slowloris closed idle: {summary:?}");
         assert_eq!(summary.requests, 8, "{library}: only the good clients' requests: {summary:?}");
+    }
+}
+
+/// Echo servers: options of [`options`] with `--echo`.
+fn echo_options(build: &Build, test: &str) -> ChildOptions {
+    ChildOptions { echo: true, ..options(build, test) }
+}
+
+#[test]
+fn every_runtime_echoes_every_byte_checked_on_both_sides() {
+    let tls12 = CipherSuite::TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256;
+    for runtime in &RUNTIMES {
+        let Some(build) = built(runtime) else { continue };
+        // Each TLS server with this build's first client that runs the set,
+        // then each plaintext one (Erlang's gen_tcp) with plaintext TCP.
+        let mut rows: Vec<(String, Params, Box<dyn Library>)> = Vec::new();
+        for library in &build.libraries {
+            let sets = [
+                params(HandshakeKind::ServerAuth),
+                Params {
+                    suite: CipherSuite::TLS_CHACHA20_POLY1305_SHA256,
+                    ..params(HandshakeKind::MutualAuth)
+                },
+                Params { suite: tls12, ..params(HandshakeKind::ServerAuth) },
+            ];
+            for p in sets {
+                probe(&build.exe, library, &p).unwrap_or_else(|e| panic!("{library} {p}: {e:?}"));
+                let client = libraries()
+                    .into_iter()
+                    .find(|l| !l.plaintext() && l.client(&p, &Extensions::NONE).is_ok())
+                    .expect("a client library");
+                rows.push((library.clone(), p, client));
+            }
+        }
+        for library in &build.plaintext {
+            let p = params(HandshakeKind::ServerAuth);
+            probe(&build.exe, library, &p).unwrap();
+            let plaintext = libraries().into_iter().find(|l| l.plaintext()).expect("plaintext TCP");
+            rows.push((library.clone(), p, plaintext));
+        }
+        if runtime.name == "erlang" {
+            assert_eq!(build.plaintext.len(), 1, "gen_tcp: {:?}", build.plaintext);
+        }
+        for (library, p, client) in rows {
+            let server = ChildServer::start(&build.exe, &library, &p, &echo_options(&build, "echo")).unwrap();
+            let mut moved = 0;
+            // Kept connections with small and large messages (several
+            // records each), then a new connection per message.
+            for (message, new_connection) in [(100, false), (65_536, false), (1024, true)] {
+                let what =
+                    format!("{library} {p}, client {}, {message} B, new {new_connection}", client.name());
+                let options = LoadOptions { message, new_connection, ..load_options(p, server.addr()) };
+                let report = load::run(&*client, &options).unwrap();
+                assert!(report.errors.is_empty(), "{what}: {:?} {:?}", report.errors, report.error_examples);
+                assert_eq!(report.requests, 20, "{what}");
+                assert_eq!(
+                    (report.bytes_sent, report.bytes_received),
+                    (20 * message as u64, 20 * message as u64)
+                );
+                moved += 20 * message as u64;
+            }
+            let summary = server.stop().unwrap();
+            let what = format!("{library} {p}");
+            assert!(summary.errors.is_empty(), "{what}: {:?} {:?}", summary.errors, summary.error_examples);
+            assert_eq!((summary.bytes_received, summary.bytes_sent), (moved, moved), "{what}: {summary:?}");
+            // 2 + 2 kept connections, then 2 clients x 10 new ones.
+            assert_eq!(summary.connections, 24, "{what}: {summary:?}");
+            let handshakes =
+                summary.handshakes_full + summary.handshakes_resumed + summary.handshakes_unclassified;
+            let tls = build.libraries.contains(&library);
+            assert_eq!(handshakes, if tls { 24 } else { 0 }, "{what}: {summary:?}");
+            assert!(summary.rss.peak_kib > 0 && summary.cpu_seconds > 0.0, "{what}: {summary:?}");
+        }
+        // A misbehaving client is refused and counted while the echo serves.
+        let library = &build.libraries[0];
+        let p = params(HandshakeKind::ServerAuth);
+        let timeouts = Some((Duration::from_millis(500), Duration::from_millis(500)));
+        let options = ChildOptions { timeouts, ..echo_options(&build, "echo-attacks") };
+        let server = ChildServer::start(&build.exe, library, &p, &options).unwrap();
+        let client = libraries().into_iter().find(|l| !l.plaintext()).expect("a TLS library");
+        let kinds = vec![Attack::Garbage, Attack::HelloThenSilence];
+        let attack_options = AttackOptions {
+            kinds: kinds.clone(),
+            attackers: 1,
+            duration: Duration::from_millis(600),
+            interval: Duration::from_millis(100),
+            hold: Duration::from_secs(3),
+            flood: 0,
+            max_attempts: 10,
+        };
+        let clients = AttackClients::of(&*client, &p).unwrap();
+        let addr = server.addr();
+        let attackers = std::thread::spawn(move || run_attackers(addr, clients, &attack_options));
+        let good = load::run(&*client, &load_options(p, addr)).unwrap();
+        let counts = attackers.join().unwrap().unwrap();
+        let summary = server.stop().unwrap();
+        assert!(good.errors.is_empty() && good.requests == 20, "{library}: {:?}", good.error_examples);
+        let mut attempts = 0;
+        for attack in kinds {
+            let c = &counts[&attack];
+            assert!(c.attempts >= 1, "{library} {}: {c:?}", attack.name());
+            assert_eq!((c.rejected, c.still_open), (c.attempts, 0), "{library} {}: {c:?}", attack.name());
+            attempts += c.attempts;
+        }
+        // Each counted, by the kind the runtime saw (JSS times out on
+        // garbage where the others fail the handshake).
+        let failures: u64 = summary.errors.values().sum();
+        assert!(failures >= attempts, "{library}: {attempts} attacks, {:?}", summary.errors);
     }
 }

@@ -108,6 +108,7 @@ impl Target {
             threads: serve.threads,
             cores: Vec::new(),
             body,
+            echo: false,
             max_connections: serve.max_connections,
             timeouts: Some((serve.handshake_timeout, serve.idle_timeout)),
             json: runtimes::dir().join(name).join("https-attack.summary.json"),

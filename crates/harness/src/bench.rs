@@ -9,7 +9,7 @@ use anyhow::{Result, bail};
 
 use crate::{
     harness::TlsLibrary,
-    params::{Aead, CertChain, HandshakeKind, KxGroup, Params, Protocol},
+    params::{Aead, CertChain, CipherSuite, HandshakeKind, KxGroup, Params, Protocol},
     transport::{DEFAULT_MTU, MAX_MTU, MIN_MTU, check_mtu},
     workload::{Handshake, SendLoop, SmallWrites, Throughput, Udp},
     writes::{MESSAGES, Message, Strategy},
@@ -224,13 +224,35 @@ pub const ECHO_MESSAGES: [u32; 3] = [1024, 16 * 1024, 64 * 1024];
 /// Clients at once of the socket handshakes ([`socket_workloads`]).
 pub const SOCKET_HANDSHAKE_CONNECTIONS: u32 = 10;
 
+/// The Erlang seed's echo (tls_bench's `benchmark(Library, Port, 50,
+/// Requests, 30720)`): 50 clients of 30 KiB messages.
+pub const SEED_ECHO: crate::workload::Echo = crate::workload::Echo { connections: 50, message: 30 * 1024 };
+
+/// The Erlang seed's suites, on an RSA-2048 chain (its ECDHE-RSA suite
+/// needs one): TLS_AES_128_GCM_SHA256 and TLS_CHACHA20_POLY1305_SHA256
+/// with x25519, TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256 with secp256r1
+/// (Erlang/OTP's ssl has no x25519 in TLS 1.2).
+pub fn seed_echo_params() -> [Params; 3] {
+    let rsa = Params { cert: CertChain::Rsa2048, ..Params::default() };
+    [
+        rsa,
+        Params { suite: CipherSuite::TLS_CHACHA20_POLY1305_SHA256, ..rsa },
+        Params {
+            suite: CipherSuite::TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,
+            group: KxGroup::Secp256r1,
+            ..rsa
+        },
+    ]
+}
+
 /// `compare --sockets`'s workloads: the socket echo
 /// ([`crate::workload::echo`]) of every TLS 1.3 suite (AES-GCM and
-/// ChaCha20) x [`ECHO_CONNECTIONS`] x [`ECHO_MESSAGES`], then full and
-/// resumed handshakes on new connections
-/// ([`crate::workload::socket_handshake`], [`SOCKET_HANDSHAKE_CONNECTIONS`]
-/// clients, TLS_AES_128_GCM_SHA256); server authentication, x25519, ECDSA
-/// P-256.
+/// ChaCha20) x [`ECHO_CONNECTIONS`] x [`ECHO_MESSAGES`] (server
+/// authentication, x25519, ECDSA P-256), the Erlang seed's echo
+/// ([`SEED_ECHO`] x [`seed_echo_params`]), then full and resumed
+/// handshakes on new connections ([`crate::workload::socket_handshake`],
+/// [`SOCKET_HANDSHAKE_CONNECTIONS`] clients, TLS_AES_128_GCM_SHA256,
+/// x25519, ECDSA P-256).
 pub fn socket_workloads() -> Vec<(Workload, Params)> {
     let base = Params::default();
     let mut out = Vec::new();
@@ -241,6 +263,7 @@ pub fn socket_workloads() -> Vec<(Workload, Params)> {
             }
         }
     }
+    out.extend(seed_echo_params().map(|p| (SEED_ECHO.into(), p)));
     let handshakes = crate::workload::SocketHandshake { connections: SOCKET_HANDSHAKE_CONNECTIONS };
     for kind in [HandshakeKind::ServerAuth, HandshakeKind::Resumption] {
         out.push((handshakes.into(), Params { kind, ..base }));

@@ -65,6 +65,11 @@ pub struct CaseInfo {
     /// The library's crypto floor (a library name), when the build has one.
     #[serde(default)]
     pub crypto_floor: Option<String>,
+    /// Whether the library is a plaintext server of another runtime
+    /// (Erlang's `gen_tcp` echo, `compare --sockets`): a floor beside the
+    /// TLS libraries, shown with its ratio but never the row's best.
+    #[serde(default)]
+    pub plaintext: bool,
 }
 
 /// One slice: a case's iterations in one round, per iteration in ns.

@@ -21,6 +21,7 @@
 //! | Historical performance | `results/historical-perf/data/<library>/*.json` |
 //! | Real sockets | `results/sockets/<date>/`: `compare/` (`compare --sockets`), `scaling/*.json`, `s-time.txt`, `baseline.txt` |
 //! | HTTPS | `results/https/<date>/`: `compare/`, `soak/`, `attack/*.json`, `env.txt` |
+//! | Other runtimes | `results/runtimes/<date>/erlang-seed/` (`compare --sockets`) |
 //!
 //! The README's "Real sockets" block ([`SOCKETS_START`] to [`SOCKETS_END`])
 //! is made from the same files ([`Generated::sockets`]).
@@ -98,6 +99,7 @@ pub fn generate(root: &Path) -> Result<Generated> {
         historical_section(root)?,
         sockets_section(root)?,
         https_section(root)?,
+        runtimes_section(root)?,
     ];
     let mut out = format!(
         "# Results\n\n\
@@ -942,6 +944,41 @@ fn sockets_section(root: &Path) -> Result<Section> {
         body,
         notes,
         headline,
+    })
+}
+
+/// Other runtimes: the Erlang seed's table, the newest
+/// `results/runtimes/<date>/erlang-seed/` (`scripts/record-runtimes.sh`).
+fn runtimes_section(root: &Path) -> Result<Section> {
+    let dir = newest_dated(root, "results/runtimes")?;
+    let seed = dir.join("erlang-seed");
+    let rel = relative(root, &seed);
+    let run = Run::read(&seed.join("results.json"))?;
+    let env_path = seed.join("environment.json");
+    let env = if env_path.is_file() { read_environment(&env_path)? } else { run.environment.clone() };
+    let mut body = format!(
+        "### The Erlang seed's table\n\nData: {} (made by `scripts/record-runtimes.sh`): a `compare --sockets` run ({} rounds; \
+         [sockets](../docs/sockets.md#other-runtimes)) of the seed's echo, 50 clients of 30 KiB \
+         messages, each runtime's echo server beside this project's libraries and plaintext TCP. \
+         The run, as its `environment.json` records it:\n\n{}\n",
+        path_link(&format!("{rel}/")),
+        run.rounds,
+        env.markdown()
+    );
+    body.push_str(&graphs(root, &[&seed])?);
+    for group in compare::groups(&run.rows) {
+        let rows: Vec<&RowSummary> = run.rows.iter().filter(|r| r.group == group).collect();
+        body.push('\n');
+        body.push_str(&demote(&compare::group_markdown(&group, &rows)));
+    }
+    let dir_rel = relative(root, &dir);
+    let notes = notes(root, &[format!("{dir_rel}/notes.md")])?;
+    Ok(Section {
+        title: "Other runtimes",
+        summary: "Erlang's ssl and gen_tcp, Go, Node.js, SunJSSE and JSS echo servers beside the libraries",
+        body,
+        notes,
+        headline: Vec::new(),
     })
 }
 

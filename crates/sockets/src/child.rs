@@ -36,11 +36,16 @@ pub struct Build {
     pub exe: PathBuf,
     /// Its TLS libraries (`https-serve --list`, plaintext left out).
     pub libraries: Vec<String>,
+    /// Its own plaintext servers, named rows (`--list` lines `NAME
+    /// plaintext`: Erlang's `gen_tcp` echo), which serve `--echo` only.
+    /// A build's `plaintext-tcp` is not one: it is this build's plaintext.
+    pub plaintext: Vec<String>,
 }
 
 impl Build {
-    /// Reads the libraries of `exe` (`--list`). Errors: it does not run,
-    /// or fails.
+    /// Reads the libraries of `exe` (`--list`: a line per server, `NAME`
+    /// for a TLS library, `NAME plaintext` for a plaintext one). Errors: it
+    /// does not run, or fails.
     pub fn read(variant: &str, exe: &Path) -> Result<Build> {
         let out = Command::new(exe)
             .arg("--list")
@@ -50,13 +55,16 @@ impl Build {
         if !out.status.success() {
             bail!("{} --list: {}", exe.display(), String::from_utf8_lossy(&out.stderr).trim());
         }
-        let libraries = String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .map(str::trim)
-            .filter(|l| !l.is_empty() && *l != super::PLAINTEXT)
-            .map(String::from)
-            .collect();
-        Ok(Build { variant: variant.to_string(), exe: exe.to_path_buf(), libraries })
+        let (mut libraries, mut plaintext) = (Vec::new(), Vec::new());
+        for line in String::from_utf8_lossy(&out.stdout).lines().map(str::trim) {
+            match line.split_once(' ') {
+                _ if line.is_empty() || line == super::PLAINTEXT => {}
+                None => libraries.push(line.to_string()),
+                Some((name, "plaintext")) => plaintext.push(name.to_string()),
+                Some(_) => bail!("{} --list said {line:?}: not `NAME` or `NAME plaintext`", exe.display()),
+            }
+        }
+        Ok(Build { variant: variant.to_string(), exe: exe.to_path_buf(), libraries, plaintext })
     }
 }
 
@@ -108,6 +116,9 @@ pub struct ChildOptions {
     pub cores: Vec<usize>,
     /// Body bytes.
     pub body: usize,
+    /// Echo every byte back (`--echo`: `serve`'s protocol, for `compare
+    /// --sockets`) instead of answering HTTP requests.
+    pub echo: bool,
     /// Connections at once.
     pub max_connections: usize,
     /// Its handshake and idle timeouts (`--handshake-timeout`,
@@ -152,6 +163,9 @@ impl ChildServer {
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit());
+        if options.echo {
+            cmd.arg("--echo");
+        }
         if !options.cores.is_empty() {
             let cores: Vec<String> = options.cores.iter().map(|c| c.to_string()).collect();
             cmd.args(["--cores", &cores.join(",")]);

@@ -230,6 +230,7 @@ fn row(
                     threads: options.threads,
                     cores: options.server_cores.clone(),
                     body: options.body,
+                    echo: false,
                     max_connections: serve_options.max_connections,
                     timeouts: None,
                     json: options.work.join(format!("{library}.summary.json")),

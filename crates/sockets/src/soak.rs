@@ -104,6 +104,7 @@ fn start_child(exe: &Path, library: &str, options: &SoakOptions) -> Result<(Proc
             threads: options.threads,
             cores: Vec::new(),
             body: options.body,
+            echo: false,
             max_connections: 10_000,
             timeouts: None,
             json: options.work.join(format!("{library}.summary.json")),

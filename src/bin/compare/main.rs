@@ -73,6 +73,10 @@ enum Sub {
         dtls: bool,
         #[arg(long)]
         sockets: bool,
+        #[arg(long, value_delimiter = ',')]
+        runtimes: Vec<String>,
+        #[arg(long)]
+        client: Option<String>,
     },
     /// Compares two runs' results.json, row by row, library against
     /// library (each library's time ratio to the row's fastest library of
@@ -143,6 +147,20 @@ struct RunArgs {
     /// ms slices, 2 epochs; --quick 3 rounds of 30 ms, 1 epoch.
     #[arg(long, conflicts_with = "dtls")]
     sockets: bool,
+    /// With --sockets, the echo servers of other runtimes that join the
+    /// rows, comma-separated, `all` or `none` [default: all]: `go`, `node`,
+    /// `java`, `jss`, `erlang` (its `ssl`, and `gen_tcp` as its plaintext
+    /// floor), as `https-compare --runtimes`; each a child process loaded by
+    /// the --client library, every connection checked. A runtime whose
+    /// toolchain is missing is an error naming what to install
+    /// (scripts/setup-runtimes.sh).
+    #[arg(long, value_delimiter = ',', requires = "sockets")]
+    runtimes: Vec<String>,
+    /// With --sockets, the library whose clients load the other runtimes'
+    /// servers (`rustls+aws-lc-rs`) [default: the build's first TLS
+    /// library].
+    #[arg(long, requires = "sockets")]
+    client: Option<String>,
     /// Where JSON, CSV, SVG and the environment go: a new or empty
     /// directory, or one a previous run wrote (checked before any work,
     /// and replaced whole when the run is done).
@@ -169,9 +187,9 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> Result<()> {
     match cli.worker {
-        Some(Sub::Worker { variant, matrix, filter, s2n_policies, dtls, sockets }) => {
-            let opts =
-                WorkerOptions { matrix: Matrix::from_name(&matrix)?, filter, s2n_policies, dtls, sockets };
+        Some(Sub::Worker { variant, matrix, filter, s2n_policies, dtls, sockets, runtimes, client }) => {
+            let matrix = Matrix::from_name(&matrix)?;
+            let opts = WorkerOptions { matrix, filter, s2n_policies, dtls, sockets, runtimes, client };
             worker::serve(&variant, &opts)
         }
         Some(Sub::Diff { a, b, max_percent }) => {
@@ -242,6 +260,20 @@ fn compare(args: RunArgs) -> Result<()> {
     let epochs = args.epochs.unwrap_or(default_epochs);
     ensure!((1..=rounds).contains(&epochs), "--epochs {epochs}: valid are 1 to --rounds ({rounds})");
     let chosen = tls_bench::variants::select(&args.variants)?;
+    let runtimes: Vec<String> = if args.sockets {
+        tls_bench_sockets::runtimes::select(&args.runtimes)?.iter().map(|r| r.name.to_string()).collect()
+    } else {
+        Vec::new()
+    };
+    ensure!(
+        runtimes.is_empty() || chosen.iter().any(|v| v.name == "default"),
+        "--runtimes {}: the other runtimes' servers are loaded by the default variant's clients; add \
+         default to --variants, or leave them out (--runtimes none)",
+        runtimes.join(",")
+    );
+    if let Some(client) = &args.client {
+        tls_bench_sockets::cli::client_library(Some(client)).context("--client")?;
+    }
     // The output directory, before any work: a bad --out loses nothing.
     let out = RunDir::prepare(&args.out, owns).context("--out")?;
     let opts = WorkerOptions {
@@ -250,6 +282,8 @@ fn compare(args: RunArgs) -> Result<()> {
         s2n_policies: args.s2n_policies,
         dtls: args.dtls,
         sockets: args.sockets,
+        runtimes,
+        client: args.client.clone(),
     };
 
     // This process is a default build: when it is the only variant, its own
@@ -313,7 +347,7 @@ fn compare(args: RunArgs) -> Result<()> {
             .context("progress template")?,
     );
     for (w, c) in &runnable {
-        iters.insert(&c.id, calibrate(&mut workers[*w], &c.id, slice)?);
+        iters.insert(&c.id, calibrate(&mut workers[*w], &c.id, slice, args.sockets)?);
         bar.inc(1);
     }
     bar.finish_and_clear();
@@ -380,14 +414,20 @@ fn compare(args: RunArgs) -> Result<()> {
 }
 
 /// Iterations per slice for case `id`: one untimed-by-the-report warm-up
-/// iteration, then doubling runs until one takes a quarter of the slice.
-fn calibrate(w: &mut WorkerHandle, id: &str, slice: Duration) -> Result<u64> {
+/// iteration, then doubling runs until one takes a quarter of the slice
+/// (with `sockets`, a quarter of the slice's measured window).
+fn calibrate(w: &mut WorkerHandle, id: &str, slice: Duration, sockets: bool) -> Result<u64> {
     w.run(id, 1)?;
     let mut n = 1u64;
     loop {
         let started = Instant::now();
         let s = w.run(id, n)?;
-        let took = started.elapsed();
+        // Over sockets only the measured window counts: connecting the
+        // clients (their handshakes, outside the window) would otherwise
+        // set the iterations of a server with slow handshakes (a JVM's) to
+        // a few, and its slices to the first messages on new connections.
+        let took =
+            if sockets { Duration::from_nanos((s.both_ns * n as f64) as u64) } else { started.elapsed() };
         if took >= slice / 4 || n >= 1 << 20 {
             let per_iter = (s.both_ns.max(1.0)).max(took.as_nanos() as f64 / n as f64);
             return Ok(((slice.as_nanos() as f64 / per_iter).ceil() as u64).max(1));

@@ -64,6 +64,13 @@ pub struct WorkerOptions {
     pub dtls: bool,
     /// The socket workloads instead ([`tls_bench_harness::bench::socket_workloads`]).
     pub sockets: bool,
+    /// With `sockets`, the other runtimes whose echo servers join the rows
+    /// (names from `tls_bench_sockets::runtimes`), in the default
+    /// variant's worker only: its client library loads them.
+    pub runtimes: Vec<String>,
+    /// The client library loading the runtimes' servers (`None`: the
+    /// build's first TLS library).
+    pub client: Option<String>,
 }
 
 impl WorkerOptions {
@@ -83,6 +90,12 @@ impl WorkerOptions {
         }
         if self.sockets {
             args.push("--sockets".into());
+        }
+        if variant == "default" && !self.runtimes.is_empty() {
+            args.extend(["--runtimes".into(), self.runtimes.join(",")]);
+            if let Some(client) = &self.client {
+                args.extend(["--client".into(), client.clone()]);
+            }
         }
         args
     }
@@ -114,6 +127,9 @@ pub fn cases(opts: &WorkerOptions) -> Result<(Libraries, Vec<Case>)> {
         tls_bench_sockets::cases::install();
     }
     let mut libs = libs::all();
+    if opts.sockets && !opts.runtimes.is_empty() {
+        libs.extend(tls_bench_sockets::cases::runtime_rows(&opts.runtimes, opts.client.as_deref())?);
+    }
     if !opts.sockets && !opts.dtls {
         libs.extend(libs::crypto_floors());
     }
@@ -156,6 +172,7 @@ pub fn serve(variant: &str, opts: &WorkerOptions) -> Result<()> {
             settings,
             skip,
             crypto_floor: libs.iter().find(|l| l.name() == case.library).and_then(|l| l.crypto_floor()),
+            plaintext: opts.sockets && tls_bench_sockets::cases::plaintext_row(&case.library),
         });
     }
     let workloads: HashMap<String, _> = cases.iter().map(|c| (c.to_string(), c.workload)).collect();
@@ -183,6 +200,9 @@ pub fn serve(variant: &str, opts: &WorkerOptions) -> Result<()> {
         };
         writeln!(out, "{}", serde_json::to_string(&reply)?)?;
         out.flush()?;
+    }
+    if opts.sockets {
+        tls_bench_sockets::cases::stop_servers()?;
     }
     Ok(())
 }

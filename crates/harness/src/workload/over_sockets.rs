@@ -36,6 +36,10 @@ pub struct Done {
     pub full: u64,
     /// Resumed handshakes checked, all clients.
     pub resumed: u64,
+    /// Whether the connections spoke TLS (not plaintext TCP: the plaintext
+    /// floor, or another runtime's plaintext server), so that `full` and
+    /// `resumed` must hold every connection's handshake.
+    pub tls: bool,
 }
 
 /// The socket runner as the socket kinds reach it.

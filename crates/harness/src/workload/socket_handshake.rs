@@ -95,7 +95,7 @@ impl Kind for SocketHandshake {
         let done = over_sockets::slice(run.library, params, load)?;
         let handshakes = requests * connections;
         ensure!(done.requests == handshakes, "{} requests echoed of {handshakes}", done.requests);
-        if run.library != "plaintext" {
+        if done.tls {
             let (full, resumed) = match params.kind {
                 HandshakeKind::Resumption => (connections, handshakes),
                 _ => (handshakes, 0),

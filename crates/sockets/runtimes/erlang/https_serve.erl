@@ -10,7 +10,11 @@
 %% with --body bytes of the harness's pattern
 %% (tls_bench_harness::workload::pattern); each connection's version, suite,
 %% resumption and client authentication are checked after its handshake
-%% (`ssl` tells a server no group: the client checks it). docs/https.md,
+%% (`ssl` tells a server no group: the client checks it). With --echo it
+%% is instead an echo server (`serve`'s protocol, for `compare --sockets`):
+%% every byte read is written back, each connection checked after its
+%% handshake; `--library erlang-gen_tcp` is then `gen_tcp` without TLS, the
+%% runtime's plaintext floor (listed as `NAME plaintext`). docs/https.md,
 %% "Other runtimes", says what it counts.
 %%
 %% Compiled by the tools (tls_bench_sockets::runtimes, erlc) and run by the
@@ -33,10 +37,14 @@
 -define(IDLE_CLOSED, 6).
 -define(REQUESTS, 7).
 -define(BYTES_SENT, 8).
+-define(BYTES_RECEIVED, 9).
 
 library() ->
     {ok, Ssl} = application:get_key(ssl, vsn),
     "erlang-ssl-" ++ Ssl ++ "+otp-" ++ otp_version().
+
+%% The plaintext echo server's row name.
+gen_tcp_library() -> "erlang-gen_tcp+otp-" ++ otp_version().
 
 otp_version() ->
     Release = erlang:system_info(otp_release),
@@ -53,7 +61,7 @@ fail(Code, Format, Args) ->
 %% --name value and --name=value; --list and --probe take none.
 parse([], Acc) -> Acc;
 parse(["--" ++ Arg | Rest], Acc) ->
-    Flags = ["list", "probe"],
+    Flags = ["list", "probe", "echo"],
     Valued = ["library", "kind", "suite", "group", "cert", "listen", "threads", "cores", "body",
               "max-connections", "handshake-timeout", "idle-timeout", "json", "certs-dir"],
     case string:split(Arg, "=") of
@@ -222,8 +230,9 @@ kind_of(econnreset) -> "reset";
 kind_of(epipe) -> "reset";
 kind_of(_) -> "handshake".
 
-acceptor(L, St = #{counters := C, max := Max}) ->
-    case ssl:transport_accept(L) of
+acceptor(L, St = #{counters := C, max := Max, mod := Mod}) ->
+    Accepted = case Mod of ssl -> ssl:transport_accept(L); gen_tcp -> gen_tcp:accept(L) end,
+    case Accepted of
         {ok, T} ->
             counters:add(C, ?CONNECTIONS, 1),
             counters:add(C, ?ACTIVE, 1),
@@ -231,16 +240,16 @@ acceptor(L, St = #{counters := C, max := Max}) ->
                 true ->
                     counters:sub(C, ?ACTIVE, 1),
                     counters:add(C, ?OVER_LIMIT, 1),
-                    ssl:close(T);
+                    Mod:close(T);
                 false ->
                     Pid = spawn(fun() -> receive go -> connection(T, St) end end),
-                    case ssl:controlling_process(T, Pid) of
+                    case Mod:controlling_process(T, Pid) of
                         ok -> Pid ! go;
                         {error, Reason} ->
                             exit(Pid, kill),
                             counters:sub(C, ?ACTIVE, 1),
                             maps:get(failures, St) ! {failed, kind_of(Reason), io_lib:format("~p", [Reason])},
-                            ssl:close(T)
+                            Mod:close(T)
                     end
             end,
             acceptor(L, St);
@@ -250,13 +259,16 @@ acceptor(L, St = #{counters := C, max := Max}) ->
             acceptor(L, St)
     end.
 
-connection(T, St = #{counters := C, failures := F}) ->
+connection(T, St = #{counters := C, failures := F, mod := Mod}) ->
     try
-        serve(T, St)
+        case Mod of
+            ssl -> serve(T, St);
+            gen_tcp -> ok = inet:setopts(T, [binary]), echo(gen_tcp, T, St), gen_tcp:close(T)
+        end
     catch
         Class:Reason ->
             F ! {failed, "io", lists:flatten(io_lib:format("~p:~p", [Class, Reason]))},
-            ssl:close(T)
+            Mod:close(T)
     after
         counters:sub(C, ?ACTIVE, 1)
     end.
@@ -267,8 +279,10 @@ serve(T, St = #{counters := C, failures := F, p := P, handshake_timeout := Hs}) 
             case check(S, P) of
                 {ok, Resumed} ->
                     counters:add(C, case Resumed of true -> ?RESUMED; false -> ?FULL end, 1),
-                    ok = ssl:setopts(S, [{packet, http_bin}]),
-                    requests(S, St);
+                    case St of
+                        #{echo := true} -> ok = ssl:setopts(S, [binary]), echo(ssl, S, St);
+                        _ -> ok = ssl:setopts(S, [{packet, http_bin}]), requests(S, St)
+                    end;
                 {error, Why} ->
                     F ! {failed, "negotiated", Why}
             end,
@@ -276,6 +290,24 @@ serve(T, St = #{counters := C, failures := F, p := P, handshake_timeout := Hs}) 
         {error, Reason} ->
             F ! {failed, kind_of(Reason), lists:flatten(io_lib:format("~p", [Reason]))},
             ssl:close(T)
+    end.
+
+%% Echoes (Mod: ssl or gen_tcp) until the client closes (its close_notify
+%% answered with ours by the close), idles past the timeout (idle-closed),
+%% or fails; each read taken in active-once mode (see head/4).
+echo(Mod, S, St = #{idle_timeout := Idle, counters := C, failures := F}) ->
+    {Data, Closed, Error} = case Mod of ssl -> {ssl, ssl_closed, ssl_error}; gen_tcp -> {tcp, tcp_closed, tcp_error} end,
+    ok = case Mod of ssl -> ssl:setopts(S, [{active, once}]); gen_tcp -> inet:setopts(S, [{active, once}]) end,
+    receive
+        {Data, S, Bytes} ->
+            counters:add(C, ?BYTES_RECEIVED, byte_size(Bytes)),
+            case Mod:send(S, Bytes) of
+                ok -> counters:add(C, ?BYTES_SENT, byte_size(Bytes)), echo(Mod, S, St);
+                {error, Reason} -> F ! {failed, kind_of(Reason), lists:flatten(io_lib:format("echoing: ~p", [Reason]))}
+            end;
+        {Closed, S} -> ok;
+        {Error, S, Reason} -> F ! {failed, kind_of(Reason), lists:flatten(io_lib:format("reading: ~p", [Reason]))}
+    after Idle -> counters:add(C, ?IDLE_CLOSED, 1)
     end.
 
 %% Requests on a connection, each head whole within the idle timeout.
@@ -360,17 +392,28 @@ main(Argv) ->
     Args = parse(Argv, #{}),
     {ok, _} = application:ensure_all_started(ssl),
     Library = library(),
-    maps:is_key("list", Args) andalso begin io:format("~s~n", [Library]), erlang:halt(0) end,
+    GenTcp = gen_tcp_library(),
+    maps:is_key("list", Args) andalso begin io:format("~s~n~s plaintext~n", [Library, GenTcp]), erlang:halt(0) end,
     Lib = maps:get("library", Args, ""),
-    (Lib =:= "erlang-ssl" orelse Lib =:= Library)
-        orelse fail(2, "--library ~p: this server has only ~s (erlang-ssl)", [Lib, Library]),
+    Echo = maps:is_key("echo", Args),
+    Mod = if
+              Lib =:= "erlang-ssl"; Lib =:= Library -> ssl;
+              Lib =:= "erlang-gen_tcp"; Lib =:= GenTcp ->
+                  Echo orelse maps:is_key("probe", Args)
+                      orelse fail(2, "--library ~s serves --echo only (plaintext TCP)", [GenTcp]),
+                  gen_tcp;
+              true -> fail(2, "--library ~p: this server has ~s (erlang-ssl) and ~s (erlang-gen_tcp, --echo)",
+                           [Lib, Library, GenTcp])
+          end,
+    Row = case Mod of ssl -> Library; gen_tcp -> GenTcp end,
     P = params(Args),
     CertsDir = case os:getenv("TLS_BENCH_CERTS_DIR") of
                    Dir when Dir =/= false, Dir =/= "" -> Dir;
                    _ -> maps:get("certs-dir", Args, false)
                end,
     CertsDir =:= false andalso fail(2, "--certs-dir: the certificates' directory is needed", []),
-    Options = case options(P, CertsDir) of
+    Options = case Mod =:= gen_tcp orelse options(P, CertsDir) of
+                  true -> [];
                   {unsupported, Why} ->
                       maps:is_key("probe", Args) andalso begin io:format("unsupported: ~s~n", [Why]), erlang:halt(0) end,
                       fail(1, "~s ~s: ~s", [Library, maps:get(id, P), Why]);
@@ -390,7 +433,15 @@ main(Argv) ->
                    {ok, A} -> {ok, A};
                    _ -> fail(2, "--listen ~p: an IP address and a port", [Listen])
                end,
-    L = case ssl:listen(Port, [{ip, Ip} | Options]) of
+    %% A probe checks the options by listening, on a free port (two probes
+    %% at once, or a server on the default port, do not collide).
+    ListenPort = case maps:is_key("probe", Args) of true -> 0; false -> Port end,
+    Listened = case Mod of
+                   ssl -> ssl:listen(ListenPort, [{ip, Ip} | Options]);
+                   gen_tcp -> gen_tcp:listen(ListenPort, [binary, {ip, Ip}, {active, false}, {reuseaddr, true},
+                                                    {backlog, 4096}, {nodelay, true}])
+               end,
+    L = case Listened of
             {ok, Sock} -> Sock;
             {error, Reason} ->
                 maps:is_key("probe", Args) andalso fail(1, "~s ~s: ~p", [Library, maps:get(id, P), Reason]),
@@ -415,24 +466,25 @@ main(Argv) ->
         end
     end,
     Body = pattern(BodyLen),
-    C = counters:new(8, [write_concurrency]),
+    C = counters:new(9, [write_concurrency]),
     F = spawn(fun() -> failures(#{}, []) end),
     St = #{counters => C, failures => F, p => P, max => Max, handshake_timeout => Hs, idle_timeout => Idle,
-           body_len => BodyLen,
+           body_len => BodyLen, mod => Mod, echo => Echo,
            response => iolist_to_binary([<<"HTTP/1.1 200 OK\r\nContent-Length: ">>, integer_to_list(BodyLen),
                                          <<"\r\n\r\n">>, Body])},
     gen_event:delete_handler(erl_signal_server, erl_signal_handler, []),
     ok = gen_event:add_handler(erl_signal_server, ?MODULE, self()),
     os:set_signal(sigterm, handle),
-    {ok, {BoundIp, BoundPort}} = ssl:sockname(L),
+    {ok, {BoundIp, BoundPort}} = case Mod of ssl -> ssl:sockname(L); gen_tcp -> inet:sockname(L) end,
     Bound = inet:ntoa(BoundIp) ++ ":" ++ integer_to_list(BoundPort),
     Started = erlang:monotonic_time(microsecond),
     {CpuStart, _} = statistics(runtime),
     Sampler = spawn(fun() -> sample([rss_kib()]) end),
     spawn(fun() -> acceptor(L, St) end),
-    io:format("serving ~s HTTPS, ~B B bodies, ~s on ~s~n", [Library, BodyLen, maps:get(id, P), Bound]),
+    What = case Echo of true -> "echo"; false -> io_lib:format("HTTPS, ~B B bodies", [BodyLen]) end,
+    io:format("serving ~s ~s, ~s on ~s~n", [Row, What, maps:get(id, P), Bound]),
     receive stop -> ok end,
-    ssl:close(L),
+    Mod:close(L),
     Sampler ! {stop, self()},
     Samples = receive {samples, Ss} -> Ss end,
     Seconds = (erlang:monotonic_time(microsecond) - Started) / 1.0e6,
@@ -443,11 +495,11 @@ main(Argv) ->
     G = fun(Slot) -> counters:get(C, Slot) end,
     Handshakes = G(?FULL) + G(?RESUMED),
     Summary = #{
-        <<"library">> => str(Library), <<"parameters">> => str(maps:get(id, P)), <<"listen">> => str(Bound),
+        <<"library">> => str(Row), <<"parameters">> => str(maps:get(id, P)), <<"listen">> => str(Bound),
         <<"seconds">> => Seconds, <<"connections">> => G(?CONNECTIONS), <<"over_limit">> => G(?OVER_LIMIT),
         <<"evicted">> => 0, <<"handshakes_full">> => G(?FULL), <<"handshakes_resumed">> => G(?RESUMED),
         <<"idle_closed">> => G(?IDLE_CLOSED), <<"requests">> => G(?REQUESTS), <<"http2">> => 0,
-        <<"bytes_received">> => 0, <<"bytes_sent">> => G(?BYTES_SENT), <<"cpu_seconds">> => Cpu,
+        <<"bytes_received">> => G(?BYTES_RECEIVED), <<"bytes_sent">> => G(?BYTES_SENT), <<"cpu_seconds">> => Cpu,
         <<"cpu_us_per_handshake">> => case Handshakes of 0 -> null; _ -> Cpu / Handshakes * 1.0e6 end,
         <<"cores">> => Cores,
         <<"errors">> => maps:from_list([{str(K), V} || {K, V} <- maps:to_list(Errors)]),
@@ -457,7 +509,7 @@ main(Argv) ->
                        <<"start_kib">> => hd(Samples), <<"peak_kib">> => lists:max(Samples),
                        <<"end_kib">> => lists:last(Samples), <<"slope_last_half_kib_per_min">> => null}},
     io:format("~s: ~B connections, ~B full and ~B resumed handshakes, ~B requests in ~.1f s; ~.2f CPU s; errors ~p~n",
-              [Library, G(?CONNECTIONS), G(?FULL), G(?RESUMED), G(?REQUESTS), Seconds, Cpu, Errors]),
+              [Row, G(?CONNECTIONS), G(?FULL), G(?RESUMED), G(?REQUESTS), Seconds, Cpu, Errors]),
     Json =/= false andalso begin
         case file:write_file(Json, [json(Summary), "\n"]) of
             ok -> ok;

@@ -7,7 +7,9 @@
 // Every GET is answered `200 OK` with --body bytes of the harness's
 // pattern (tls_bench_harness::workload::pattern); each connection's
 // negotiated version, suite, group, resumption and client authentication
-// are checked at its first request. docs/https.md, "Other runtimes", says
+// are checked at its first request. With --echo it is instead an echo
+// server (`serve`'s protocol, for `compare --sockets`): every byte read is
+// written back, each connection checked after its handshake. docs/https.md, "Other runtimes", says
 // what it counts and what it cannot.
 //
 // Built by the tools (tls_bench_sockets::runtimes) with
@@ -294,6 +296,7 @@ type server struct {
 	resumed     atomic.Uint64
 	idleClosed  atomic.Uint64
 	requests    atomic.Uint64
+	bytesRecv   atomic.Uint64
 	bytesSent   atomic.Uint64
 	mu          sync.Mutex
 	errors      map[string]uint64
@@ -349,6 +352,83 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	s.requests.Add(1)
 	s.bytesSent.Add(uint64(len(s.body)))
+}
+
+// echo serves one connection of --echo: its handshake within
+// handshakeTimeout, checked, then every byte read written back until the
+// client's close_notify (answered with ours), an idle timeout (counted
+// idle-closed) or a failure (counted by kind).
+func (s *server) echo(raw net.Conn, config *tls.Config, handshakeTimeout time.Duration) {
+	defer raw.Close()
+	c := tls.Server(raw, config)
+	raw.SetDeadline(time.Now().Add(handshakeTimeout))
+	if err := c.Handshake(); err != nil {
+		s.fail(errorKind(err), "TLS handshake error from "+raw.RemoteAddr().String()+": "+err.Error())
+		return
+	}
+	cs := c.ConnectionState()
+	resumed, err := check(&cs, s.p)
+	switch {
+	case err != nil:
+		s.fail("negotiated", err.Error())
+		return
+	case resumed:
+		s.resumed.Add(1)
+	default:
+		s.full.Add(1)
+	}
+	raw.SetDeadline(time.Time{})
+	buf := make([]byte, 64*1024)
+	// The read deadline is moved when half the idle timeout has passed,
+	// not on every read.
+	armed := time.Time{}
+	var received, sent uint64
+	defer func() {
+		s.bytesRecv.Add(received)
+		s.bytesSent.Add(sent)
+	}()
+	for {
+		if now := time.Now(); now.Sub(armed) > s.idleTimeout/2 {
+			raw.SetReadDeadline(now.Add(s.idleTimeout))
+			armed = now
+		}
+		n, err := c.Read(buf)
+		received += uint64(n)
+		if n > 0 {
+			if _, werr := c.Write(buf[:n]); werr != nil {
+				s.fail(errorKind(werr), "echoing: "+werr.Error())
+				return
+			}
+			sent += uint64(n)
+		}
+		var ne net.Error
+		switch {
+		case err == nil:
+		case errors.Is(err, io.EOF):
+			c.Close()
+			return
+		case errors.As(err, &ne) && ne.Timeout():
+			s.idleClosed.Add(1)
+			return
+		default:
+			s.fail(errorKind(err), "reading: "+err.Error())
+			return
+		}
+	}
+}
+
+// errorKind is a failure's kind (tls_bench_results::sockets::ErrorKind's name).
+func errorKind(err error) string {
+	var ne net.Error
+	switch text := err.Error(); {
+	case errors.As(err, &ne) && ne.Timeout():
+		return "timeout"
+	case strings.Contains(text, "connection reset"), strings.Contains(text, "broken pipe"):
+		return "reset"
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return "closed"
+	}
+	return "handshake"
 }
 
 // limited closes a connection accepted while --max-connections are open
@@ -506,7 +586,8 @@ func main() {
 	coresArg := flags.String("cores", "", "cores to pin the process to, comma-separated")
 	body := flags.Int("body", 1024, "bytes of the body every GET is answered with")
 	maxConns := flags.Int("max-connections", 10000, "connections served at once")
-	_ = flags.Duration("handshake-timeout", 10*time.Second, "net/http's header timeout bounds the handshake instead")
+	handshakeTimeout := flags.Duration("handshake-timeout", 10*time.Second, "longest a handshake may take (--echo; net/http's header timeout bounds it otherwise)")
+	echo := flags.Bool("echo", false, "echo every byte back instead of answering HTTP")
 	idle := flags.Duration("idle-timeout", 60*time.Second, "longest a connection may idle or take to send a header")
 	jsonPath := flags.String("json", "", "write the summary as JSON to this file")
 	if err := flags.Parse(os.Args[1:]); err != nil {
@@ -623,8 +704,23 @@ func main() {
 	signals := make(chan os.Signal, 1)
 	signal.Notify(signals, syscall.SIGINT, syscall.SIGTERM)
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(tls.NewListener(limited{tcp, s}, tlsConfig)) }()
-	fmt.Printf("serving %s HTTPS, %d B bodies, %s on %s\n", library(), *body, p.id(), tcp.Addr())
+	if *echo {
+		go func() {
+			l := limited{tcp, s}
+			for {
+				c, err := l.Accept()
+				if err != nil {
+					served <- err
+					return
+				}
+				go s.echo(c, tlsConfig, *handshakeTimeout)
+			}
+		}()
+		fmt.Printf("serving %s echo, %s on %s\n", library(), p.id(), tcp.Addr())
+	} else {
+		go func() { served <- srv.Serve(tls.NewListener(limited{tcp, s}, tlsConfig)) }()
+		fmt.Printf("serving %s HTTPS, %d B bodies, %s on %s\n", library(), *body, p.id(), tcp.Addr())
+	}
 
 	select {
 	case <-signals:
@@ -632,6 +728,7 @@ func main() {
 		fatal(1, "serving: %v", err)
 	}
 	srv.Close()
+	tcp.Close()
 	close(stopSampling)
 	samplesMu.Lock()
 	samples = append(samples, rss())
@@ -665,7 +762,7 @@ func main() {
 		"idle_closed":          s.idleClosed.Load(),
 		"requests":             s.requests.Load(),
 		"http2":                0,
-		"bytes_received":       0,
+		"bytes_received":       s.bytesRecv.Load(),
 		"bytes_sent":           s.bytesSent.Load(),
 		"cpu_seconds":          cpu,
 		"cpu_us_per_handshake": perHandshake,

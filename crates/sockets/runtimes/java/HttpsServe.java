@@ -9,8 +9,10 @@
 // Every GET is answered `200 OK` with --body bytes of the harness's pattern
 // (tls_bench_harness::workload::pattern); each connection's version, suite,
 // resumption and client authentication are checked after its handshake
-// (SunJSSE tells an application no group: the client checks it).
-// docs/https.md, "Other runtimes", says what it counts and what it cannot.
+// (SunJSSE tells an application no group: the client checks it). With
+// --echo it is instead an echo server (`serve`'s protocol, for `compare
+// --sockets`): every byte read is written back, each connection checked
+// after its handshake. docs/https.md, "Other runtimes", says what it counts and what it cannot.
 //
 // Compiled by the tools (tls_bench_sockets::runtimes) and run by the
 // wrapper they write, which passes --certs-dir <the repository's certs/>.
@@ -346,7 +348,9 @@ public final class HttpsServe {
     final AtomicLong connections = new AtomicLong(), active = new AtomicLong(), overLimit = new AtomicLong(),
             handshakes = new AtomicLong(), handshakesResumed = new AtomicLong(),
             handshakesUnclassified = new AtomicLong(), idleClosed = new AtomicLong(), requests = new AtomicLong(),
-            bytesSent = new AtomicLong();
+            bytesReceived = new AtomicLong(), bytesSent = new AtomicLong();
+    /** Echo every byte back instead of answering HTTP (--echo). */
+    boolean echo;
     final Map<String, Long> errors = new TreeMap<>();
     final List<String> examples = new ArrayList<>();
 
@@ -433,6 +437,10 @@ public final class HttpsServe {
             }
             (h0.resumed() == null ? handshakesUnclassified : h0.resumed() ? handshakesResumed : handshakes)
                     .incrementAndGet();
+            if (echo) {
+                echo(socket, h0.in() != null ? h0.in() : socket.getInputStream(), socket.getOutputStream());
+                return;
+            }
             InputStream in = new java.io.BufferedInputStream(h0.in() != null ? h0.in() : socket.getInputStream());
             OutputStream out = socket.getOutputStream();
             byte[] ok = ("HTTP/1.1 200 OK\r\nContent-Length: " + body.length + "\r\n\r\n")
@@ -471,6 +479,39 @@ public final class HttpsServe {
             failed(kindOf(e), String.valueOf(e.getMessage()));
         } finally {
             active.decrementAndGet();
+        }
+    }
+
+    /**
+     * Writes back every byte read until the client's close_notify (the
+     * socket's close answers it), or an idle timeout (counted idle-closed).
+     * Throws IOException when a read or write fails.
+     */
+    void echo(Socket socket, InputStream in, OutputStream out) throws IOException {
+        socket.setTcpNoDelay(true);
+        socket.setSoTimeout((int) Math.min(Integer.MAX_VALUE, idleTimeout));
+        byte[] buf = new byte[64 * 1024];
+        long received = 0, sent = 0;
+        try {
+            while (true) {
+                int n;
+                try {
+                    n = in.read(buf);
+                } catch (SocketTimeoutException e) {
+                    idleClosed.incrementAndGet();
+                    return;
+                }
+                if (n < 0) {
+                    return;
+                }
+                received += n;
+                out.write(buf, 0, n);
+                out.flush();
+                sent += n;
+            }
+        } finally {
+            bytesReceived.addAndGet(received);
+            bytesSent.addAndGet(sent);
         }
     }
 
@@ -529,7 +570,7 @@ public final class HttpsServe {
                 value = name.substring(eq + 1);
                 name = name.substring(0, eq);
             }
-            if (name.equals("list") || name.equals("probe")) {
+            if (name.equals("list") || name.equals("probe") || name.equals("echo")) {
                 args.put(name, "");
             } else if (valued.contains(name)) {
                 if (value == null) {
@@ -621,6 +662,7 @@ public final class HttpsServe {
             fail(2, "--listen \"" + listen + "\": an address and a port");
         }
         HttpsServe server = new HttpsServe(engine, p, pattern(bodyLen), maxConnections, handshakeTimeout, idleTimeout);
+        server.echo = args.containsKey("echo");
         ServerSocket opened = null;
         try {
             opened = engine.listen(new InetSocketAddress(
@@ -689,7 +731,7 @@ public final class HttpsServe {
                 s.put("idle_closed", server.idleClosed.get());
                 s.put("requests", server.requests.get());
                 s.put("http2", 0);
-                s.put("bytes_received", 0);
+                s.put("bytes_received", server.bytesReceived.get());
                 s.put("bytes_sent", server.bytesSent.get());
                 s.put("cpu_seconds", cpu);
                 s.put("cpu_us_per_handshake", hs > 0 ? cpu / hs * 1e6 : null);
@@ -717,7 +759,8 @@ public final class HttpsServe {
         for (String sig : List.of("INT", "TERM")) {
             sun.misc.Signal.handle(new sun.misc.Signal(sig), s -> stop.run());
         }
-        System.out.println("serving " + LIBRARY + " HTTPS, " + bodyLen + " B bodies, " + p.id() + " on " + bound);
+        System.out.println("serving " + LIBRARY + (server.echo ? " echo, " : " HTTPS, " + bodyLen + " B bodies, ")
+                + p.id() + " on " + bound);
         System.out.flush();
         while (true) {
             Socket accepted;

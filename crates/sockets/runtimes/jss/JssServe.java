@@ -225,11 +225,8 @@ public final class JssServe {
             // read, the byte given back to the requests' stream: the
             // handshake and that byte both within the handshake timeout.
             tls.setSoTimeout((int) timeoutMs);
-            java.io.PushbackInputStream in = new java.io.PushbackInputStream(tls.getInputStream(), 1);
-            int first = in.read();
-            if (first >= 0) {
-                in.unread(first);
-            }
+            java.io.InputStream raw = tls.getInputStream();
+            java.io.InputStream in = new AfterFirstByte(raw.read(), raw);
             SSLSecurityStatus status = tls.getStatus();
             List<String> wrong = new ArrayList<>();
             String bulk = bulkCipher(p.suite);
@@ -241,6 +238,52 @@ public final class JssServe {
                 wrong.add("client authenticated " + auth + " (wanted " + mtls + ")");
             }
             return new HttpsServe.Handshake(null, wrong.isEmpty() ? null : "negotiated " + String.join(", ", wrong), in);
+        }
+
+        /**
+         * A stream whose first byte was read already: that byte, with what
+         * the socket holds beside it, then the socket's stream. Never waits
+         * for more than one byte (a PushbackInputStream would: a 1-byte
+         * message then waits for the next).
+         */
+        static final class AfterFirstByte extends java.io.InputStream {
+            private int first;
+            private final java.io.InputStream rest;
+
+            AfterFirstByte(int first, java.io.InputStream rest) {
+                this.first = first;
+                this.rest = rest;
+            }
+
+            @Override
+            public int read() throws IOException {
+                if (first < 0) {
+                    return rest.read();
+                }
+                int b = first;
+                first = -1;
+                return b;
+            }
+
+            @Override
+            public int read(byte[] b, int off, int len) throws IOException {
+                if (len == 0) {
+                    return 0;
+                }
+                if (first < 0) {
+                    return rest.read(b, off, len);
+                }
+                b[off] = (byte) first;
+                first = -1;
+                int more = Math.min(len - 1, rest.available());
+                int n = more > 0 ? rest.read(b, off + 1, more) : 0;
+                return 1 + Math.max(n, 0);
+            }
+
+            @Override
+            public int available() throws IOException {
+                return (first >= 0 ? 1 : 0) + rest.available();
+            }
         }
 
         /** The bulk cipher of an IANA suite name, as NSS's SSL_SecurityStatus names it (but case and punctuation). */

@@ -8,8 +8,11 @@
 // answered `200 OK` with --body bytes of the harness's pattern
 // (tls_bench_harness::workload::pattern); each connection's version, suite,
 // resumption and client authentication are checked after its handshake
-// (Node cannot say a server's group: the client checks it). docs/https.md,
-// "Other runtimes", says what it counts and what it cannot.
+// (Node cannot say a server's group: the client checks it). With --echo it
+// is instead an echo server (`serve`'s protocol, for `compare --sockets`,
+// on the `tls` module): every byte read is written back, each connection
+// checked after its handshake. docs/https.md, "Other runtimes", says what
+// it counts and what it cannot.
 //
 // Run by the wrapper the tools write (tls_bench_sockets::runtimes), which
 // passes --certs-dir <the repository's certs/>.
@@ -18,6 +21,7 @@
 const fs = require('fs');
 const path = require('path');
 const https = require('https');
+const tls = require('tls');
 const { execFileSync } = require('child_process');
 const { constants } = require('crypto');
 
@@ -34,7 +38,7 @@ function fail(code, message) {
 
 // --name value and --name=value; flags without a value.
 function parseArgs(argv) {
-  const flags = new Set(['list', 'probe']);
+  const flags = new Set(['list', 'probe', 'echo']);
   const valued = new Set(['library', 'kind', 'suite', 'group', 'cert', 'listen', 'threads', 'cores', 'body',
     'max-connections', 'handshake-timeout', 'idle-timeout', 'json', 'certs-dir']);
   const args = {};
@@ -196,6 +200,83 @@ function checkJson(file) {
   }
 }
 
+// A failure's kind (tls_bench_results::sockets::ErrorKind's name).
+function errorKind(e) {
+  const text = `${e.code || ''} ${e.message}`;
+  if (/ERR_TLS_HANDSHAKE_TIMEOUT|ETIMEDOUT/.test(text)) return 'timeout';
+  if (/ECONNRESET|EPIPE/.test(text)) return 'reset';
+  if (/socket hang up|ERR_SSL_UNEXPECTED_EOF|unexpected eof/i.test(text)) return 'closed';
+  return 'handshake';
+}
+
+// The HTTPS server: every GET answered with body.
+function httpsServer(options, body, { handshakeTimeout, idleTimeout, counts }) {
+  // Node checks the header timeout every connectionsCheckingInterval
+  // (30 s by default): checked often enough that a slow header is closed
+  // at the timeout, as the other servers do.
+  const connectionsCheckingInterval = Math.max(10, Math.min(1000, idleTimeout / 4));
+  const server = https.createServer({ ...options, handshakeTimeout, connectionsCheckingInterval }, (req, res) => {
+    if (req.method !== 'GET') {
+      res.writeHead(405);
+      res.end();
+      return;
+    }
+    res.writeHead(200, { 'Content-Length': body.length });
+    res.end(body, () => {
+      counts.requests += 1;
+      counts.bytesSent += body.length;
+    });
+  });
+  server.keepAliveTimeout = idleTimeout;
+  server.headersTimeout = idleTimeout;
+  server.requestTimeout = 0;
+  // A header not whole in the idle timeout (slowloris) is answered 408 and
+  // closed, counted idle-closed; other malformed requests 400 (Node's own
+  // answers, kept since a listener replaces them).
+  server.on('clientError', (e, socket) => {
+    const timedOut = e.code === 'ERR_HTTP_REQUEST_TIMEOUT';
+    if (timedOut) counts.idleClosed += 1;
+    if (socket.writable) {
+      socket.end(timedOut ? 'HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n'
+        : 'HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
+    }
+    socket.destroy();
+  });
+  server.setTimeout(idleTimeout, (socket) => {
+    counts.idleClosed += 1;
+    socket.destroy();
+  });
+  return server;
+}
+
+// The echo server: every byte read written back (backpressure: reading
+// pauses while a write waits), the client's close_notify answered with
+// ours (allowHalfOpen off), an idle connection closed (idle-closed).
+function echoServer(options, p, { handshakeTimeout, idleTimeout, counts, failed }) {
+  const { ALPNProtocols, ...echoOptions } = options;
+  const open = new Set();
+  const server = tls.createServer({ ...echoOptions, handshakeTimeout }, (socket) => {
+    open.add(socket);
+    socket.on('close', () => open.delete(socket));
+    socket.setNoDelay(true);
+    socket.setTimeout(idleTimeout, () => {
+      counts.idleClosed += 1;
+      socket.destroy();
+    });
+    socket.on('data', (chunk) => {
+      counts.bytesReceived += chunk.length;
+      if (!socket.write(chunk, () => { counts.bytesSent += chunk.length; })) {
+        socket.pause();
+        socket.once('drain', () => socket.resume());
+      }
+    });
+    socket.on('error', (e) => failed(errorKind(e), e.message.trim()));
+  });
+  // What https's server has, for the stop.
+  server.closeAllConnections = () => open.forEach((socket) => socket.destroy());
+  return server;
+}
+
 function main() {
   const args = parseArgs(process.argv.slice(2));
   if (args.list) {
@@ -249,7 +330,7 @@ function main() {
   if (at < 0) fail(2, `--listen ${JSON.stringify(listen)}: an address and a port`);
 
   const counts = {
-    connections: 0, overLimit: 0, full: 0, resumed: 0, idleClosed: 0, requests: 0, bytesSent: 0,
+    connections: 0, overLimit: 0, full: 0, resumed: 0, idleClosed: 0, requests: 0, bytesReceived: 0, bytesSent: 0,
   };
   const errors = {};
   const examples = [];
@@ -258,26 +339,10 @@ function main() {
     if (examples.length < MAX_EXAMPLES) examples.push(`${kind}: ${message}`);
   };
 
-  // Node checks the header timeout every connectionsCheckingInterval
-  // (30 s by default): checked often enough that a slow header is closed
-  // at the timeout, as the other servers do.
-  const connectionsCheckingInterval = Math.max(10, Math.min(1000, idleTimeout / 4));
-  const server = https.createServer({ ...options, handshakeTimeout, connectionsCheckingInterval }, (req, res) => {
-    if (req.method !== 'GET') {
-      res.writeHead(405);
-      res.end();
-      return;
-    }
-    res.writeHead(200, { 'Content-Length': body.length });
-    res.end(body, () => {
-      counts.requests += 1;
-      counts.bytesSent += body.length;
-    });
-  });
+  const server = args.echo
+    ? echoServer(options, p, { handshakeTimeout, idleTimeout, counts, failed })
+    : httpsServer(options, body, { handshakeTimeout, idleTimeout, counts, failed });
   server.maxConnections = maxConnections;
-  server.keepAliveTimeout = idleTimeout;
-  server.headersTimeout = idleTimeout;
-  server.requestTimeout = 0;
   server.on('connection', () => { counts.connections += 1; });
   server.on('drop', () => { counts.connections += 1; counts.overLimit += 1; });
   server.on('secureConnection', (socket) => {
@@ -288,28 +353,9 @@ function main() {
       socket.destroy();
     }
   });
-  server.on('tlsClientError', (e) => {
-    const text = `${e.code || ''} ${e.message}`;
-    let kind = 'handshake';
-    if (/ERR_TLS_HANDSHAKE_TIMEOUT|ETIMEDOUT/.test(text)) kind = 'timeout';
-    else if (/ECONNRESET|EPIPE/.test(text)) kind = 'reset';
-    else if (/socket hang up|ERR_SSL_UNEXPECTED_EOF|unexpected eof/i.test(text)) kind = 'closed';
-    failed(kind, e.message.trim());
-  });
-  // A header not whole in the idle timeout (slowloris) is answered 408 and
-  // closed, counted idle-closed; other malformed requests 400 (Node's own
-  // answers, kept since a listener replaces them).
-  server.on('clientError', (e, socket) => {
-    const timedOut = e.code === 'ERR_HTTP_REQUEST_TIMEOUT';
-    if (timedOut) counts.idleClosed += 1;
-    if (socket.writable) {
-      socket.end(timedOut ? 'HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n'
-        : 'HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
-    }
-    socket.destroy();
-  });
-  server.setTimeout(idleTimeout, (socket) => {
-    counts.idleClosed += 1;
+  // A listener here keeps Node from closing the socket itself: closed.
+  server.on('tlsClientError', (e, socket) => {
+    failed(errorKind(e), e.message.trim());
     socket.destroy();
   });
 
@@ -341,7 +387,7 @@ function main() {
       idle_closed: counts.idleClosed,
       requests: counts.requests,
       http2: 0,
-      bytes_received: 0,
+      bytes_received: counts.bytesReceived,
       bytes_sent: counts.bytesSent,
       cpu_seconds: cpu,
       cpu_us_per_handshake: handshakes > 0 ? (cpu / handshakes) * 1e6 : null,
@@ -376,7 +422,8 @@ function main() {
   server.listen(Number(listen.slice(at + 1)), listen.slice(0, at).replace(/^\[|\]$/g, ''), () => {
     const a = server.address();
     bound = `${a.address}:${a.port}`;
-    process.stdout.write(`serving ${LIBRARY} HTTPS, ${body.length} B bodies, ${p.id} on ${a.address}:${a.port}\n`);
+    const what = args.echo ? 'echo' : `HTTPS, ${body.length} B bodies`;
+    process.stdout.write(`serving ${LIBRARY} ${what}, ${p.id} on ${a.address}:${a.port}\n`);
   });
 }
 
