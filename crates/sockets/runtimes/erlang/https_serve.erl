@@ -485,6 +485,10 @@ main(Argv) ->
     io:format("serving ~s ~s, ~s on ~s~n", [Row, What, maps:get(id, P), Bound]),
     receive stop -> ok end,
     Mod:close(L),
+    %% ssl closes a failed handshake's socket before it returns the error:
+    %% a client may see the close before the failure is counted. Counted
+    %% once the connections have ended (at most 1 s: kept ones stay open).
+    drain(C, erlang:monotonic_time(millisecond) + 1000),
     Sampler ! {stop, self()},
     Samples = receive {samples, Ss} -> Ss end,
     Seconds = (erlang:monotonic_time(microsecond) - Started) / 1.0e6,
@@ -517,6 +521,12 @@ main(Argv) ->
         end
     end,
     erlang:halt(0).
+
+drain(C, Deadline) ->
+    case counters:get(C, ?ACTIVE) > 0 andalso erlang:monotonic_time(millisecond) < Deadline of
+        true -> timer:sleep(10), drain(C, Deadline);
+        false -> ok
+    end.
 
 sample(Acc) ->
     receive
