@@ -297,7 +297,10 @@ fn every_runtime_echoes_every_byte_checked_on_both_sides() {
                 summary.handshakes_full + summary.handshakes_resumed + summary.handshakes_unclassified;
             let tls = build.libraries.contains(&library);
             assert_eq!(handshakes, if tls { 24 } else { 0 }, "{what}: {summary:?}");
-            assert!(summary.rss.peak_kib > 0 && summary.cpu_seconds > 0.0, "{what}: {summary:?}");
+            // Erlang counts CPU in whole milliseconds: its gen_tcp echo of
+            // these few messages may take less.
+            assert!(summary.rss.peak_kib > 0 && summary.cpu_seconds >= 0.0, "{what}: {summary:?}");
+            assert!(!tls || summary.cpu_seconds > 0.0, "{what}: {summary:?}");
         }
         // A misbehaving client is refused and counted while the echo serves.
         let library = &build.libraries[0];
