@@ -21,7 +21,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use common::sockets::{BODY, params, serve_options, siege_options};
+use common::sockets::{BODY, child_options, params, serve_options, siege_options};
 use tls_bench_harness::{
     error::ConfigureError,
     params::{CipherSuite, HandshakeKind, KxGroup, Params},
@@ -29,7 +29,7 @@ use tls_bench_harness::{
 use tls_bench_sockets::{
     ErrorKind, Extensions, Library,
     attack::{Attack, AttackClients, AttackOptions, another_ca, run_attackers},
-    child::{Build, ChildOptions, ChildServer, probe},
+    child::{Build, ChildServer, probe},
     https::{self, Http},
     libraries,
     serve::{self, Running, ServeOptions},
@@ -661,15 +661,7 @@ fn another_builds_server_runs_as_a_child_says_what_it_supports_and_reports_its_s
     let p = params(HandshakeKind::ServerAuth);
     let lib = tls.into_iter().find(|l| runs(&**l, &p)).expect("a library running the common parameters");
     let json = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("child-https-serve.json");
-    let options = ChildOptions {
-        threads: 1,
-        cores: Vec::new(),
-        body: BODY,
-        echo: false,
-        max_connections: 64,
-        timeouts: None,
-        json,
-    };
+    let options = child_options(json);
     let child = ChildServer::start(exe, &lib.name(), &p, &options).unwrap();
     let report = run(&*lib, &siege(p, child.addr(), true)).unwrap();
     assert_clean(&report, "a child server, kept alive", 8);

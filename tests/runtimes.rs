@@ -20,7 +20,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::sockets::{BODY, load_options, params, siege_options};
+use common::sockets::{BODY, child_options, load_options, params, siege_options};
 use tls_bench_harness::{
     error::ConfigureError,
     params::{CipherSuite, HandshakeKind, KxGroup, Params},
@@ -59,15 +59,7 @@ fn options(build: &Build, test: &str) -> ChildOptions {
     let json = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
         .join("runtimes")
         .join(format!("{}-{test}.summary.json", build.variant));
-    ChildOptions {
-        threads: 1,
-        cores: Vec::new(),
-        body: BODY,
-        echo: false,
-        max_connections: 64,
-        timeouts: None,
-        json,
-    }
+    child_options(json)
 }
 
 /// Two users of four requests each.

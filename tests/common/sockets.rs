@@ -8,7 +8,7 @@ use std::{
 };
 
 use tls_bench_harness::params::{CipherSuite, HandshakeKind, KxGroup, Params};
-use tls_bench_sockets::{load::LoadOptions, serve::ServeOptions, siege::SiegeOptions};
+use tls_bench_sockets::{child::ChildOptions, load::LoadOptions, serve::ServeOptions, siege::SiegeOptions};
 
 /// What the tests negotiate: a suite and group every library of every build
 /// (FIPS ones included) can do.
@@ -53,6 +53,21 @@ pub fn siege_options(params: Params, connect: SocketAddr, keep_alive: bool) -> S
         cores: Vec::new(),
         timeout: Duration::from_secs(10),
         progress: false,
+    }
+}
+
+/// A child server (another build's or another runtime's) of one thread,
+/// 64 connections, [`BODY`]-byte bodies and its default timeouts, writing
+/// its summary to `json`.
+pub fn child_options(json: std::path::PathBuf) -> ChildOptions {
+    ChildOptions {
+        threads: 1,
+        cores: Vec::new(),
+        body: BODY,
+        echo: false,
+        max_connections: 64,
+        timeouts: None,
+        json,
     }
 }
 

@@ -21,7 +21,7 @@
 //! | Historical performance | `results/historical-perf/data/<library>/*.json` |
 //! | Real sockets | `results/sockets/<date>/`: `compare/` (`compare --sockets`), `scaling/*.json`, `s-time.txt`, `baseline.txt` |
 //! | HTTPS | `results/https/<date>/`: `compare/`, `soak/`, `attack/*.json`, `env.txt` |
-//! | Other runtimes | `results/runtimes/<date>/erlang-seed/` (`compare --sockets`) |
+//! | Other runtimes | `results/runtimes/<date>/`: `erlang-seed/` (`compare --sockets`), `jss-seed-soak/` (`https-soak`) |
 //!
 //! The README's "Real sockets" block ([`SOCKETS_START`] to [`SOCKETS_END`])
 //! is made from the same files ([`Generated::sockets`]).
@@ -947,8 +947,9 @@ fn sockets_section(root: &Path) -> Result<Section> {
     })
 }
 
-/// Other runtimes: the Erlang seed's table, the newest
-/// `results/runtimes/<date>/erlang-seed/` (`scripts/record-runtimes.sh`).
+/// Other runtimes: the newest `results/runtimes/<date>/`
+/// (`scripts/record-runtimes.sh`): the Erlang seed's table
+/// (`erlang-seed/`) and the JSS seed's memory figure (`jss-seed-soak/`).
 fn runtimes_section(root: &Path) -> Result<Section> {
     let dir = newest_dated(root, "results/runtimes")?;
     let seed = dir.join("erlang-seed");
@@ -972,10 +973,21 @@ fn runtimes_section(root: &Path) -> Result<Section> {
         body.push_str(&demote(&compare::group_markdown(&group, &rows)));
     }
     let dir_rel = relative(root, &dir);
+    let soak: https::SoakRun = read_json(&dir.join("jss-seed-soak/results.json"))?;
+    body.push_str(&format!(
+        "\n### The JSS seed's memory figure\n\nData: {} (made by `scripts/record-runtimes.sh`): an \
+         `https-soak` run at the seed's load, RSA-4096, 100 users per server, a new connection per \
+         request, each JVM's heap bounded (`JAVA_TOOL_OPTIONS=-Xmx256m`), every server at once.\n\n{}\n\
+         ![RSS over time]({})\n",
+        path_link(&format!("{dir_rel}/jss-seed-soak/")),
+        soak.markdown(),
+        link(&format!("{dir_rel}/jss-seed-soak/rss.svg")),
+    ));
     let notes = notes(root, &[format!("{dir_rel}/notes.md")])?;
     Ok(Section {
         title: "Other runtimes",
-        summary: "Erlang's ssl and gen_tcp, Go, Node.js, SunJSSE and JSS echo servers beside the libraries",
+        summary: "Erlang's ssl and gen_tcp, Go, Node.js, SunJSSE and JSS echo servers beside the libraries; \
+                  the JSS seed's memory figure",
         body,
         notes,
         headline: Vec::new(),
