@@ -15,7 +15,7 @@
 # Run it on an idle machine: nothing else may run while it measures.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-case "${1:-}" in -h | --help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;; esac
+case "${1:-}" in -h | --help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;; esac
 out=results/runtimes/$(date -u +%F)
 mkdir -p "$out"
 cargo run --release --bin compare -- --sockets --runtimes all --variants default,boringssl \
