@@ -291,8 +291,8 @@ fn checked(report: load::Report) -> Result<load::Report> {
     Ok(report)
 }
 
-/// Stops the runtimes' servers this thread started and reads their
-/// summaries (this build's servers stop with the process). Errors: one did
+/// Stops the runtimes' servers this thread started, reads their summaries
+/// and removes the files (this build's servers stop with the process). Errors: one did
 /// not stop well, or counted a failure its client did not see (its
 /// message).
 pub fn stop_servers() -> Result<()> {
@@ -300,6 +300,10 @@ pub fn stop_servers() -> Result<()> {
     for ((library, params), server) in servers {
         if let Server::Child(child) = server {
             let summary = child.stop().with_context(|| format!("{library} {params}"))?;
+            if let Some(remote) = remote(&library) {
+                let json = summary_path(&remote.exe, &library, &params);
+                std::fs::remove_file(&json).with_context(|| format!("removing {}", json.display()))?;
+            }
             if let Some(first) = summary.error_examples.first() {
                 let failed: u64 = summary.errors.values().sum();
                 bail!("{library} {params}: the server counted {failed} failures, the first: {first}");
