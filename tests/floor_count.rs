@@ -25,6 +25,16 @@ fn crypto_floor(args: &[&str]) -> (bool, String, String) {
 #[test]
 fn every_floor_is_below_its_library_and_the_counts_agree_at_the_sweep_centre() {
     let (ok, stdout, stderr) = crypto_floor(&["count"]);
+    if libs::crypto_floors().is_empty() {
+        // A build whose libraries have no floor yet (GnuTLS): the count
+        // fails, naming each library it could not count.
+        assert!(!ok && stderr.contains("no library of this build can be counted"), "{stdout}\n{stderr}");
+        for lib in libs::tls_libraries() {
+            let wanted = format!("not counted: {} (no crypto floor in this build)", lib.name());
+            assert!(stderr.contains(&wanted), "{stderr}");
+        }
+        return;
+    }
     assert!(ok, "{stdout}\n{stderr}");
     assert!(stdout.contains("Every count agrees with the operation table"), "{stdout}");
     let floors: Vec<String> = libs::crypto_floors().iter().map(|f| f.name()).collect();

@@ -517,3 +517,43 @@ fn an_echo_that_never_comes_back_is_a_timeout_after_the_limit() {
     assert!(report.error_examples[0].contains("echo not back"), "{:?}", report.error_examples);
     assert!(took >= Duration::from_millis(400) && took < Duration::from_secs(5), "{took:?}");
 }
+
+#[test]
+fn the_bridge_meets_the_native_adapter_both_ways() {
+    // The bridge over a library that has a native adapter too (OpenSSL,
+    // BoringSSL; none in GnuTLS's build, whose every socket test above runs
+    // through the bridge): its server with the native client, the native
+    // server with its client, and itself; resumed, on new connections, and
+    // 64 KiB echoes on kept ones.
+    let twins: Vec<_> = tls_bench_sockets::bridged_twins()
+        .into_iter()
+        .filter(|b| b.server(&params(HandshakeKind::ServerAuth), &Extensions::NONE).is_ok())
+        .collect();
+    for bridged in &twins {
+        let base = bridged.name().trim_end_matches(tls_bench_sockets::bridge::SUFFIX).to_string();
+        let native = libraries().into_iter().find(|l| l.name() == base).expect("the native adapter");
+        for (server, client) in [(&**bridged, &*native), (&*native, &**bridged), (&**bridged, &**bridged)] {
+            let what = format!("{} client, {} server", client.name(), server.name());
+            let p = params(HandshakeKind::Resumption);
+            let options = LoadOptions {
+                connections: 1,
+                requests: Some(3),
+                new_connection: true,
+                ..load_options(p, "127.0.0.1:0".parse().unwrap())
+            };
+            let message = options.message as u64;
+            let (report, summary) = serve_and_load(server, client, options);
+            assert_clean_beside(&report, &summary, &what, message);
+            assert_eq!((report.handshakes_full, report.handshakes_resumed), (1, 3), "{what}");
+            let p = params(HandshakeKind::MutualAuth);
+            let options =
+                LoadOptions { message: 64 * 1024, ..load_options(p, "127.0.0.1:0".parse().unwrap()) };
+            let (report, summary) = serve_and_load(server, client, options);
+            assert_clean(&report, &summary, &what);
+            assert_eq!(report.bytes_sent, 20 * 64 * 1024, "{what}");
+        }
+    }
+    let openssl_api =
+        tls_bench_harness::libs::tls_libraries().iter().any(|l| l.name().starts_with("openssl-"));
+    assert!(!openssl_api || !twins.is_empty(), "OpenSSL has a native adapter and the bridge drives it too");
+}

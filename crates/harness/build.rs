@@ -53,6 +53,12 @@ const AWS_LC_BACKENDS: [(&str, &str); 3] = [
 ];
 
 fn main() {
+    // GnuTLS: the system's, located (and linked) by pkg-config; its error
+    // names the package to install.
+    #[cfg(feature = "gnutls")]
+    if let Err(e) = pkg_config::Config::new().atleast_version("3.7.3").probe("gnutls") {
+        panic!("feature `gnutls` needs GnuTLS 3.7.3 or later (apt-get install libgnutls28-dev): {e}");
+    }
     println!("cargo::rustc-check-cfg=cfg(ossl300)");
     println!("cargo::rustc-check-cfg=cfg(ossl320)");
     println!("cargo::rustc-check-cfg=cfg(openssl_awslc)");

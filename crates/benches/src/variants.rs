@@ -77,6 +77,12 @@ pub const VARIANTS: &[Variant] = &[
         scope: Scope::Every,
     },
     Variant {
+        name: "gnutls",
+        stacks: "GnuTLS (the system's libgnutls, Debian's libgnutls28-dev 3.7.x)",
+        features: Some(&["gnutls"]),
+        scope: Scope::Every,
+    },
+    Variant {
         name: "openssl-aws-lc",
         stacks: "AWS-LC under the `openssl` crate (feature `openssl-aws-lc`, as aws-lc-config/openssl.toml)",
         features: Some(&["openssl-aws-lc"]),

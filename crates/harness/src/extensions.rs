@@ -34,6 +34,36 @@
 //! OpenSSL's SSL_CTX_set_tlsext_servername_callback(3); s2n-tls's client
 //! hello callback (`s2n_config_set_client_hello_cb`, an error aborts).
 
+use crate::params::CertChain;
+
+/// What a connection carries beyond its parameter set, the same on every
+/// library (this module's): what the socket runner's HTTPS sets, and what
+/// a library driven by its bridge is configured with
+/// ([`crate::harness::TlsLibrary::configure_threaded`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Extensions {
+    /// ALPN protocol names (RFC 7301): a server's, in its order of
+    /// preference (it picks the first one the client offers; none in
+    /// common, or no offer: no ALPN); a client's offer. Empty: no ALPN.
+    pub alpn: &'static [&'static [u8]],
+    /// The server name (SNI, RFC 6066). A server given one refuses a
+    /// ClientHello naming another host (no name, or an IP address, is
+    /// served); a client given one sends it in place of the certificate's
+    /// name ([`crate::certs::SERVER_NAME`], sent when `None`). A server
+    /// without one serves any name.
+    pub server_name: Option<&'static str>,
+    /// The chain whose client certificate and key a client presents, in
+    /// place of its parameter set's (another CA's: the attacker of
+    /// the socket runner's `UntrustedClientCert` attack); it still trusts its
+    /// parameter set's CA. `None`: the parameter set's, under mTLS.
+    pub client_identity: Option<CertChain>,
+}
+
+impl Extensions {
+    /// Nothing beyond the parameter set (the echo, `serve` and `load`).
+    pub const NONE: Extensions = Extensions { alpn: &[], server_name: None, client_identity: None };
+}
+
 /// HTTP/2 over TLS (RFC 9113 section 3.2).
 pub const H2: &[u8] = b"h2";
 

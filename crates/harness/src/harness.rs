@@ -7,6 +7,7 @@ use std::{
     fmt,
     io::IoSlice,
     rc::Rc,
+    sync::Arc,
     time::{Duration, Instant},
 };
 
@@ -16,6 +17,7 @@ pub use crate::error::ConfigureError;
 
 use crate::{
     callgrind,
+    extensions::Extensions,
     memory::{self, Scope},
     params::{CipherSuite, HandshakeKind, KxGroup, Params, Protocol},
     transport::{DEFAULT_MTU, Duplex, Endpoint, Side},
@@ -36,7 +38,9 @@ pub struct Negotiated {
     /// Whether the handshake resumed a session.
     pub resumed: bool,
     /// Whether the client presented a certificate the server verified. Only
-    /// the server knows for sure: clients report `None`.
+    /// the server knows for sure: clients report `None`, or where the
+    /// library tells (GnuTLS) whether the server asked for a certificate and
+    /// the client sent one.
     pub client_authenticated: Option<bool>,
 }
 
@@ -130,7 +134,39 @@ pub trait TlsConnection {
     /// post-handshake messages and returns the session to resume from.
     /// Errors: no ticket received.
     fn take_session(&mut self) -> Result<Session>;
+
+    /// Whether [`TlsConnection::recv`] has read the peer's close_notify
+    /// (RFC 8446 section 6.1): its `0` then means the end, not "would
+    /// block". The socket runner's bridge ([`SendConnections`]) reads it;
+    /// the default, `false`, is for a stack that never reports one.
+    fn peer_closed(&self) -> bool {
+        false
+    }
+
+    /// The ALPN protocol the handshake chose (RFC 7301), for a connection
+    /// configured with [`Extensions::alpn`]; `None`: none chosen, or a
+    /// stack that sets no ALPN (the default).
+    fn alpn(&self) -> Option<&[u8]> {
+        None
+    }
 }
+
+/// A [`Configured`] whose connections may move between threads, each with
+/// the [`Endpoint`] it was made on and the [`Duplex`] behind it, as one
+/// whole: what the socket runner's bridge needs to drive a library over
+/// tokio's multi-threaded runtime from its in-memory connections
+/// ([`TlsLibrary::configure_threaded`]).
+///
+/// # Safety
+///
+/// An implementor promises that its connections share nothing with one
+/// another or with it but through thread-safe types (`Arc`, state the
+/// library documents as safe to share between threads), and that the
+/// [`Session`]s they return hold only `Send + Sync` data. A connection,
+/// its endpoint and that endpoint's duplex (whose `Rc`s stay among them)
+/// may then be moved to another thread together, and used from one thread
+/// at a time.
+pub unsafe trait SendConnections: Configured + Send + Sync {}
 
 /// A library configured for one parameter set: its client and server
 /// configuration objects, built once, from which connections are made.
@@ -179,6 +215,26 @@ pub trait TlsLibrary {
     /// or the library cannot do `params`.
     fn settings(&self, _params: &Params) -> Option<String> {
         None
+    }
+
+    /// [`TlsLibrary::configure`] for TLS parameters (never DTLS: the
+    /// caller checks) and connections that may move between threads
+    /// ([`SendConnections`]), with `extensions` (ALPN, the server
+    /// name, another client identity) set: the socket runner's bridge
+    /// drives a library without a tokio adapter of its own through these.
+    /// Errors: [`ConfigureError::Unsupported`] with the reason for a stack
+    /// whose connections share state that is not thread-safe (the default),
+    /// an extension it does not set, or what [`TlsLibrary::configure`]
+    /// refuses.
+    fn configure_threaded(
+        &self,
+        _params: &Params,
+        _extensions: &Extensions,
+    ) -> Result<Arc<dyn SendConnections>, ConfigureError> {
+        Err(ConfigureError::Unsupported(format!(
+            "{}: its in-memory connections are not made to move between threads",
+            self.name()
+        )))
     }
 
     /// The name of the crypto floor of the implementation this library's

@@ -25,11 +25,11 @@
 //!   ways to send them, a record's overhead on the wire.
 //! - [`wire`]: the negotiated group and resumption read from the server's
 //!   plaintext first flight, for libraries that cannot report them.
+//! - [`extensions`]: ALPN, the server name and another client identity as
+//!   the socket runner's HTTPS sets them, what every library shares (each
+//!   library's own calls are in its folder).
 //! - [`harness`]: the traits each library implements, what was negotiated,
 //!   and the client/server [`harness::Pair`] driver.
-//! - [`extensions`]: ALPN and the server name as the socket runner's
-//!   HTTPS sets them, what every library shares (each library's own calls
-//!   are in its folder).
 //! - `floor` (feature `crypto-floor`, part of `tools`): the primitive
 //!   operations of a handshake by parameters, the floor as a library over
 //!   the transport, and the crypto implementation two libraries share
@@ -70,9 +70,9 @@ pub mod writes;
 
 pub mod wire;
 
-pub mod harness;
-
 pub mod extensions;
+
+pub mod harness;
 
 #[cfg(feature = "crypto-floor")]
 pub mod floor;

@@ -551,9 +551,36 @@ impl Endpoint {
         pipe.queue.read(buf).unwrap_or(0)
     }
 
+    /// Copies up to `buf.len()` queued bytes from the peer into `buf`,
+    /// leaving them queued; returns how many. Byte streams only (as
+    /// [`Endpoint::read_bytes`]).
+    pub fn peek_bytes(&self, buf: &mut [u8]) -> usize {
+        let mut inner = self.duplex().inner.borrow_mut();
+        assert!(inner.mtu.is_none(), "a byte-stream peek on a datagram duplex");
+        let queue = &inner.outgoing(self.side.peer()).queue;
+        let n = buf.len().min(queue.len());
+        for (b, q) in buf[..n].iter_mut().zip(queue.iter()) {
+            *b = *q;
+        }
+        n
+    }
+
     /// Bytes queued from the peer, ready to read.
     pub fn available(&self) -> usize {
         self.duplex().pending_for(self.side)
+    }
+
+    /// Whether a read would return data (a byte or a datagram), without
+    /// reading it: what a library polls before it reads (GnuTLS's pull
+    /// timeout function). In memory, whether bytes are queued now; over
+    /// UDP, whether a datagram arrives within the socket's read timeout, as
+    /// a read waits for one ([`Endpoint::udp`]).
+    pub fn readable(&self) -> bool {
+        match &self.link {
+            Link::Memory(d) => d.pending_for(self.side) > 0,
+            // A peek leaves the datagram queued (truncated here only).
+            Link::Udp(u) => u.socket.peek(&mut [0u8; 1]).is_ok(),
+        }
     }
 }
 

@@ -132,6 +132,52 @@ pub fn runtime_rows(names: &[String], client: Option<&str>) -> Result<Vec<Box<dy
     Ok(rows)
 }
 
+/// A row of the bridge beside a native adapter (`openssl-3.6.3+bridge`):
+/// its in-memory side is the library's own, which the socket kinds
+/// configure to check it does the parameters; over sockets its server and
+/// clients are [`crate::bridge`]'s.
+struct BridgeRow {
+    name: String,
+}
+
+impl TlsLibrary for BridgeRow {
+    fn name(&self) -> String {
+        self.name.clone()
+    }
+
+    /// The library's own configuration. Errors: as its.
+    fn configure(&self, params: &Params) -> Result<Box<dyn Configured>, ConfigureError> {
+        let base = self.name.strip_suffix(crate::bridge::SUFFIX).unwrap_or(&self.name);
+        let Some(lib) = tls_bench_harness::libs::tls_libraries().into_iter().find(|l| l.name() == base)
+        else {
+            return Err(anyhow::anyhow!("{base}: no in-memory library of that name in this build").into());
+        };
+        lib.configure(params)
+    }
+
+    fn settings(&self, _params: &Params) -> Option<String> {
+        Some("the bridge: its in-memory connections over tokio, beside its native adapter".to_string())
+    }
+}
+
+/// The bridge's rows ([`BridgeRow`]) of this build: one per library with a
+/// native adapter whose stack the bridge can drive
+/// ([`TlsLibrary::configure_threaded`] at the default parameters), for
+/// `compare --sockets --bridge`.
+pub fn bridge_rows() -> Vec<Box<dyn TlsLibrary>> {
+    let drivable = |name: &str| {
+        tls_bench_harness::libs::tls_libraries()
+            .iter()
+            .any(|l| l.name() == name && l.configure_threaded(&Params::default(), &Extensions::NONE).is_ok())
+    };
+    crate::bridged_twins()
+        .into_iter()
+        .map(|b| b.name())
+        .filter(|n| drivable(n.strip_suffix(crate::bridge::SUFFIX).unwrap_or(n)))
+        .map(|name| Box::new(BridgeRow { name }) as Box<dyn TlsLibrary>)
+        .collect()
+}
+
 /// The socket library of an in-memory library's name (the plaintext
 /// floor's is plaintext TCP). Errors: a library of the build without a
 /// socket adapter, as [`ConfigureError::Unsupported`] (a named skip); none

@@ -26,7 +26,7 @@ use tls_bench_harness::{
     bench::library_family,
     error::ConfigureError,
     harness::Negotiated,
-    params::{CertChain, HandshakeKind, Params},
+    params::{HandshakeKind, Params},
 };
 
 /// tokio's `AsyncRead` and `AsyncWrite` for a wrapper `$t`, forwarded to
@@ -71,6 +71,7 @@ macro_rules! forward_io {
 }
 
 pub mod attack;
+pub mod bridge;
 pub mod cases;
 pub mod child;
 pub mod cli;
@@ -106,31 +107,7 @@ pub use errors::{ErrorKind, Failure};
 /// made it reads it.
 pub struct Ticket(pub Box<dyn Any + Send + Sync>);
 
-/// What a connection carries beyond its parameter set, the same on every
-/// library ([`tls_bench_harness::extensions`]).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Extensions {
-    /// ALPN protocol names (RFC 7301): a server's, in its order of
-    /// preference (it picks the first one the client offers; none in
-    /// common, or no offer: no ALPN); a client's offer. Empty: no ALPN.
-    pub alpn: &'static [&'static [u8]],
-    /// The server name (SNI, RFC 6066). A server given one refuses a
-    /// ClientHello naming another host (no name, or an IP address, is
-    /// served); a client given one sends it in place of the certificate's
-    /// name ([`tls_bench_harness::certs::SERVER_NAME`], sent when `None`). A server
-    /// without one serves any name.
-    pub server_name: Option<&'static str>,
-    /// The chain whose client certificate and key a client presents, in
-    /// place of its parameter set's (another CA's: the attacker of
-    /// [`attack::Attack::UntrustedClientCert`]); it still trusts its
-    /// parameter set's CA. `None`: the parameter set's, under mTLS.
-    pub client_identity: Option<CertChain>,
-}
-
-impl Extensions {
-    /// Nothing beyond the parameter set (the echo, `serve` and `load`).
-    pub const NONE: Extensions = Extensions { alpn: &[], server_name: None, client_identity: None };
-}
+pub use tls_bench_harness::extensions::Extensions;
 
 /// A connection after its handshake: bytes move through tokio's traits.
 pub trait Stream: AsyncRead + AsyncWrite + Unpin + Send {
@@ -222,22 +199,47 @@ pub fn libraries() -> Vec<Box<dyn Library>> {
 }
 
 /// The adapters of the registry's library `name` ([`tls_bench_harness::libs::Entry::name`]):
-/// one line per library with an adapter file here; none for a library
-/// without one, whose socket cases are then named skips
-/// ([`no_adapter`]).
+/// its native ones ([`native`]), else the [`bridge`] over each of its
+/// stacks (whose configurations say whether it can drive them:
+/// [`tls_bench_harness::harness::TlsLibrary::configure_threaded`]).
 fn adapters(name: &str) -> Vec<Box<dyn Library>> {
+    native(name).unwrap_or_else(|| bridged(name, false))
+}
+
+/// The native tokio adapters of the registry's library `name`: one line
+/// per library with an adapter file here; `None` for the others.
+fn native(name: &str) -> Option<Vec<Box<dyn Library>>> {
     match name {
         #[cfg(feature = "s2n-tls")]
-        "s2n" => vec![Box::new(s2n::S2n)],
+        "s2n" => Some(vec![Box::new(s2n::S2n)]),
         #[cfg(feature = "rustls")]
-        "rustls" => tls_bench_harness::libs::rustls::config::Provider::ALL
-            .into_iter()
-            .map(|provider| Box::new(rustls::Rustls { provider }) as _)
-            .collect(),
+        "rustls" => Some(
+            tls_bench_harness::libs::rustls::config::Provider::ALL
+                .into_iter()
+                .map(|provider| Box::new(rustls::Rustls { provider }) as _)
+                .collect(),
+        ),
         #[cfg(any(feature = "openssl", feature = "boring"))]
-        "openssl" => vec![Box::new(openssl::OpenSsl)],
-        _ => Vec::new(),
+        "openssl" => Some(vec![Box::new(openssl::OpenSsl)]),
+        _ => None,
     }
+}
+
+/// The [`bridge`] over each stack of the registry's library `name`, its
+/// name suffixed ([`bridge::SUFFIX`]) when `suffixed`.
+fn bridged(name: &str, suffixed: bool) -> Vec<Box<dyn Library>> {
+    let entries = tls_bench_harness::libs::registry();
+    let stacks = entries.iter().filter(|e| e.name == name).flat_map(|e| (e.stacks)());
+    stacks.map(|s| Box::new(bridge::Bridge { name: s.name(), suffixed }) as Box<dyn Library>).collect()
+}
+
+/// The [`bridge`] over the stacks of the libraries with a native adapter,
+/// named `<library>+bridge`: what the bridge costs beside the native
+/// adapter (`serve --library openssl+bridge`, `compare --sockets
+/// --bridge`). Not in [`libraries`]; [`find`] finds them.
+pub fn bridged_twins() -> Vec<Box<dyn Library>> {
+    let entries = tls_bench_harness::libs::registry();
+    entries.iter().filter(|e| native(e.name).is_some()).flat_map(|e| bridged(e.name, true)).collect()
 }
 
 /// Why the in-memory library `name` has no socket counterpart, if it is
@@ -252,10 +254,14 @@ pub fn no_adapter(name: &str) -> Option<String> {
 
 /// The library `selector` names: its whole id, the name before the version
 /// (`rustls`, which must then be the only one), or that name with the
-/// backend (`rustls+ring`). Errors: no library or several match; the
-/// message lists the valid names.
+/// backend (`rustls+ring`); with [`bridge::SUFFIX`], the bridge over a
+/// library with a native adapter (`openssl+bridge`, [`bridged_twins`]).
+/// Errors: no library or several match; the message lists the valid names.
 pub fn find(selector: &str) -> Result<Box<dyn Library>> {
-    let libs = libraries();
+    let mut libs = libraries();
+    if selector.ends_with(bridge::SUFFIX) {
+        libs.extend(bridged_twins());
+    }
     let names: Vec<String> = libs.iter().map(|l| l.name()).collect();
     let matches = |name: &str| {
         let family = library_family(name);

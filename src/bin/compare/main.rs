@@ -77,6 +77,8 @@ enum Sub {
         runtimes: Vec<String>,
         #[arg(long)]
         client: Option<String>,
+        #[arg(long)]
+        bridge: bool,
     },
     /// Compares two runs' results.json, row by row, library against
     /// library (each library's time ratio to the row's fastest library of
@@ -161,6 +163,13 @@ struct RunArgs {
     /// library].
     #[arg(long, requires = "sockets")]
     client: Option<String>,
+    /// With --sockets, rows `<library>+bridge` beside each library that has
+    /// a native tokio adapter and that the bridge can drive too (OpenSSL,
+    /// BoringSSL): its in-memory connections over tokio, as GnuTLS runs,
+    /// server and clients; what the bridge costs (docs/sockets.md, "The
+    /// bridge").
+    #[arg(long, requires = "sockets")]
+    bridge: bool,
     /// Where JSON, CSV, SVG and the environment go: a new or empty
     /// directory, or one a previous run wrote (checked before any work,
     /// and replaced whole when the run is done).
@@ -187,9 +196,20 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> Result<()> {
     match cli.worker {
-        Some(Sub::Worker { variant, matrix, filter, s2n_policies, dtls, sockets, runtimes, client }) => {
+        Some(Sub::Worker {
+            variant,
+            matrix,
+            filter,
+            s2n_policies,
+            dtls,
+            sockets,
+            runtimes,
+            client,
+            bridge,
+        }) => {
             let matrix = Matrix::from_name(&matrix)?;
-            let opts = WorkerOptions { matrix, filter, s2n_policies, dtls, sockets, runtimes, client };
+            let opts =
+                WorkerOptions { matrix, filter, s2n_policies, dtls, sockets, runtimes, client, bridge };
             worker::serve(&variant, &opts)
         }
         Some(Sub::Diff { a, b, max_percent }) => {
@@ -284,6 +304,7 @@ fn compare(args: RunArgs) -> Result<()> {
         sockets: args.sockets,
         runtimes,
         client: args.client.clone(),
+        bridge: args.bridge,
     };
 
     // This process is a default build: when it is the only variant, its own

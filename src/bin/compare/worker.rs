@@ -71,6 +71,9 @@ pub struct WorkerOptions {
     /// The client library loading the runtimes' servers (`None`: the
     /// build's first TLS library).
     pub client: Option<String>,
+    /// With `sockets`, the bridge's rows beside the native adapters
+    /// (`tls_bench_sockets::cases::bridge_rows`).
+    pub bridge: bool,
 }
 
 impl WorkerOptions {
@@ -90,6 +93,9 @@ impl WorkerOptions {
         }
         if self.sockets {
             args.push("--sockets".into());
+        }
+        if self.bridge {
+            args.push("--bridge".into());
         }
         if variant == "default" && !self.runtimes.is_empty() {
             args.extend(["--runtimes".into(), self.runtimes.join(",")]);
@@ -129,6 +135,9 @@ pub fn cases(opts: &WorkerOptions) -> Result<(Libraries, Vec<Case>)> {
     let mut libs = libs::all();
     if opts.sockets && !opts.runtimes.is_empty() {
         libs.extend(tls_bench_sockets::cases::runtime_rows(&opts.runtimes, opts.client.as_deref())?);
+    }
+    if opts.sockets && opts.bridge {
+        libs.extend(tls_bench_sockets::cases::bridge_rows());
     }
     if !opts.sockets && !opts.dtls {
         libs.extend(libs::crypto_floors());

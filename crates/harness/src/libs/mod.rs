@@ -7,6 +7,8 @@
 //! cfgs kept inside it. A library is in the registry when its cargo
 //! feature is on.
 
+#[cfg(feature = "gnutls")]
+pub mod gnutls;
 #[cfg(any(openssl_crate, feature = "boring"))]
 pub mod openssl;
 #[cfg(feature = "plaintext")]
@@ -46,6 +48,8 @@ pub fn registry() -> Vec<Entry> {
         rustls::ENTRY,
         #[cfg(any(feature = "openssl", feature = "boring"))]
         openssl::ENTRY,
+        #[cfg(feature = "gnutls")]
+        gnutls::ENTRY,
     ]
 }
 

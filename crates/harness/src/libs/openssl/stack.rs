@@ -7,10 +7,13 @@
 //! settings and the read-back of what it negotiated are in
 //! [`crate::libs::openssl::conn`].
 
+use std::sync::Arc;
+
 use anyhow::{Context, Result, anyhow, bail, ensure};
 
 use crate::{
-    harness::{ConfigureError, Configured, Negotiated, Session, TlsConnection, TlsLibrary},
+    extensions::Extensions,
+    harness::{ConfigureError, Configured, Negotiated, SendConnections, Session, TlsConnection, TlsLibrary},
     libs::openssl::{
         config::{
             ForeignTypeRef, client_context, ffi, library_name,
@@ -64,6 +67,22 @@ impl TlsLibrary for OpenSsl {
         self.configure(params)
     }
 
+    /// The same contexts, for the socket runner's bridge: beside the
+    /// native adapter (tokio-openssl, tokio-boring), what the bridge costs.
+    fn configure_threaded(
+        &self,
+        params: &Params,
+        extensions: &Extensions,
+    ) -> Result<Arc<dyn SendConnections>, ConfigureError> {
+        if *extensions != Extensions::NONE {
+            return Err(ConfigureError::Unsupported(format!(
+                "{}: the bridge sets no extensions on it (its native adapter does)",
+                self.name()
+            )));
+        }
+        Ok(Arc::new(OpenSslContexts { client: client_context(params)?, server: server_context(params)? }))
+    }
+
     /// Never: OpenSSL, BoringSSL and AWS-LC have no gather write (no
     /// `SSL_writev`), and the crates' `SslStream::write_vectored` is std's
     /// default, which writes only the first non-empty buffer.
@@ -80,6 +99,11 @@ struct OpenSslContexts {
     server: SslContext,
 }
 
+// SAFETY: the contexts are reference-counted by the library (thread-safe,
+// `SslContext: Send + Sync`); a connection holds its `Ssl` and its own
+// endpoint; its session is an `SslSession` (`Send + Sync`).
+unsafe impl SendConnections for OpenSslContexts {}
+
 impl Configured for OpenSslContexts {
     fn client(&self, io: Endpoint, session: Option<&Session>) -> Result<Box<dyn TlsConnection>> {
         let session = match session {
@@ -90,7 +114,12 @@ impl Configured for OpenSslContexts {
         if let Some(mtu) = io.max_datagram() {
             set_mtu(&ssl, mtu)?;
         }
-        Ok(Box::new(OpenSslConn { stream: SslStream::new(ssl, io)?, tickets_flushed: false }))
+        Ok(Box::new(OpenSslConn {
+            stream: SslStream::new(ssl, io)?,
+            tickets_flushed: false,
+            closed: false,
+            mark: None,
+        }))
     }
 
     fn server(&self, io: Endpoint) -> Result<Box<dyn TlsConnection>> {
@@ -98,7 +127,12 @@ impl Configured for OpenSslContexts {
         if let Some(mtu) = io.max_datagram() {
             set_mtu(&ssl, mtu)?;
         }
-        Ok(Box::new(OpenSslConn { stream: SslStream::new(ssl, io)?, tickets_flushed: false }))
+        Ok(Box::new(OpenSslConn {
+            stream: SslStream::new(ssl, io)?,
+            tickets_flushed: false,
+            closed: false,
+            mark: None,
+        }))
     }
 }
 
@@ -107,6 +141,12 @@ struct OpenSslConn {
     /// Whether a BoringSSL/AWS-LC server has flushed its session tickets.
     #[cfg_attr(not(any(feature = "boring", openssl_awslc)), allow(dead_code))]
     tickets_flushed: bool,
+    /// Whether a read returned the peer's close_notify (`SSL_ERROR_ZERO_RETURN`).
+    closed: bool,
+    /// A client's session when its handshake ended ([`session_mark`]): a
+    /// ticket read after it (by [`TlsConnection::take_session`], or over
+    /// sockets with the first response) is a new session.
+    mark: Option<*mut ffi::SSL_SESSION>,
 }
 
 /// The library's error queue, for a failed C call.
@@ -149,6 +189,7 @@ impl TlsConnection for OpenSslConn {
             Ok(()) => {
                 #[cfg(any(feature = "boring", openssl_awslc))]
                 self.flush_tickets()?;
+                self.mark = session_mark(self.stream.ssl());
                 Ok(true)
             }
             Err(e) => would_block(e).map_err(|e| match self.stream.get_ref().take_refused() {
@@ -180,6 +221,10 @@ impl TlsConnection for OpenSslConn {
         while filled < buf.len() {
             match self.stream.ssl_read(&mut buf[filled..]) {
                 Ok(n) => filled += n,
+                Err(e) if e.code() == ErrorCode::ZERO_RETURN => {
+                    self.closed = true;
+                    break;
+                }
                 Err(e) => {
                     would_block(e)?;
                     break;
@@ -198,6 +243,10 @@ impl TlsConnection for OpenSslConn {
 
     fn negotiated(&self) -> Result<Negotiated> {
         negotiated(self.stream.ssl())
+    }
+
+    fn peer_closed(&self) -> bool {
+        self.closed
     }
 
     #[cfg(not(any(feature = "boring", openssl_awslc)))]
@@ -221,7 +270,7 @@ impl TlsConnection for OpenSslConn {
     }
 
     fn take_session(&mut self) -> Result<Session> {
-        let before = session_mark(self.stream.ssl());
+        let before = self.mark;
         // Reading processes the server's NewSessionTicket.
         let mut byte = [0u8; 1];
         ensure!(self.recv(&mut byte)? == 0, "unexpected application data while waiting for a ticket");
