@@ -174,12 +174,17 @@ impl Bridged {
         loop {
             let step = self.conn.handshake();
             self.take_records();
-            if let Err(e) = step {
-                // The alert the library wrote for its error goes first.
-                let _ = self.tcp.write_all(&self.out[self.sent..]).await;
-                return Err(e);
-            }
-            let done = step?;
+            let done = match step {
+                Ok(done) => done,
+                // The alert the library wrote for its error goes to the
+                // peer first; the library's error is the one returned.
+                Err(e) => {
+                    return Err(match self.tcp.write_all(&self.out[self.sent..]).await {
+                        Ok(()) => e,
+                        Err(w) => e.context(format!("(its alert was not written either: {w})")),
+                    });
+                }
+            };
             if !self.out.is_empty() {
                 self.tcp.write_all(&self.out[self.sent..]).await.context("writing a handshake flight")?;
                 self.out.clear();
