@@ -201,6 +201,23 @@ fn mutual_authentication_is_checked_on_the_server() {
     }
 }
 
+/// `client` against `server` under resumption, one client on new
+/// connections: 1 full handshake then 3 resumed, every byte checked.
+fn resumes_on_new_connections(server: &dyn Library, client: &dyn Library) {
+    let p = params(HandshakeKind::Resumption);
+    let options = LoadOptions {
+        connections: 1,
+        requests: Some(3),
+        new_connection: true,
+        ..load_options(p, "127.0.0.1:0".parse().unwrap())
+    };
+    let message = options.message as u64;
+    let (report, summary) = serve_and_load(server, client, options);
+    let what = format!("{} client, {} server", client.name(), server.name());
+    assert_clean_beside(&report, &summary, &what, message);
+    assert_eq!((report.handshakes_full, report.handshakes_resumed), (1, 3), "{what}");
+}
+
 #[test]
 fn each_client_library_talks_to_each_server_library() {
     let libs: Vec<_> = libraries().into_iter().filter(|l| !l.plaintext()).collect();
@@ -210,17 +227,7 @@ fn each_client_library_talks_to_each_server_library() {
             if !runs(&**server, &p) || !runs(&**client, &p) {
                 continue;
             }
-            let options = LoadOptions {
-                connections: 1,
-                requests: Some(3),
-                new_connection: true,
-                ..load_options(p, "127.0.0.1:0".parse().unwrap())
-            };
-            let message = options.message as u64;
-            let (report, summary) = serve_and_load(&**server, &**client, options);
-            let what = format!("{} client, {} server", client.name(), server.name());
-            assert_clean_beside(&report, &summary, &what, message);
-            assert_eq!((report.handshakes_full, report.handshakes_resumed), (1, 3), "{what}");
+            resumes_on_new_connections(&**server, &**client);
         }
     }
 }
@@ -534,17 +541,7 @@ fn the_bridge_meets_the_native_adapter_both_ways() {
         let native = libraries().into_iter().find(|l| l.name() == base).expect("the native adapter");
         for (server, client) in [(&**bridged, &*native), (&*native, &**bridged), (&**bridged, &**bridged)] {
             let what = format!("{} client, {} server", client.name(), server.name());
-            let p = params(HandshakeKind::Resumption);
-            let options = LoadOptions {
-                connections: 1,
-                requests: Some(3),
-                new_connection: true,
-                ..load_options(p, "127.0.0.1:0".parse().unwrap())
-            };
-            let message = options.message as u64;
-            let (report, summary) = serve_and_load(server, client, options);
-            assert_clean_beside(&report, &summary, &what, message);
-            assert_eq!((report.handshakes_full, report.handshakes_resumed), (1, 3), "{what}");
+            resumes_on_new_connections(server, client);
             let p = params(HandshakeKind::MutualAuth);
             let options =
                 LoadOptions { message: 64 * 1024, ..load_options(p, "127.0.0.1:0".parse().unwrap()) };
