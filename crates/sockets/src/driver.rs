@@ -666,9 +666,28 @@ impl Watchdog {
 /// TIME_WAIT and the client's port is free again once it drops the
 /// connection. Plaintext TCP: FIN, then the server's (the client holds the
 /// TIME_WAIT).
-pub(super) async fn close(mut stream: Box<dyn Stream>, limit: Duration) -> Result<(), Failure> {
+///
+/// `server_ends`: the server said it ends the connection after its
+/// complete response (HTTP's `Connection: close`). Then a reset met by
+/// this side's close_notify is the end, as it is in place of the server's
+/// FIN ([`Tcp::until_fin`](super::tcp::Tcp::until_fin)): the server closed
+/// first, and its socket may be gone before the client's goodbye arrives.
+/// A late segment then draws a reset: Linux destroys a closed socket at
+/// once, instead of keeping it in TIME_WAIT, when its TIME_WAIT table is
+/// full (`net.ipv4.tcp_max_tw_buckets`; counted as
+/// `TcpExtTCPTimeWaitOverflow`), as a load of short connections on one
+/// host fills it. Nothing the client asked for is lost: the response was
+/// read and checked whole (RFC 9112 section 9.8, incomplete close).
+pub(super) async fn close(
+    mut stream: Box<dyn Stream>,
+    limit: Duration,
+    server_ends: bool,
+) -> Result<(), Failure> {
     let closing = async {
-        stream.shutdown().await.context("close: sending close_notify")?;
+        match stream.shutdown().await {
+            Err(e) if server_ends && gone(&e) => return Ok(()),
+            r => r.context("close: sending close_notify")?,
+        }
         if !stream.reads_after_close_notify() {
             let tcp = stream.tcp().context("close: a TLS stream without its TCP stream")?;
             return tcp
@@ -692,4 +711,10 @@ pub(super) async fn close(mut stream: Box<dyn Stream>, limit: Duration) -> Resul
         }
         Ok(r) => r.map_err(|e| Failure::new(e, ErrorKind::Io)),
     }
+}
+
+/// Whether a write met the peer's reset: `ECONNRESET`, or `EPIPE` (Linux's
+/// error for a reset that came after the peer's FIN).
+fn gone(e: &std::io::Error) -> bool {
+    matches!(e.kind(), std::io::ErrorKind::ConnectionReset | std::io::ErrorKind::BrokenPipe)
 }

@@ -553,7 +553,7 @@ impl Closer {
             let Some(oldest) = self.closing.pop_front() else { break };
             self.settle(oldest.await);
         }
-        self.closing.push_back(tokio::spawn(close(stream, self.limit)));
+        self.closing.push_back(tokio::spawn(close(stream, self.limit, false)));
     }
 
     fn settle(&mut self, closed: Result<Result<(), Failure>, tokio::task::JoinError>) {

@@ -186,6 +186,9 @@ struct HttpConn {
     stream: Box<dyn Stream>,
     buf: Box<[u8]>,
     ticket_due: bool,
+    /// Whether the server said it ends the connection after its last
+    /// response ([`Head::closing`]).
+    server_ends: bool,
 }
 
 /// An I/O error of `what` as a failure.
@@ -377,12 +380,14 @@ impl Protocol for Http {
             stream: open.stream,
             buf: vec![0; READ_BUFFER].into_boxed_slice(),
             ticket_due: open.ticket_due,
+            server_ends: false,
         })
     }
 
     async fn request(&mut self, conn: &mut HttpConn, last: bool) -> Result<Option<Exchanged>, Failure> {
         let began = Instant::now();
         let closing = conn.get(&self.request[usize::from(last)], &self.expected).await?;
+        conn.server_ends = closing;
         Ok(Some(Exchanged { began, ended: Instant::now(), bytes: self.expected.len() as u64, closing }))
     }
 
@@ -393,7 +398,7 @@ impl Protocol for Http {
         } else {
             None
         };
-        close(stream, self.limit).await?;
+        close(stream, self.limit, conn.server_ends).await?;
         Ok(ticket)
     }
 
