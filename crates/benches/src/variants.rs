@@ -83,6 +83,12 @@ pub const VARIANTS: &[Variant] = &[
         scope: Scope::Every,
     },
     Variant {
+        name: "wolfssl",
+        stacks: "wolfSSL (wolfssl-sys's vendored wolfSSL; GPL-2.0, in this variant only)",
+        features: Some(&["wolfssl"]),
+        scope: Scope::Every,
+    },
+    Variant {
         name: "openssl-aws-lc",
         stacks: "AWS-LC under the `openssl` crate (feature `openssl-aws-lc`, as aws-lc-config/openssl.toml)",
         features: Some(&["openssl-aws-lc"]),

@@ -38,6 +38,7 @@ fn features() -> String {
         "openssl-vendored",
         "boring",
         "gnutls",
+        "wolfssl",
         "plaintext",
         "openssl-aws-lc",
         "s2n-tls-fips",

@@ -17,6 +17,8 @@ pub mod plaintext;
 pub mod rustls;
 #[cfg(feature = "s2n-tls")]
 pub mod s2n;
+#[cfg(feature = "wolfssl")]
+pub mod wolfssl;
 
 use crate::harness::TlsLibrary;
 
@@ -50,6 +52,8 @@ pub fn registry() -> Vec<Entry> {
         openssl::ENTRY,
         #[cfg(feature = "gnutls")]
         gnutls::ENTRY,
+        #[cfg(feature = "wolfssl")]
+        wolfssl::ENTRY,
     ]
 }
 

@@ -383,10 +383,12 @@ func (s *server) echo(raw net.Conn, config *tls.Config, handshakeTimeout time.Du
 	// not on every read.
 	armed := time.Time{}
 	var received, sent uint64
-	defer func() {
+	account := func() {
 		s.bytesRecv.Add(received)
 		s.bytesSent.Add(sent)
-	}()
+		received, sent = 0, 0
+	}
+	defer account()
 	for {
 		if now := time.Now(); now.Sub(armed) > s.idleTimeout/2 {
 			raw.SetReadDeadline(now.Add(s.idleTimeout))
@@ -405,6 +407,9 @@ func (s *server) echo(raw net.Conn, config *tls.Config, handshakeTimeout time.Du
 		switch {
 		case err == nil:
 		case errors.Is(err, io.EOF):
+			// Counted before the close_notify and FIN: the client waits
+			// for them, and may stop the server as soon as they arrive.
+			account()
 			c.Close()
 			return
 		case errors.As(err, &ne) && ne.Timeout():

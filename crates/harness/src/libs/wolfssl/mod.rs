@@ -1,0 +1,28 @@
+//! wolfSSL (feature `wolfssl`, the opt-in `wolfssl` variant: wolfSSL is
+//! GPL-2.0): the `wolfssl-sys` crate, which builds the wolfSSL it vendors
+//! (5.9.4) with its x86-64 assembly and AES-NI, ML-KEM and DTLS 1.3, here
+//! with ALPN and the OpenSSL compatibility layer (`opensslall`, which
+//! turns on session tickets and the peer certificate's getter, as
+//! wolfSSL's own nginx and HAProxy builds do). Debian's `libwolfssl-dev`
+//! (5.5.4) is built without AES-NI, so its AES-GCM would not be the speed
+//! of a deployed wolfSSL.
+//!
+//! Its configuration from parameters ([`config`]: a context per side with
+//! a fixed-version method, the cipher list and groups, the credentials),
+//! its stack over the in-memory transport through its I/O callbacks
+//! ([`stack`]), and its ALPN and server name ([`extensions`], for the socket
+//! runner's bridge). DTLS 1.2 is a named skip: wolfSSL's DTLS server always
+//! answers a first ClientHello with a HelloVerifyRequest, a round trip the
+//! other libraries' DTLS rows do not make; DTLS 1.3 runs without its
+//! cookie (`wolfSSL_disable_hrr_cookie`), as they do.
+
+pub mod config;
+pub mod extensions;
+pub mod stack;
+
+use crate::libs::Entry;
+
+/// wolfSSL in the registry ([`crate::libs::registry`]). Its crypto
+/// (wolfCrypt) has no floor here yet.
+pub const ENTRY: Entry =
+    Entry { name: "wolfssl", stacks: || vec![Box::new(stack::WolfSsl)], floors: Vec::new };
