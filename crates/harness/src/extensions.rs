@@ -34,6 +34,8 @@
 //! OpenSSL's SSL_CTX_set_tlsext_servername_callback(3); s2n-tls's client
 //! hello callback (`s2n_config_set_client_hello_cb`, an error aborts).
 
+use std::ffi::CString;
+
 use crate::params::CertChain;
 
 /// What a connection carries beyond its parameter set, the same on every
@@ -62,6 +64,34 @@ pub struct Extensions {
 impl Extensions {
     /// Nothing beyond the parameter set (the echo, `serve` and `load`).
     pub const NONE: Extensions = Extensions { alpn: &[], server_name: None, client_identity: None };
+}
+
+/// One configuration's host names as C strings, for the libraries whose C
+/// API takes them so and keeps the pointer (GnuTLS's
+/// `gnutls_session_set_verify_cert`) or reads them from a hook (their
+/// server-name checks): the configuration owns them for its sessions.
+pub struct Names {
+    /// [`crate::certs::SERVER_NAME`], which clients check the certificate
+    /// against.
+    pub checked: CString,
+    /// The name a client sends (SNI): [`Extensions::server_name`], else
+    /// [`crate::certs::SERVER_NAME`].
+    pub sent: CString,
+    /// The one name a server serves ([`Extensions::server_name`]); `None`:
+    /// any.
+    pub served: Option<CString>,
+}
+
+impl Names {
+    /// The names for `extensions`. Errors: a name holding a NUL byte.
+    pub fn new(extensions: &Extensions) -> anyhow::Result<Names> {
+        let c = |name: &str| CString::new(name).map_err(anyhow::Error::from);
+        Ok(Names {
+            checked: c(crate::certs::SERVER_NAME)?,
+            sent: c(extensions.server_name.unwrap_or(crate::certs::SERVER_NAME))?,
+            served: extensions.server_name.map(c).transpose()?,
+        })
+    }
 }
 
 /// HTTP/2 over TLS (RFC 9113 section 3.2).

@@ -45,6 +45,13 @@ pub struct Negotiated {
 }
 
 impl Negotiated {
+    /// Whether a (D)TLS 1.2 handshake resumed: after one, a server resuming
+    /// from a ticket need not issue a new one (RFC 5077 section 3.3), and
+    /// the client resumes from the same again.
+    pub fn tls12_resumed(&self) -> bool {
+        self.resumed && self.protocol.stream_version() == Protocol::Tls12
+    }
+
     /// Checks these values against what `params` asks for.
     ///
     /// Errors name every field that differs. For a TLS 1.2 resumption no key
@@ -134,6 +141,16 @@ pub trait TlsConnection {
     /// post-handshake messages and returns the session to resume from.
     /// Errors: no ticket received.
     fn take_session(&mut self) -> Result<Session>;
+
+    /// Client only, after the handshake: reads what the server queued after
+    /// it (its NewSessionTicket), which must hold no application data; the
+    /// stacks' [`TlsConnection::take_session`] start with it. Errors: the
+    /// read's, or application data.
+    fn read_past_ticket(&mut self) -> Result<()> {
+        let mut byte = [0u8; 1];
+        ensure!(self.recv(&mut byte)? == 0, "unexpected application data while waiting for a ticket");
+        Ok(())
+    }
 
     /// Whether [`TlsConnection::recv`] has read the peer's close_notify
     /// (RFC 8446 section 6.1): its `0` then means the end, not "would

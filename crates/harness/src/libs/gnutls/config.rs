@@ -14,7 +14,7 @@ use anyhow::{Context, Result, anyhow, bail, ensure};
 
 use crate::{
     certs::{self, CertFiles},
-    extensions::Extensions,
+    extensions::{Extensions, Names},
     harness::{ConfigureError, Negotiated},
     libs::gnutls::sys,
     params::{Aead, CipherSuite, HandshakeKind, KeyType, KxGroup, Params, Protocol},
@@ -247,17 +247,11 @@ pub struct GnuTlsConfig {
     pub server: Credentials,
     /// The ticket key of a resumption server; `None` otherwise (no tickets).
     pub ticket_key: Option<TicketKey>,
-    /// [`certs::SERVER_NAME`], which clients check the certificate against
-    /// (`gnutls_session_set_verify_cert` keeps this pointer, not a copy).
-    pub server_name: CString,
     /// ALPN, the server name, another client identity
     /// ([`crate::libs::gnutls::extensions`]); none in memory.
     pub extensions: Extensions,
-    /// The name a client sends (SNI): [`Extensions::server_name`], else
-    /// [`certs::SERVER_NAME`].
-    pub sent_name: CString,
-    /// The one name a server serves ([`Extensions::server_name`]).
-    pub served_name: Option<CString>,
+    /// The names its clients check and send and its server serves.
+    pub names: Names,
 }
 
 // SAFETY: the pointers are GnuTLS's credentials, priority cache and ticket
@@ -287,17 +281,14 @@ impl GnuTlsConfig {
             Some(chain) => Credentials::with_identity(&files, Some((&*certs::load(chain)?, false)))?,
             None => Credentials::with_identity(&files, mtls.then_some((&*files, false)))?,
         };
-        let c = |name: &str| CString::new(name).map_err(anyhow::Error::from);
         Ok(GnuTlsConfig {
             params: *params,
             priority: Priority::new(&text)?,
             client,
             server: Credentials::new(&files, true, true)?,
             ticket_key: (params.kind == HandshakeKind::Resumption).then(TicketKey::new).transpose()?,
-            server_name: c(certs::SERVER_NAME)?,
             extensions: *extensions,
-            sent_name: c(extensions.server_name.unwrap_or(certs::SERVER_NAME))?,
-            served_name: extensions.server_name.map(c).transpose()?,
+            names: Names::new(extensions)?,
         })
     }
 }

@@ -33,7 +33,7 @@ pub(crate) fn set(session: sys::gnutls_session_t, config: &GnuTlsConfig, server:
             unsafe { sys::gnutls_alpn_set_protocols(session, list.as_ptr(), list.len() as c_uint, flags) };
         check(ret, "gnutls_alpn_set_protocols")?;
     }
-    if server && let Some(served) = &config.served_name {
+    if server && let Some(served) = &config.names.served {
         // SAFETY: a live session; the pointer is `config`'s name, which
         // outlives the session (the caller's promise).
         unsafe {

@@ -24,7 +24,7 @@ use crate::{
         config::{GnuTlsConfig, check, error_text, free, library_name, negotiated},
         extensions, sys,
     },
-    params::{HandshakeKind, Params, Protocol},
+    params::{HandshakeKind, Params},
     transport::Endpoint,
 };
 
@@ -202,13 +202,13 @@ impl GnuTlsConn {
                     check(sys::gnutls_session_ticket_enable_server(s, key.datum()), "enabling tickets")?;
                 }
             } else {
-                let sent = config.sent_name.as_bytes();
+                let sent = config.names.sent.as_bytes();
                 check(
                     sys::gnutls_server_name_set(s, sys::GNUTLS_NAME_DNS, sent.as_ptr().cast(), sent.len()),
                     "gnutls_server_name_set",
                 )?;
                 // GnuTLS keeps the pointer, not a copy: the name lives in `config`.
-                sys::gnutls_session_set_verify_cert(s, config.server_name.as_ptr(), 0);
+                sys::gnutls_session_set_verify_cert(s, config.names.checked.as_ptr(), 0);
                 if let Some(data) = resume {
                     check(
                         sys::gnutls_session_set_data(s, data.as_ptr().cast(), data.len()),
@@ -492,16 +492,15 @@ impl TlsConnection for GnuTlsConn {
     /// that the session resumed), and returns the session's
     /// resumption data (`gnutls_session_get_data2`).
     fn take_session(&mut self) -> Result<Session> {
-        let mut byte = [0u8; 1];
-        ensure!(self.recv(&mut byte)? == 0, "unexpected application data while waiting for a ticket");
+        self.read_past_ticket()?;
         // SAFETY: a live session; the call only reads.
         let ticket =
             unsafe { sys::gnutls_session_get_flags(self.session) } & sys::GNUTLS_SFLAGS_SESSION_TICKET != 0;
-        // In (D)TLS 1.2 a server resuming from a ticket need not issue a new
-        // one (RFC 5077 section 3.3): the client resumes from the same again.
-        let negotiated = self.negotiated()?;
-        let tls12_resumed = negotiated.resumed && negotiated.protocol.stream_version() == Protocol::Tls12;
-        ensure!(ticket || tls12_resumed, "{} client received no session ticket", library_name());
+        ensure!(
+            ticket || self.negotiated()?.tls12_resumed(),
+            "{} client received no session ticket",
+            library_name()
+        );
         let bytes = match self.kept.take() {
             Some(bytes) => bytes,
             None => self.session_data()?,

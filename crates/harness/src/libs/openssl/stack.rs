@@ -9,7 +9,7 @@
 
 use std::sync::Arc;
 
-use anyhow::{Context, Result, anyhow, bail, ensure};
+use anyhow::{Context, Result, anyhow, bail};
 
 use crate::{
     extensions::Extensions,
@@ -177,7 +177,7 @@ impl OpenSslConn {
         }
         // SAFETY: valid SSL pointer; zero bytes are read from the buffer.
         let n = unsafe { ffi::SSL_write(ssl.as_ptr(), [0u8; 1].as_ptr().cast(), 0) };
-        ensure!(n >= 0, "zero-byte SSL_write failed: {}", ossl_error_stack());
+        anyhow::ensure!(n >= 0, "zero-byte SSL_write failed: {}", ossl_error_stack());
         self.tickets_flushed = true;
         Ok(())
     }
@@ -272,8 +272,7 @@ impl TlsConnection for OpenSslConn {
     fn take_session(&mut self) -> Result<Session> {
         let before = self.mark;
         // Reading processes the server's NewSessionTicket.
-        let mut byte = [0u8; 1];
-        ensure!(self.recv(&mut byte)? == 0, "unexpected application data while waiting for a ticket");
+        self.read_past_ticket()?;
         Ok(Session(Box::new(received_session(self.stream.ssl(), before)?)))
     }
 }

@@ -17,7 +17,7 @@ use wolfssl_sys as sys;
 
 use crate::{
     certs::{self, CertFiles},
-    extensions::Extensions,
+    extensions::{Extensions, Names},
     harness::{ConfigureError, Negotiated},
     params::{CipherSuite, HandshakeKind, KxGroup, Params, Protocol},
 };
@@ -222,17 +222,11 @@ pub struct WolfConfig {
     pub client: Context,
     /// The server's context: its identity, and the root for mTLS.
     pub server: Context,
-    /// [`certs::SERVER_NAME`], which clients check the certificate against
-    /// (`wolfSSL_check_domain_name`).
-    pub server_name: CString,
     /// ALPN, the server name, another client identity
     /// ([`crate::libs::wolfssl::extensions`]); none in memory.
     pub extensions: Extensions,
-    /// The name a client sends (SNI): [`Extensions::server_name`], else
-    /// [`certs::SERVER_NAME`].
-    pub sent_name: CString,
-    /// The one name a server serves ([`Extensions::server_name`]).
-    pub served_name: Option<CString>,
+    /// The names its clients check and send and its server serves.
+    pub names: Names,
 }
 
 // SAFETY: the contexts are only read once set up; wolfSSL lets sessions in
@@ -262,15 +256,12 @@ impl WolfConfig {
             Some(chain) => Context::new(params, false, &files, true, Some((&*certs::load(chain)?, false)))?,
             None => Context::new(params, false, &files, true, mtls.then_some((&*files, false)))?,
         };
-        let c = |name: &str| CString::new(name).map_err(anyhow::Error::from);
         let config = WolfConfig {
             params: *params,
             client,
             server: Context::new(params, true, &files, mtls, Some((&files, true)))?,
-            server_name: c(certs::SERVER_NAME)?,
             extensions: *extensions,
-            sent_name: c(extensions.server_name.unwrap_or(certs::SERVER_NAME))?,
-            served_name: extensions.server_name.map(c).transpose()?,
+            names: Names::new(extensions)?,
         };
         crate::libs::wolfssl::extensions::set_server_context(&config);
         Ok(config)

@@ -29,7 +29,7 @@ const UNRECOGNIZED_NAME: c_int = 112;
 /// hook reads `config`'s name, which must outlive the context (it does:
 /// the configuration owns both).
 pub(crate) fn set_server_context(config: &WolfConfig) {
-    if let Some(served) = &config.served_name {
+    if let Some(served) = &config.names.served {
         // SAFETY: a live context; the argument is the name's heap buffer,
         // which the configuration keeps as long as the context.
         unsafe {

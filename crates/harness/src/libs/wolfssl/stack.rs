@@ -25,7 +25,7 @@ use crate::{
         config::{WolfConfig, check, cipher_name, error_text, library_name, negotiated},
         extensions,
     },
-    params::{HandshakeKind, Params, Protocol},
+    params::{HandshakeKind, Params},
     transport::Endpoint,
 };
 
@@ -205,10 +205,10 @@ impl WolfConn {
             }
             if !self.server {
                 check(
-                    sys::wolfSSL_check_domain_name(ssl, config.server_name.as_ptr()),
+                    sys::wolfSSL_check_domain_name(ssl, config.names.checked.as_ptr()),
                     "wolfSSL_check_domain_name",
                 )?;
-                let sent = config.sent_name.as_bytes();
+                let sent = config.names.sent.as_bytes();
                 let ret = sys::wolfSSL_UseSNI(
                     ssl,
                     sys::WOLFSSL_SNI_HOST_NAME as u8,
@@ -390,8 +390,7 @@ impl TlsConnection for WolfConn {
     /// resumption, that it resumed), and returns it
     /// (`wolfSSL_get1_session`).
     fn take_session(&mut self) -> Result<Session> {
-        let mut byte = [0u8; 1];
-        ensure!(self.recv(&mut byte)? == 0, "unexpected application data while waiting for a ticket");
+        self.read_past_ticket()?;
         // SAFETY: a live session; the caller owns the reference returned.
         let session = unsafe { sys::wolfSSL_get1_session(self.ssl) };
         ensure!(!session.is_null(), "{}: wolfSSL_get1_session returned no session", library_name());
@@ -409,10 +408,10 @@ impl TlsConnection for WolfConn {
         }
         // SAFETY: a live session object; the call only reads.
         let ticket = unsafe { sys::wolfSSL_SESSION_has_ticket(session.0) } != 0;
-        let negotiated = self.negotiated()?;
-        let tls12_resumed = negotiated.resumed && negotiated.protocol.stream_version() == Protocol::Tls12;
         ensure!(
-            ticket || tls12_resumed || self.config.params.kind != HandshakeKind::Resumption,
+            ticket
+                || self.negotiated()?.tls12_resumed()
+                || self.config.params.kind != HandshakeKind::Resumption,
             "{} client received no session ticket",
             library_name()
         );
