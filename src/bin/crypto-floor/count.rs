@@ -122,13 +122,17 @@ fn select_libraries<'a>(libs: &'a [Box<dyn TlsLibrary>], asked: &[String]) -> Re
 fn cell(checks: &[Check], hidden: &[count::Class]) -> String {
     let mut parts: Vec<String> = checks
         .iter()
-        .filter(|c| c.counted > 0 || c.expected > 0)
+        .filter(|c| c.counted > 0 || c.expected > 0 || c.own_checks > 0)
         .map(|c| {
-            if c.counted == c.expected {
+            let mut part = if c.counted == c.expected {
                 format!("{} {}", c.class, c.counted)
             } else {
                 format!("{} {} (table {})", c.class, c.counted, c.expected)
+            };
+            if c.own_checks > 0 {
+                part.push_str(&format!(" (and {} checking its own output)", c.own_checks));
             }
+            part
         })
         .collect();
     if !hidden.is_empty() {
@@ -205,11 +209,16 @@ pub fn run(parameters: &[String], asked: &[String]) -> Result<()> {
                     .collect();
                 for bad in checks.iter().filter(|k| !k.ok()) {
                     failures.push(format!(
-                        "{p}/{name}, {side}: {} called {} times, the table says {}{} ({} of {})",
+                        "{p}/{name}, {side}: {} called {} times, the table says {}{}{} ({} of {})",
                         bad.class,
                         bad.counted,
                         if bad.class.exact(side) { "" } else { "at least " },
                         bad.expected,
+                        if bad.allowed_fewer > 0 {
+                            format!(" less {}", bad.allowed_fewer)
+                        } else {
+                            String::new()
+                        },
                         c.profile.of(bad.class).join(", "),
                         c.profile.name
                     ));

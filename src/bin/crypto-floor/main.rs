@@ -114,7 +114,7 @@ fn run(cli: Cli) -> Result<()> {
             let backends = speed::backends();
             ensure!(
                 !backends.is_empty(),
-                "this build has no crypto floor (build with rustls or openssl and tools)"
+                "this build has no crypto floor (build with rustls, openssl, boring or wolfssl, and tools)"
             );
             println!("| backend | {} |", NAMES.join(" | "));
             println!("|---{}|", "|---".repeat(NAMES.len()));

@@ -3,7 +3,8 @@
 //! uses, through that implementation's own API ([`Backend`]): aws-lc-rs
 //! (rustls's default provider, and the AWS-LC that s2n-tls links), *ring*,
 //! and libcrypto through the `openssl` crate (OpenSSL, AWS-LC) or the
-//! `boring` crate (BoringSSL). The floor's connections
+//! `boring` crate (BoringSSL), and wolfCrypt (wolfSSL's, in its folder).
+//! The floor's connections
 //! ([`library`]) run over the same transport and
 //! drivers as every library, so a floor is timed, checked and compared as
 //! a library is; a library's time less its floor's is its protocol cost
@@ -13,7 +14,8 @@
 //! with `rustls`, libcrypto through the `openssl` crate with
 //! `openssl` (OpenSSL, or AWS-LC under the crate), BoringSSL's libcrypto
 //! through the `boring` crate (and `boring-sys` where the crate has no
-//! interface) with `boring` ([`boringssl`]).
+//! interface) with `boring` ([`boringssl`]), wolfCrypt through
+//! `wolfssl-sys` with `wolfssl` (`crate::libs::wolfssl::floor`).
 
 use anyhow::{Context, Result, anyhow, ensure};
 use rustls_pki_types::{CertificateDer, PrivateKeyDer, pem::PemObject};
@@ -25,7 +27,7 @@ use crate::{
 
 pub mod count;
 /// The crypto floor of an implementation, as a library.
-#[cfg(any(feature = "rustls", aws_lc_rs_floor, openssl_crate, feature = "boring"))]
+#[cfg(any(feature = "rustls", aws_lc_rs_floor, openssl_crate, feature = "boring", feature = "wolfssl"))]
 pub mod library;
 pub mod ops;
 

@@ -65,7 +65,7 @@ pub fn tls_libraries() -> Vec<Box<dyn TlsLibrary>> {
 /// The crypto floors of this build's crypto implementations, each once
 /// (aws-lc-rs is both s2n-tls's and rustls's), in the order the registry
 /// first names them: aws-lc-rs, *ring*, libcrypto through the `openssl`
-/// crate, BoringSSL's through the `boring` crate. Not in [`all`]: `compare`
+/// crate, BoringSSL's through the `boring` crate, wolfCrypt. Not in [`all`]: `compare`
 /// and the tests ask for them.
 pub fn crypto_floors() -> Vec<Box<dyn TlsLibrary>> {
     let mut floors: Vec<Box<dyn TlsLibrary>> = Vec::new();
@@ -142,7 +142,8 @@ pub trait BackendVisitor {
 /// Calls `v` with each crypto implementation this build's floors run on,
 /// in the order of [`crypto_floors`]: aws-lc-rs (where the library under
 /// test links it, not on the FIPS provider), *ring* (with rustls), libcrypto
-/// through the `openssl` crate, BoringSSL's through the `boring` crate.
+/// through the `openssl` crate, BoringSSL's through the `boring` crate,
+/// wolfCrypt (with wolfSSL).
 #[cfg(feature = "crypto-floor")]
 #[allow(unused_variables)]
 pub fn visit_floor_backends(v: &mut impl BackendVisitor) {
@@ -154,6 +155,8 @@ pub fn visit_floor_backends(v: &mut impl BackendVisitor) {
     v.visit::<openssl::floor::ossl::Ossl>();
     #[cfg(feature = "boring")]
     v.visit::<openssl::floor::boringssl::BoringSsl>();
+    #[cfg(feature = "wolfssl")]
+    v.visit::<wolfssl::floor::WolfCrypt>();
 }
 
 #[cfg(test)]

@@ -18,11 +18,21 @@
 
 pub mod config;
 pub mod extensions;
+/// wolfCrypt's crypto floor (feature `crypto-floor`).
+#[cfg(feature = "crypto-floor")]
+pub mod floor;
 pub mod stack;
 
 use crate::libs::Entry;
 
-/// wolfSSL in the registry ([`crate::libs::registry`]). Its crypto
-/// (wolfCrypt) has no floor here yet.
-pub const ENTRY: Entry =
-    Entry { name: "wolfssl", stacks: || vec![Box::new(stack::WolfSsl)], floors: Vec::new };
+/// wolfSSL in the registry ([`crate::libs::registry`]), with the floor
+/// of its crypto, wolfCrypt ([`floor`]), when built.
+pub const ENTRY: Entry = Entry { name: "wolfssl", stacks: || vec![Box::new(stack::WolfSsl)], floors };
+
+/// wolfCrypt's floor, with the `crypto-floor` feature.
+fn floors() -> Vec<Box<dyn crate::harness::TlsLibrary>> {
+    #[cfg(feature = "crypto-floor")]
+    return vec![Box::new(crate::floor::library::CryptoFloor::<floor::WolfCrypt>::default())];
+    #[cfg(not(feature = "crypto-floor"))]
+    Vec::new()
+}

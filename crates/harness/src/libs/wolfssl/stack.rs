@@ -48,6 +48,13 @@ impl TlsLibrary for WolfSsl {
         Some(format!("cipher list {}, groups {}", cipher_name(params.suite), groups.join(":")))
     }
 
+    /// wolfCrypt, of the same build ([`super::floor`]).
+    #[cfg(feature = "crypto-floor")]
+    fn crypto_floor(&self) -> Option<String> {
+        use crate::floor::Backend;
+        Some(crate::floor::floor_name(&super::floor::WolfCrypt::name()))
+    }
+
     fn configure(&self, params: &Params) -> Result<Box<dyn Configured>, ConfigureError> {
         if params.datagram {
             return Err(anyhow!("{}: configure with DTLS parameters {params}", self.name()).into());
