@@ -192,6 +192,17 @@ pub trait Configured {
     fn client(&self, io: Endpoint, session: Option<&Session>) -> Result<Box<dyn TlsConnection>>;
     /// A new server connection on `io`.
     fn server(&self, io: Endpoint) -> Result<Box<dyn TlsConnection>>;
+
+    /// How many resumptions in a row this server allows when each resumes
+    /// from the ticket the one before received; `None` (the default): no
+    /// limit. A wolfSSL server carries a resumed ticket's one-byte nonce
+    /// into the next ticket and refuses the 256th in a row ("Session
+    /// ticket nonce overflow", src/tls13.c `SendTls13NewSessionTicket`).
+    /// [`Handshaker::renew_chain_if_due`] starts a new chain with a full
+    /// handshake, outside any clock, before it is reached.
+    fn resumption_chain_limit(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// A TLS library (or one build of it, such as rustls with one crypto
@@ -669,6 +680,8 @@ pub struct Handshaker {
     client: Rc<dyn Configured>,
     server: Rc<dyn Configured>,
     session: Option<Session>,
+    /// Resumptions since the full handshake whose ticket began the chain.
+    chained: u64,
     /// The path MTU of DTLS connections' duplexes, in bytes.
     mtu: usize,
 }
@@ -708,14 +721,34 @@ impl Handshaker {
         params: Params,
     ) -> Result<Handshaker, ConfigureError> {
         params.validate().map_err(ConfigureError::Unsupported)?;
-        let mut h = Handshaker { params, client, server, session: None, mtu: DEFAULT_MTU };
+        let mut h = Handshaker { params, client, server, session: None, chained: 0, mtu: DEFAULT_MTU };
         if params.kind == HandshakeKind::Resumption {
-            let mut times = SideTimes::default();
-            let mut pair = h.pair(h.duplex()?, &mut times)?;
-            pair.handshake(&mut times)?;
-            h.session = Some(pair.take_session(&mut times)?);
+            h.first_ticket()?;
         }
         Ok(h)
+    }
+
+    /// Runs a full handshake and keeps its ticket as the session to resume,
+    /// the start of a chain. Errors: that handshake failed.
+    fn first_ticket(&mut self) -> Result<()> {
+        let mut times = SideTimes::default();
+        let mut pair =
+            Pair::new(self.client.as_ref(), self.server.as_ref(), None, self.duplex()?, &mut times)?;
+        pair.handshake(&mut times)?;
+        self.session = Some(pair.take_session(&mut times)?);
+        self.chained = 0;
+        Ok(())
+    }
+
+    /// For resumption, when the server allows no further resumption in a
+    /// chain ([`Configured::resumption_chain_limit`]), starts a new chain
+    /// with a full handshake; otherwise nothing. For the caller to run
+    /// outside its clock, after each handshake. Errors: that handshake
+    /// failed.
+    pub fn renew_chain_if_due(&mut self) -> Result<()> {
+        let due = self.params.kind == HandshakeKind::Resumption
+            && self.server.resumption_chain_limit().is_some_and(|limit| self.chained >= limit);
+        if due { self.first_ticket() } else { Ok(()) }
     }
 
     /// The parameters this handshaker runs.
@@ -759,6 +792,7 @@ impl Handshaker {
         pair.handshake(times)?;
         if self.params.kind == HandshakeKind::Resumption {
             let next = pair.take_session(times)?;
+            self.chained += 1;
             return Ok(self.session.replace(next));
         }
         Ok(None)

@@ -3,7 +3,9 @@
 //! client holds its fresh ticket). Each side's figure holds only its own
 //! calls, creation included. The negotiated values are checked every
 //! iteration and the pair and the session it resumed from are dropped, all
-//! after the clock.
+//! after the clock, as is a full handshake that starts a new chain of
+//! tickets where the server allows no longer one
+//! ([`crate::harness::Handshaker::renew_chain_if_due`]).
 
 use std::time::{Duration, Instant};
 
@@ -56,6 +58,7 @@ impl Kind for Handshake {
             m.sides.server += times.server;
             // The pair and the session it resumed from are freed here, after the clock.
             drop(done);
+            run.handshaker.renew_chain_if_due()?;
         }
         Ok(m)
     }

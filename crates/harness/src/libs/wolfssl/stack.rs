@@ -125,7 +125,19 @@ impl Configured for Sessions {
     fn server(&self, io: Endpoint) -> Result<Box<dyn TlsConnection>> {
         Ok(Box::new(WolfConn::new(&self.config, true, io, None)?))
     }
+
+    /// 255: a wolfSSL server restores a resumed ticket's nonce and
+    /// increments it for the ticket it sends, one byte that it refuses to
+    /// wrap (`SESSION_TICKET_NONCE_OVERFLOW`, src/tls13.c).
+    fn resumption_chain_limit(&self) -> Option<u64> {
+        Some(MAX_CHAINED_RESUMPTIONS)
+    }
 }
+
+/// The most resumptions in a row a wolfSSL server allows, each from the
+/// ticket of the one before: its TLS 1.3 ticket nonce, one byte, counts
+/// from 0 at the full handshake and it refuses to pass 255.
+pub const MAX_CHAINED_RESUMPTIONS: u64 = 255;
 
 /// A client's session to resume from (`wolfSSL_get1_session`; freed with
 /// `wolfSSL_SESSION_free`).
