@@ -11,7 +11,8 @@
 //! a fixed-version method, the cipher list and groups, the credentials),
 //! its stack over the in-memory transport through its I/O callbacks
 //! ([`stack`]), and its ALPN and server name ([`extensions`], for the socket
-//! runner's bridge). DTLS 1.2 is a named skip: wolfSSL's DTLS server always
+//! runner's bridge), and wolfCrypt's crypto floor (`floor.rs`, with the
+//! `crypto-floor` feature). DTLS 1.2 is a named skip: wolfSSL's DTLS server always
 //! answers a first ClientHello with a HelloVerifyRequest, a round trip the
 //! other libraries' DTLS rows do not make; DTLS 1.3 runs without its
 //! cookie (`wolfSSL_disable_hrr_cookie`), as they do.
@@ -26,7 +27,7 @@ pub mod stack;
 use crate::libs::Entry;
 
 /// wolfSSL in the registry ([`crate::libs::registry`]), with the floor
-/// of its crypto, wolfCrypt ([`floor`]), when built.
+/// of its crypto, wolfCrypt (`floor.rs`), when built.
 pub const ENTRY: Entry = Entry { name: "wolfssl", stacks: || vec![Box::new(stack::WolfSsl)], floors };
 
 /// wolfCrypt's floor, with the `crypto-floor` feature.
