@@ -59,6 +59,8 @@ fn main() {
     if let Err(e) = pkg_config::Config::new().atleast_version("3.7.3").probe("gnutls") {
         panic!("feature `gnutls` needs GnuTLS 3.7.3 or later (apt-get install libgnutls28-dev): {e}");
     }
+    #[cfg(feature = "mbedtls")]
+    mbedtls_bindings();
     println!("cargo::rustc-check-cfg=cfg(ossl300)");
     println!("cargo::rustc-check-cfg=cfg(ossl320)");
     println!("cargo::rustc-check-cfg=cfg(openssl_awslc)");
@@ -206,4 +208,43 @@ fn main() {
             println!("cargo::rustc-cfg=ossl320");
         }
     }
+}
+
+/// Mbed TLS (feature `mbedtls`): the system's 3.6 LTS, located and linked
+/// by pkg-config, and `$OUT_DIR/mbedtls.rs`, bindgen's bindings to the calls
+/// src/libs/mbedtls/ makes, generated from the installed headers (the
+/// structures it allocates have the layout of the installed configuration,
+/// `mbedtls/mbedtls_config.h`). Panics, naming the package, when it is
+/// missing or older.
+#[cfg(feature = "mbedtls")]
+fn mbedtls_bindings() {
+    let install = "apt-get install ./libmbedtls-dev_3.6*.deb from Debian 13, as .ci/run does";
+    let mut include = Vec::new();
+    for lib in ["mbedtls", "mbedx509", "mbedcrypto"] {
+        match pkg_config::Config::new().atleast_version("3.6").probe(lib) {
+            Ok(found) => include.extend(found.include_paths),
+            Err(e) => panic!("feature `mbedtls` needs Mbed TLS 3.6 or later ({install}): {e}"),
+        }
+    }
+    let mut builder = bindgen::Builder::default()
+        .header_contents(
+            "mbedtls-wrapper.h",
+            "#include <mbedtls/ssl.h>\n#include <mbedtls/ssl_ticket.h>\n#include <mbedtls/ctr_drbg.h>\n\
+             #include <mbedtls/entropy.h>\n#include <mbedtls/error.h>\n#include <mbedtls/version.h>\n\
+             #include <mbedtls/net_sockets.h>\n#include <psa/crypto.h>\n",
+        )
+        .allowlist_function(
+            "mbedtls_(ssl|x509_crt|pk|ctr_drbg|entropy)_.*|mbedtls_(strerror|version_get_string)|psa_crypto_init",
+        )
+        .allowlist_var("MBEDTLS_(ERR_SSL|SSL|ERR_NET)_.*")
+        .allowlist_type("mbedtls_ssl_protocol_version|mbedtls_cipher_type_t|mbedtls_ssl_states")
+        .prepend_enum_name(false)
+        .layout_tests(false)
+        .generate_comments(false);
+    for dir in include {
+        builder = builder.clang_arg(format!("-I{}", dir.display()));
+    }
+    let bindings = builder.generate().expect("bindgen over the Mbed TLS headers");
+    let out = Path::new(&env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("mbedtls.rs");
+    bindings.write_to_file(out).expect("writing the Mbed TLS bindings");
 }

@@ -20,7 +20,7 @@ pub fn scratch(suite: &str, test: &str) -> PathBuf {
 
 /// A library of this build that measures x25519 in every build variant and
 /// aws-lc-config build: the plaintext floor when built, else rustls on
-/// *ring*, OpenSSL, BoringSSL, GnuTLS or wolfSSL (FIPS builds of the others refuse x25519).
+/// *ring*, OpenSSL, BoringSSL, GnuTLS, wolfSSL or Mbed TLS (FIPS builds of the others refuse x25519).
 #[allow(dead_code)] // not every test file that shares this module uses it
 pub fn small_library() -> String {
     let names: Vec<String> = libs::all().iter().map(|l| l.name()).collect();
@@ -31,6 +31,7 @@ pub fn small_library() -> String {
         |n: &str| n.starts_with("boring-"),
         |n: &str| n.starts_with("gnutls-"),
         |n: &str| n.starts_with("wolfssl-"),
+        |n: &str| n.starts_with("mbedtls-"),
     ];
     fits.iter()
         .find_map(|fit| names.iter().find(|n| fit(n)))

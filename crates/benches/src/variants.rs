@@ -89,6 +89,12 @@ pub const VARIANTS: &[Variant] = &[
         scope: Scope::Every,
     },
     Variant {
+        name: "mbedtls",
+        stacks: "Mbed TLS 3.6 (the system's libmbedtls, Debian 13's libmbedtls-dev 3.6.x)",
+        features: Some(&["mbedtls"]),
+        scope: Scope::Every,
+    },
+    Variant {
         name: "openssl-aws-lc",
         stacks: "AWS-LC under the `openssl` crate (feature `openssl-aws-lc`, as aws-lc-config/openssl.toml)",
         features: Some(&["openssl-aws-lc"]),

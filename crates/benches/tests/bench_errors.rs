@@ -39,6 +39,7 @@ fn features() -> String {
         "boring",
         "gnutls",
         "wolfssl",
+        "mbedtls",
         "plaintext",
         "openssl-aws-lc",
         "s2n-tls-fips",

@@ -1,14 +1,18 @@
 //! What a handshake negotiated, read from the server's first flight as it
 //! crossed the wire: the plaintext handshake records before the first
 //! ChangeCipherSpec or encrypted record. Used where a library cannot report
-//! the value itself (rustls 0.20 and 0.21, s2n-tls before 0.0.29: releases
-//! built by historical-perf).
+//! the value itself: rustls 0.20 and 0.21, s2n-tls before 0.0.29 (releases
+//! built by historical-perf) keep the flight and read it with
+//! [`server_flight`]; Mbed TLS 3.6 (which has no getter for either) reads it
+//! as it passes its I/O callbacks with a [`FlightScanner`], which keeps
+//! only a few hundred bytes, inline, so it allocates nothing.
 //!
 //! Formats: TLS records and handshake messages (RFC 8446 section 5.1 and
 //! 4), ServerHello and its `supported_versions`, `key_share` and
 //! `pre_shared_key` extensions (RFC 8446 section 4.1.3, 4.2), the TLS 1.2
 //! ServerKeyExchange for ECDHE (RFC 8422 section 5.4) and the abbreviated
-//! TLS 1.2 handshake (RFC 5246 section 7.3).
+//! TLS 1.2 handshake (RFC 5246 section 7.3); DTLS 1.2's record and
+//! handshake headers (RFC 6347 section 4.1, 4.2.2).
 
 use anyhow::{Result, bail, ensure};
 
@@ -111,6 +115,14 @@ pub fn server_flight(bytes: &[u8]) -> Result<ServerFlight> {
     let Some(hello) = has(SERVER_HELLO) else {
         bail!("no complete ServerHello in the server's first {} bytes", bytes.len());
     };
+    read_flight(hello, has(SERVER_KEY_EXCHANGE), has(CERTIFICATE).is_some(), ended)
+}
+
+/// What a flight says from its ServerHello's body (`hello`), the start of
+/// its ServerKeyExchange's body if it has one, whether it has a
+/// Certificate and whether a ChangeCipherSpec or encrypted record ended it.
+/// Errors: as [`server_flight`].
+fn read_flight(hello: &[u8], ske: Option<&[u8]>, certificate: bool, ended: bool) -> Result<ServerFlight> {
     let mut r = Reader(hello);
     r.take(2)?; // legacy_version
     ensure!(r.take(32)? != HELLO_RETRY_RANDOM, "the server sent a HelloRetryRequest");
@@ -135,16 +147,178 @@ pub fn server_flight(bytes: &[u8]) -> Result<ServerFlight> {
     if tls13 {
         return Ok(ServerFlight { group: key_share, resumed: psk, tls13 });
     }
-    if let Some(ske) = has(SERVER_KEY_EXCHANGE) {
+    if let Some(ske) = ske {
         let mut r = Reader(ske);
         ensure!(r.u8()? == 3, "ServerKeyExchange without a named curve");
         return Ok(ServerFlight { group: Some(r.u16()?), resumed: false, tls13 });
     }
     ensure!(
-        has(CERTIFICATE).is_none() && ended,
+        !certificate && ended,
         "TLS 1.2 flight with neither a ServerKeyExchange nor an abbreviated handshake"
     );
     Ok(ServerFlight { group: None, resumed: true, tls13 })
+}
+
+/// The most of a ServerHello's body a [`FlightScanner`] keeps: a TLS 1.3
+/// ServerHello with a secp384r1 key share is about 160 bytes.
+const HELLO_KEPT: usize = 512;
+/// The start of a ServerKeyExchange that names its curve: curve type (1
+/// byte) and named curve (2).
+const SKE_KEPT: usize = 3;
+
+/// Reads the server's first flight as it passes, a chunk at a time, and
+/// keeps only what [`server_flight`] reads of it: the ServerHello's body
+/// (up to [`HELLO_KEPT`] bytes), the first bytes of the
+/// ServerKeyExchange, whether a Certificate passed, and whether a
+/// ChangeCipherSpec or encrypted record ended the plaintext handshake.
+/// Everything is inline: it allocates nothing. Over DTLS its records and
+/// handshake fragments carry DTLS's longer headers (RFC 6347 section 4.1,
+/// 4.2.2); a fragment is placed by its offset.
+pub struct FlightScanner {
+    datagram: bool,
+    /// The record header being read, and how much of it has been.
+    record_header: [u8; 13],
+    record_header_read: usize,
+    /// What is left of the current record's payload.
+    record_left: usize,
+    /// The handshake (fragment) header being read, and how much of it.
+    message_header: [u8; 12],
+    message_header_read: usize,
+    /// The current message: its type, the position in its body of the next
+    /// byte, what is left of this fragment (TLS: of the message).
+    kind: u8,
+    position: usize,
+    fragment_left: usize,
+    hello: [u8; HELLO_KEPT],
+    hello_len: usize,
+    hello_read: usize,
+    ske: [u8; SKE_KEPT],
+    ske_read: usize,
+    ske_seen: bool,
+    certificate: bool,
+    ended: bool,
+}
+
+impl FlightScanner {
+    /// A scanner for TLS records, or DTLS's when `datagram`.
+    pub fn new(datagram: bool) -> FlightScanner {
+        FlightScanner {
+            datagram,
+            record_header: [0; 13],
+            record_header_read: 0,
+            record_left: 0,
+            message_header: [0; 12],
+            message_header_read: 0,
+            kind: 0,
+            position: 0,
+            fragment_left: 0,
+            hello: [0; HELLO_KEPT],
+            hello_len: 0,
+            hello_read: 0,
+            ske: [0; SKE_KEPT],
+            ske_read: 0,
+            ske_seen: false,
+            certificate: false,
+            ended: false,
+        }
+    }
+
+    /// Whether a ChangeCipherSpec or encrypted record has ended the
+    /// plaintext flight: nothing after it is read.
+    pub fn ended(&self) -> bool {
+        self.ended
+    }
+
+    /// Reads the next `bytes` the server sent (a datagram: one whole
+    /// datagram, of one or more records).
+    pub fn push(&mut self, mut bytes: &[u8]) {
+        let (record_header, message_header) = if self.datagram { (13, 12) } else { (5, 4) };
+        while !bytes.is_empty() && !self.ended {
+            if self.record_left == 0 {
+                let n = (record_header - self.record_header_read).min(bytes.len());
+                self.record_header[self.record_header_read..][..n].copy_from_slice(&bytes[..n]);
+                self.record_header_read += n;
+                bytes = &bytes[n..];
+                if self.record_header_read == record_header {
+                    self.record_header_read = 0;
+                    if self.record_header[0] != HANDSHAKE {
+                        self.ended = true;
+                        return;
+                    }
+                    let len = &self.record_header[record_header - 2..record_header];
+                    self.record_left = usize::from(u16::from_be_bytes([len[0], len[1]]));
+                }
+                continue;
+            }
+            let here = self.record_left.min(bytes.len());
+            let (payload, rest) = bytes.split_at(here);
+            self.handshake_bytes(payload, message_header);
+            self.record_left -= here;
+            bytes = rest;
+        }
+    }
+
+    /// Handshake record payload: message (fragment) headers and bodies.
+    fn handshake_bytes(&mut self, mut bytes: &[u8], message_header: usize) {
+        let be24 = |b: &[u8]| usize::from(b[0]) << 16 | usize::from(b[1]) << 8 | usize::from(b[2]);
+        while !bytes.is_empty() {
+            if self.fragment_left == 0 {
+                let n = (message_header - self.message_header_read).min(bytes.len());
+                self.message_header[self.message_header_read..][..n].copy_from_slice(&bytes[..n]);
+                self.message_header_read += n;
+                bytes = &bytes[n..];
+                if self.message_header_read < message_header {
+                    continue;
+                }
+                self.message_header_read = 0;
+                let h = self.message_header;
+                self.kind = h[0];
+                let length = be24(&h[1..4]);
+                // DTLS: message_seq (2), fragment_offset (3), fragment_length (3).
+                let (offset, fragment) =
+                    if self.datagram { (be24(&h[6..9]), be24(&h[9..12])) } else { (0, length) };
+                self.position = offset;
+                self.fragment_left = fragment;
+                match self.kind {
+                    SERVER_HELLO => self.hello_len = length,
+                    SERVER_KEY_EXCHANGE => self.ske_seen = true,
+                    CERTIFICATE => self.certificate = true,
+                    _ => {}
+                }
+                continue;
+            }
+            let n = self.fragment_left.min(bytes.len());
+            let (body, rest) = bytes.split_at(n);
+            let keep = |kept: &mut [u8], read: &mut usize, position: usize| {
+                for (i, byte) in body.iter().enumerate() {
+                    if let Some(slot) = kept.get_mut(position + i) {
+                        *slot = *byte;
+                        *read = (*read).max(position + i + 1);
+                    }
+                }
+            };
+            match self.kind {
+                SERVER_HELLO => keep(&mut self.hello, &mut self.hello_read, self.position),
+                SERVER_KEY_EXCHANGE => keep(&mut self.ske, &mut self.ske_read, self.position),
+                _ => {}
+            }
+            self.position += n;
+            self.fragment_left -= n;
+            bytes = rest;
+        }
+    }
+
+    /// What the flight read so far says, as [`server_flight`] reads it.
+    /// Errors: no whole ServerHello (or one longer than [`HELLO_KEPT`]),
+    /// and [`server_flight`]'s.
+    pub fn flight(&self) -> Result<ServerFlight> {
+        ensure!(
+            self.hello_len > 0 && self.hello_read == self.hello_len,
+            "no whole ServerHello of at most {HELLO_KEPT} bytes in the server's first flight"
+        );
+        let ske = self.ske_seen.then_some(&self.ske[..self.ske_read]);
+        read_flight(&self.hello[..self.hello_len], ske, self.certificate, self.ended)
+    }
 }
 
 #[cfg(test)]
@@ -228,5 +402,63 @@ mod tests {
             server_flight(&abbreviated).unwrap(),
             ServerFlight { group: None, resumed: true, tls13: false }
         );
+    }
+
+    #[test]
+    fn the_scanner_reads_what_server_flight_reads_a_byte_at_a_time() {
+        let mut flight = server_hello([7; 32], &[]);
+        flight.extend(message(CERTIFICATE, &[0, 0, 0]));
+        flight.extend(message(SERVER_KEY_EXCHANGE, &[3, 0, 24, 97]));
+        let (a, b) = flight.split_at(10);
+        let mut wire = record(HANDSHAKE, a);
+        wire.extend(record(HANDSHAKE, b));
+        let mut tls13 = record(HANDSHAKE, &server_hello([7; 32], &[(43, vec![3, 4]), (51, vec![0, 29, 0])]));
+        tls13.extend(record(CHANGE_CIPHER_SPEC, &[1]));
+        tls13.extend(record(23, &[0; 40]));
+        for wire in [wire, tls13] {
+            let mut scanner = FlightScanner::new(false);
+            for byte in &wire {
+                scanner.push(std::slice::from_ref(byte));
+            }
+            assert_eq!(scanner.flight().unwrap(), server_flight(&wire).unwrap());
+        }
+        let mut scanner = FlightScanner::new(false);
+        scanner.push(&record(HANDSHAKE, &server_hello([7; 32], &[]))[..20]);
+        assert!(scanner.flight().is_err());
+    }
+
+    /// A DTLS 1.2 record (RFC 6347 section 4.1) holding one handshake
+    /// fragment (section 4.2.2) of a message of `total` bytes.
+    fn dtls_fragment(kind: u8, total: usize, offset: usize, body: &[u8]) -> Vec<u8> {
+        let be24 = |n: usize| [(n >> 16) as u8, (n >> 8) as u8, n as u8];
+        let mut m = vec![kind];
+        m.extend(be24(total));
+        m.extend([0, 1]);
+        m.extend(be24(offset));
+        m.extend(be24(body.len()));
+        m.extend_from_slice(body);
+        let mut r = vec![HANDSHAKE, 0xfe, 0xfd, 0, 0, 0, 0, 0, 0, 0, 1];
+        r.extend_from_slice(&(m.len() as u16).to_be_bytes());
+        r.extend(m);
+        r
+    }
+
+    #[test]
+    fn the_scanner_reads_dtls_records_and_fragments() {
+        let hello = server_hello([7; 32], &[]);
+        let mut scanner = FlightScanner::new(true);
+        scanner.push(&dtls_fragment(SERVER_HELLO, hello.len() - 4, 0, &hello[4..]));
+        let cert = [0u8; 30];
+        let mut datagram = dtls_fragment(CERTIFICATE, 30, 0, &cert[..20]);
+        datagram.extend(dtls_fragment(CERTIFICATE, 30, 20, &cert[20..]));
+        scanner.push(&datagram);
+        scanner.push(&dtls_fragment(SERVER_KEY_EXCHANGE, 4, 0, &[3, 0, 23, 65]));
+        assert!(!scanner.ended());
+        assert_eq!(scanner.flight().unwrap(), ServerFlight { group: Some(23), resumed: false, tls13: false });
+        let mut abbreviated = FlightScanner::new(true);
+        abbreviated.push(&dtls_fragment(SERVER_HELLO, hello.len() - 4, 0, &hello[4..]));
+        abbreviated.push(&[CHANGE_CIPHER_SPEC, 0xfe, 0xfd, 0, 0, 0, 0, 0, 0, 0, 2, 0, 1, 1]);
+        assert!(abbreviated.ended());
+        assert_eq!(abbreviated.flight().unwrap(), ServerFlight { group: None, resumed: true, tls13: false });
     }
 }

@@ -9,6 +9,8 @@
 
 #[cfg(feature = "gnutls")]
 pub mod gnutls;
+#[cfg(feature = "mbedtls")]
+pub mod mbedtls;
 #[cfg(any(openssl_crate, feature = "boring"))]
 pub mod openssl;
 #[cfg(feature = "plaintext")]
@@ -54,6 +56,8 @@ pub fn registry() -> Vec<Entry> {
         gnutls::ENTRY,
         #[cfg(feature = "wolfssl")]
         wolfssl::ENTRY,
+        #[cfg(feature = "mbedtls")]
+        mbedtls::ENTRY,
     ]
 }
 
