@@ -16,7 +16,7 @@ mirror=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
 arch=$(dpkg --print-architecture)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-curl -fsS --retry 3 -o "$work/Packages.xz" "$mirror/dists/trixie/main/binary-$arch/Packages.xz"
+curl -fsS --retry 3 --connect-timeout 20 --max-time 300 -o "$work/Packages.xz" "$mirror/dists/trixie/main/binary-$arch/Packages.xz"
 debs=()
 for p in libmbedcrypto16 libmbedx509-7 libmbedtls21 libmbedtls-dev; do
   # The package's stanza: its file and SHA-256.
@@ -24,7 +24,7 @@ for p in libmbedcrypto16 libmbedx509-7 libmbedtls21 libmbedtls-dev; do
     $0 == "Package: " p { on = 1 } on && /^Filename:/ { f = $2 } on && /^SHA256:/ { s = $2 }
     on && /^$/ { print f, s; exit }')
   [ -n "${file:-}" ] || { echo "error: no $p in trixie's index" >&2; exit 1; }
-  curl -fsS --retry 3 -o "$work/${file##*/}" "$mirror/$file"
+  curl -fsS --retry 3 --connect-timeout 20 --max-time 300 -o "$work/${file##*/}" "$mirror/$file"
   echo "$sum  $work/${file##*/}" | sha256sum -c --quiet
   debs+=("$work/${file##*/}")
 done
