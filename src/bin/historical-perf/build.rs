@@ -28,8 +28,9 @@ pub struct Paths {
     /// The repository (where Cargo.toml is).
     pub repo: PathBuf,
     /// Cargo's target directory, shared with the repository's own builds so
-    /// unchanged dependencies are not rebuilt (but OpenSSL releases':
-    /// [`Prepared::target`]).
+    /// unchanged dependencies are not rebuilt (OpenSSL releases' openssl-sys
+    /// and the crates above it are units of their own there:
+    /// [`OPENSSL_SYS_PROFILE`]).
     pub target: PathBuf,
     /// Generated manifests and OpenSSL builds: `target/historical-perf`.
     pub work: PathBuf,
@@ -43,9 +44,6 @@ pub struct Prepared {
     /// ([`Generated::floor_crates`]).
     pub floor: Vec<(String, semver::VersionReq)>,
     pub env: Vec<(String, String)>,
-    /// Cargo's target directory for the build: [`Paths::target`], but for
-    /// OpenSSL releases their own ([`OPENSSL_TARGET`]).
-    pub target: PathBuf,
     /// Which crypto library the build links, for the report.
     pub libcrypto: String,
     /// How the crypto crates were pinned to the release's era (s2n-tls).
@@ -294,8 +292,12 @@ pub fn manifest(repo: &Path, release: &Release, suite: Suite) -> Result<Generate
             ws["s2n-tls"] = value(pinned);
             s2n_aws_lc_rs(&mut harness, ws, release)?;
         }
-        // The newest `openssl` crate, on the OpenSSL built beforehand.
-        Library::Openssl => {}
+        // The newest `openssl` crate, on the OpenSSL built beforehand, its
+        // openssl-sys of a profile of its own (OPENSSL_SYS_PROFILE).
+        Library::Openssl => {
+            let (key, setting) = OPENSSL_SYS_PROFILE;
+            root["profile"]["release"]["package"]["openssl-sys"][key] = value(setting);
+        }
     }
     root["workspace"]["members"] = value(toml_edit::Array::from_iter(MEMBERS));
     root["workspace"].as_table_mut().context("no [workspace]")?.remove("default-members");
@@ -645,13 +647,11 @@ pub fn prepare(paths: &Paths, release: &Release, suite: Suite) -> Result<Prepare
         std::os::unix::fs::symlink(paths.repo.join("certs"), &certs).context("linking certs/")?;
     }
     let mut env = Vec::new();
-    let mut target = paths.target.clone();
     let libcrypto = match release.library {
         Library::Openssl => {
             let install = build_openssl(paths, release)?;
             env.push(("OPENSSL_DIR".to_string(), install.display().to_string()));
             env.push(("OPENSSL_STATIC".to_string(), "1".to_string()));
-            target = paths.work.join(OPENSSL_TARGET);
             format!("OpenSSL {} (openssl-src {}, static)", release.label(), release.version)
         }
         _ => String::new(),
@@ -660,15 +660,22 @@ pub fn prepare(paths: &Paths, release: &Release, suite: Suite) -> Result<Prepare
         Library::S2nTls => Some(pin_crypto_to_era(paths, &manifest_path, release)?),
         _ => None,
     };
-    Ok(Prepared { manifest: manifest_path, floor: generated.floor_crates()?, env, target, libcrypto, era })
+    Ok(Prepared { manifest: manifest_path, floor: generated.floor_crates()?, env, libcrypto, era })
 }
 
-/// The target directory of OpenSSL releases' builds, under [`Paths::work`].
-/// Their `OPENSSL_DIR` and `OPENSSL_STATIC` are variables openssl-sys's
-/// build script watches: in the repository's target directory they would
-/// rebuild its openssl-sys (and every crate above it) there, and the
-/// system-OpenSSL build variant's next build would rebuild it again.
-const OPENSSL_TARGET: &str = "openssl-target";
+/// The profile setting OpenSSL releases' builds give openssl-sys
+/// (`[profile.release.package.openssl-sys]`): no debug info, where the
+/// repository's builds have line tables. openssl-sys's build script watches
+/// `OPENSSL_DIR` and `OPENSSL_STATIC`, which these builds set: with the
+/// repository's profile its build-script run, openssl-sys and every crate
+/// above it would be the repository's own units in the shared target
+/// directory, rebuilt here for each release and again by the repository's
+/// next system-OpenSSL build. Debug info is part of a build-script run's
+/// profile (Cargo hashes it into the unit's name), so this one setting
+/// makes them units of their own, while Criterion, serde and the rest stay
+/// the repository's (compiled once). openssl-sys holds bindings only: no
+/// code whose debug info a benchmark could see.
+const OPENSSL_SYS_PROFILE: (&str, bool) = ("debug", false);
 
 /// `cargo`, without the variables `cargo run` set for this program
 /// ([`tls_bench::variants::set_by_cargo_run`]): build scripts that watch
@@ -1221,6 +1228,28 @@ mod tests {
             ),
             ["openssl", "historical-perf", "crypto-floor"]
         );
+    }
+
+    #[test]
+    fn openssl_releases_give_openssl_sys_a_profile_of_its_own_and_no_other_crate() {
+        let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let openssl_sys = |generated: &Generated| -> Option<toml_edit::Item> {
+            generated.root["profile"]["release"].get("package")?.get("openssl-sys").cloned()
+        };
+        let openssl =
+            Release { library: Library::Openssl, version: Version::parse("111.28.2+1.1.1w").unwrap() };
+        for suite in [Suite::Criterion, Suite::Dtls] {
+            let generated = manifest(repo, &openssl, suite).unwrap();
+            let own = openssl_sys(&generated).expect("no [profile.release.package.openssl-sys]");
+            let table = own.as_table_like().unwrap();
+            assert_eq!(table.len(), 1, "{own}");
+            assert_eq!(table.get(OPENSSL_SYS_PROFILE.0).and_then(Item::as_bool), Some(OPENSSL_SYS_PROFILE.1));
+            // The repository's release profile is otherwise the same.
+            assert_eq!(generated.root["profile"]["release"]["debug"].as_str(), Some("line-tables-only"));
+            assert_eq!(generated.root["profile"]["release"]["package"].as_table_like().unwrap().len(), 1);
+        }
+        let rustls = Release { library: Library::Rustls, version: Version::new(0, 21, 12) };
+        assert!(openssl_sys(&manifest(repo, &rustls, Suite::Criterion).unwrap()).is_none());
     }
 
     #[test]

@@ -549,7 +549,7 @@ fn run_release(
             cmd.args(["--bench", bench]);
         }
         cmd.args(extra)
-            .env("CARGO_TARGET_DIR", &prepared.target)
+            .env("CARGO_TARGET_DIR", &paths.target)
             .env(skip::SKIPS_ENV, &skips_file)
             .envs(suite.env(&home, quick))
             .env_remove("RUSTFLAGS");
