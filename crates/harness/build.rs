@@ -231,13 +231,19 @@ fn mbedtls_bindings() {
             "mbedtls-wrapper.h",
             "#include <mbedtls/ssl.h>\n#include <mbedtls/ssl_ticket.h>\n#include <mbedtls/ctr_drbg.h>\n\
              #include <mbedtls/entropy.h>\n#include <mbedtls/error.h>\n#include <mbedtls/version.h>\n\
-             #include <mbedtls/net_sockets.h>\n#include <psa/crypto.h>\n",
+             #include <mbedtls/net_sockets.h>\n#include <mbedtls/md.h>\n#include <mbedtls/cipher.h>\n\
+             #include <psa/crypto.h>\n",
         )
         .allowlist_function(
-            "mbedtls_(ssl|x509_crt|pk|ctr_drbg|entropy)_.*|mbedtls_(strerror|version_get_string)|psa_crypto_init",
+            "mbedtls_(ssl|x509_crt|pk|ctr_drbg|entropy|md|cipher)_.*|mbedtls_(strerror|version_get_string|md)|\
+             psa_(crypto_init|generate_key|export_public_key|raw_key_agreement|destroy_key)",
         )
-        .allowlist_var("MBEDTLS_(ERR_SSL|SSL|ERR_NET)_.*")
-        .allowlist_type("mbedtls_ssl_protocol_version|mbedtls_cipher_type_t|mbedtls_ssl_states")
+        .allowlist_var("MBEDTLS_(ERR_SSL|SSL|ERR_NET)_.*|MBEDTLS_X509_BADCERT_CN_MISMATCH|MBEDTLS_ERR_X509_CERT_VERIFY_FAILED|\
+             MBEDTLS_RSA_SALT_LEN_ANY")
+        .allowlist_type(
+            "mbedtls_ssl_protocol_version|mbedtls_cipher_type_t|mbedtls_ssl_states|mbedtls_pk_rsassa_pss_options|\
+             mbedtls_operation_t",
+        )
         .prepend_enum_name(false)
         .layout_tests(false)
         .generate_comments(false);

@@ -181,6 +181,8 @@ pub struct Dump {
     pub instructions: u64,
     /// Calls made in the interval to each function, by (demangled) name.
     pub calls: std::collections::HashMap<String, u64>,
+    /// The same calls by caller: (caller, callee) and the count.
+    pub arcs: std::collections::HashMap<(String, String), u64>,
 }
 
 /// Parses one Callgrind output file ("Callgrind Format Specification" in
@@ -205,13 +207,14 @@ pub fn parse_dump<'a>(text: &'a str) -> anyhow::Result<Dump> {
     let mut dump = Dump::default();
     let mut summary = None;
     let mut callee: Option<String> = None;
+    let mut caller = String::new();
     for line in text.lines() {
         if let Some(t) = line.strip_prefix("desc: Trigger: ") {
             dump.trigger = t.trim().to_string();
         } else if let Some(s) = line.strip_prefix("summary:") {
             summary = Some(s.trim().parse::<u64>().with_context(|| format!("a bad line {line:?}"))?);
         } else if let Some(f) = line.strip_prefix("fn=") {
-            resolve(f)?;
+            caller = resolve(f)?;
         } else if let Some(f) = line.strip_prefix("cfn=") {
             callee = Some(resolve(f)?);
         } else if let Some(c) = line.strip_prefix("calls=") {
@@ -221,6 +224,7 @@ pub fn parse_dump<'a>(text: &'a str) -> anyhow::Result<Dump> {
                 .next()
                 .and_then(|n| n.parse().ok())
                 .with_context(|| format!("a bad line {line:?}"))?;
+            *dump.arcs.entry((caller.clone(), name.clone())).or_insert(0) += n;
             *dump.calls.entry(name).or_insert(0) += n;
         }
     }
@@ -248,6 +252,8 @@ mod tests {
         assert_eq!(d.instructions, 120);
         assert_eq!(d.calls["HMAC_Final"], 5);
         assert_eq!(d.calls["X25519"], 1);
+        let arc = |a: &str, b: &str| d.arcs[&(a.to_string(), b.to_string())];
+        assert_eq!((arc("caller_a", "HMAC_Final"), arc("caller_b", "HMAC_Final")), (3, 2));
         assert!(parse_dump("fn=(1) a\ncfn=(9)\ncalls=1 0\nsummary: 1\n").is_err());
         assert!(parse_dump("fn=(1) a\n").is_err());
     }

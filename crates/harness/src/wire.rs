@@ -23,6 +23,7 @@ const HANDSHAKE: u8 = 22;
 const SERVER_HELLO: u8 = 2;
 const CERTIFICATE: u8 = 11;
 const SERVER_KEY_EXCHANGE: u8 = 12;
+const CERTIFICATE_REQUEST: u8 = 13;
 const EXT_PRE_SHARED_KEY: u16 = 41;
 const EXT_SUPPORTED_VERSIONS: u16 = 43;
 const EXT_KEY_SHARE: u16 = 51;
@@ -46,6 +47,10 @@ pub struct ServerFlight {
     pub resumed: bool,
     /// Whether the ServerHello selected TLS 1.3.
     pub tls13: bool,
+    /// Whether the server asked for the client's certificate: a (D)TLS 1.2
+    /// CertificateRequest in the flight. Always false in TLS 1.3, whose
+    /// CertificateRequest is encrypted.
+    pub certificate_request: bool,
 }
 
 struct Reader<'a>(&'a [u8]);
@@ -115,14 +120,25 @@ pub fn server_flight(bytes: &[u8]) -> Result<ServerFlight> {
     let Some(hello) = has(SERVER_HELLO) else {
         bail!("no complete ServerHello in the server's first {} bytes", bytes.len());
     };
-    read_flight(hello, has(SERVER_KEY_EXCHANGE), has(CERTIFICATE).is_some(), ended)
+    let seen = Seen {
+        certificate: has(CERTIFICATE).is_some(),
+        certificate_request: has(CERTIFICATE_REQUEST).is_some(),
+    };
+    read_flight(hello, has(SERVER_KEY_EXCHANGE), seen, ended)
+}
+
+/// Which of the flight's messages that [`read_flight`] reads only the
+/// presence of passed.
+struct Seen {
+    certificate: bool,
+    certificate_request: bool,
 }
 
 /// What a flight says from its ServerHello's body (`hello`), the start of
 /// its ServerKeyExchange's body if it has one, whether it has a
-/// Certificate and whether a ChangeCipherSpec or encrypted record ended it.
-/// Errors: as [`server_flight`].
-fn read_flight(hello: &[u8], ske: Option<&[u8]>, certificate: bool, ended: bool) -> Result<ServerFlight> {
+/// Certificate and a CertificateRequest, and whether a ChangeCipherSpec or
+/// encrypted record ended it. Errors: as [`server_flight`].
+fn read_flight(hello: &[u8], ske: Option<&[u8]>, seen: Seen, ended: bool) -> Result<ServerFlight> {
     let mut r = Reader(hello);
     r.take(2)?; // legacy_version
     ensure!(r.take(32)? != HELLO_RETRY_RANDOM, "the server sent a HelloRetryRequest");
@@ -145,18 +161,19 @@ fn read_flight(hello: &[u8], ske: Option<&[u8]>, certificate: bool, ended: bool)
         }
     }
     if tls13 {
-        return Ok(ServerFlight { group: key_share, resumed: psk, tls13 });
+        return Ok(ServerFlight { group: key_share, resumed: psk, tls13, certificate_request: false });
     }
     if let Some(ske) = ske {
         let mut r = Reader(ske);
         ensure!(r.u8()? == 3, "ServerKeyExchange without a named curve");
-        return Ok(ServerFlight { group: Some(r.u16()?), resumed: false, tls13 });
+        let (group, certificate_request) = (Some(r.u16()?), seen.certificate_request);
+        return Ok(ServerFlight { group, resumed: false, tls13, certificate_request });
     }
     ensure!(
-        !certificate && ended,
+        !seen.certificate && ended,
         "TLS 1.2 flight with neither a ServerKeyExchange nor an abbreviated handshake"
     );
-    Ok(ServerFlight { group: None, resumed: true, tls13 })
+    Ok(ServerFlight { group: None, resumed: true, tls13, certificate_request: false })
 }
 
 /// The most of a ServerHello's body a [`FlightScanner`] keeps: a TLS 1.3
@@ -169,7 +186,8 @@ const SKE_KEPT: usize = 3;
 /// Reads the server's first flight as it passes, a chunk at a time, and
 /// keeps only what [`server_flight`] reads of it: the ServerHello's body
 /// (up to [`HELLO_KEPT`] bytes), the first bytes of the
-/// ServerKeyExchange, whether a Certificate passed, and whether a
+/// ServerKeyExchange, whether a Certificate and a CertificateRequest
+/// passed, and whether a
 /// ChangeCipherSpec or encrypted record ended the plaintext handshake.
 /// Everything is inline: it allocates nothing. Over DTLS its records and
 /// handshake fragments carry DTLS's longer headers (RFC 6347 section 4.1,
@@ -196,6 +214,7 @@ pub struct FlightScanner {
     ske_read: usize,
     ske_seen: bool,
     certificate: bool,
+    certificate_request: bool,
     ended: bool,
 }
 
@@ -219,6 +238,7 @@ impl FlightScanner {
             ske_read: 0,
             ske_seen: false,
             certificate: false,
+            certificate_request: false,
             ended: false,
         }
     }
@@ -283,6 +303,7 @@ impl FlightScanner {
                     SERVER_HELLO => self.hello_len = length,
                     SERVER_KEY_EXCHANGE => self.ske_seen = true,
                     CERTIFICATE => self.certificate = true,
+                    CERTIFICATE_REQUEST => self.certificate_request = true,
                     _ => {}
                 }
                 continue;
@@ -317,7 +338,8 @@ impl FlightScanner {
             "no whole ServerHello of at most {HELLO_KEPT} bytes in the server's first flight"
         );
         let ske = self.ske_seen.then_some(&self.ske[..self.ske_read]);
-        read_flight(&self.hello[..self.hello_len], ske, self.certificate, self.ended)
+        let seen = Seen { certificate: self.certificate, certificate_request: self.certificate_request };
+        read_flight(&self.hello[..self.hello_len], ske, seen, self.ended)
     }
 }
 
@@ -363,13 +385,13 @@ mod tests {
         wire.extend(record(23, &[0; 40]));
         assert_eq!(
             server_flight(&wire).unwrap(),
-            ServerFlight { group: Some(29), resumed: false, tls13: true }
+            ServerFlight { group: Some(29), resumed: false, tls13: true, certificate_request: false }
         );
         let resumed = [(43, vec![3, 4]), (51, vec![0, 23, 0, 1, 0xaa]), (41, vec![0, 0])];
         let wire = record(HANDSHAKE, &server_hello([7; 32], &resumed));
         assert_eq!(
             server_flight(&wire).unwrap(),
-            ServerFlight { group: Some(23), resumed: true, tls13: true }
+            ServerFlight { group: Some(23), resumed: true, tls13: true, certificate_request: false }
         );
     }
 
@@ -394,13 +416,13 @@ mod tests {
         wire.extend(record(HANDSHAKE, b));
         assert_eq!(
             server_flight(&wire).unwrap(),
-            ServerFlight { group: Some(23), resumed: false, tls13: false }
+            ServerFlight { group: Some(23), resumed: false, tls13: false, certificate_request: false }
         );
         let mut abbreviated = record(HANDSHAKE, &server_hello([7; 32], &[]));
         abbreviated.extend(record(CHANGE_CIPHER_SPEC, &[1]));
         assert_eq!(
             server_flight(&abbreviated).unwrap(),
-            ServerFlight { group: None, resumed: true, tls13: false }
+            ServerFlight { group: None, resumed: true, tls13: false, certificate_request: false }
         );
     }
 
@@ -409,18 +431,20 @@ mod tests {
         let mut flight = server_hello([7; 32], &[]);
         flight.extend(message(CERTIFICATE, &[0, 0, 0]));
         flight.extend(message(SERVER_KEY_EXCHANGE, &[3, 0, 24, 97]));
+        flight.extend(message(CERTIFICATE_REQUEST, &[1, 64, 0, 2, 4, 3, 0, 0]));
         let (a, b) = flight.split_at(10);
         let mut wire = record(HANDSHAKE, a);
         wire.extend(record(HANDSHAKE, b));
         let mut tls13 = record(HANDSHAKE, &server_hello([7; 32], &[(43, vec![3, 4]), (51, vec![0, 29, 0])]));
         tls13.extend(record(CHANGE_CIPHER_SPEC, &[1]));
         tls13.extend(record(23, &[0; 40]));
-        for wire in [wire, tls13] {
+        for (wire, asked) in [(wire, true), (tls13, false)] {
             let mut scanner = FlightScanner::new(false);
             for byte in &wire {
                 scanner.push(std::slice::from_ref(byte));
             }
             assert_eq!(scanner.flight().unwrap(), server_flight(&wire).unwrap());
+            assert_eq!(scanner.flight().unwrap().certificate_request, asked);
         }
         let mut scanner = FlightScanner::new(false);
         scanner.push(&record(HANDSHAKE, &server_hello([7; 32], &[]))[..20]);
@@ -454,11 +478,17 @@ mod tests {
         scanner.push(&datagram);
         scanner.push(&dtls_fragment(SERVER_KEY_EXCHANGE, 4, 0, &[3, 0, 23, 65]));
         assert!(!scanner.ended());
-        assert_eq!(scanner.flight().unwrap(), ServerFlight { group: Some(23), resumed: false, tls13: false });
+        assert_eq!(
+            scanner.flight().unwrap(),
+            ServerFlight { group: Some(23), resumed: false, tls13: false, certificate_request: false }
+        );
         let mut abbreviated = FlightScanner::new(true);
         abbreviated.push(&dtls_fragment(SERVER_HELLO, hello.len() - 4, 0, &hello[4..]));
         abbreviated.push(&[CHANGE_CIPHER_SPEC, 0xfe, 0xfd, 0, 0, 0, 0, 0, 0, 0, 2, 0, 1, 1]);
         assert!(abbreviated.ended());
-        assert_eq!(abbreviated.flight().unwrap(), ServerFlight { group: None, resumed: true, tls13: false });
+        assert_eq!(
+            abbreviated.flight().unwrap(),
+            ServerFlight { group: None, resumed: true, tls13: false, certificate_request: false }
+        );
     }
 }

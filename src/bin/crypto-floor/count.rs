@@ -119,15 +119,15 @@ fn select_libraries<'a>(libs: &'a [Box<dyn TlsLibrary>], asked: &[String]) -> Re
 /// One side's counts as a table cell: `class counted` each, with the
 /// table's number where it differs, then the classes this build does not
 /// show ([`count::invisible`]).
-fn cell(checks: &[Check], hidden: &[count::Class]) -> String {
+fn cell(profile: &count::Profile, checks: &[Check], hidden: &[count::Class]) -> String {
     let mut parts: Vec<String> = checks
         .iter()
         .filter(|c| c.counted > 0 || c.expected > 0 || c.own_checks > 0)
         .map(|c| {
             let mut part = if c.counted == c.expected {
-                format!("{} {}", c.class, c.counted)
+                format!("{} {}", profile.label(c.class), c.counted)
             } else {
-                format!("{} {} (table {})", c.class, c.counted, c.expected)
+                format!("{} {} (table {})", profile.label(c.class), c.counted, c.expected)
             };
             if c.own_checks > 0 {
                 part.push_str(&format!(" (and {} checking its own output)", c.own_checks));
@@ -136,7 +136,7 @@ fn cell(checks: &[Check], hidden: &[count::Class]) -> String {
         })
         .collect();
     if !hidden.is_empty() {
-        let names: Vec<String> = hidden.iter().map(|c| c.to_string()).collect();
+        let names: Vec<String> = hidden.iter().map(|c| profile.label(*c)).collect();
         parts.push(format!("not counted, no symbols in this build: {}", names.join(", ")));
     }
     parts.join(", ")
@@ -199,10 +199,10 @@ pub fn run(parameters: &[String], asked: &[String]) -> Result<()> {
                 // Classes whose functions this build does not show
                 // (the floor performed them, Callgrind saw no call).
                 let hidden = match floor {
-                    Ok(f) => count::invisible(&count::compare(c.profile, &flights, side, &f[i].calls)?),
+                    Ok(f) => count::invisible(&count::compare_dump(c.profile, &flights, side, &f[i])?),
                     Err(_) => Vec::new(),
                 };
-                let checks: Vec<Check> = count::compare(c.profile, &flights, side, &sides[i].calls)
+                let checks: Vec<Check> = count::compare_dump(c.profile, &flights, side, &sides[i])
                     .with_context(|| format!("{name}, {side}"))?
                     .into_iter()
                     .filter(|k| !hidden.contains(&k.class))
@@ -210,7 +210,7 @@ pub fn run(parameters: &[String], asked: &[String]) -> Result<()> {
                 for bad in checks.iter().filter(|k| !k.ok()) {
                     failures.push(format!(
                         "{p}/{name}, {side}: {} called {} times, the table says {}{}{} ({} of {})",
-                        bad.class,
+                        c.profile.label(bad.class),
                         bad.counted,
                         if bad.class.exact(side) { "" } else { "at least " },
                         bad.expected,
@@ -237,7 +237,10 @@ pub fn run(parameters: &[String], asked: &[String]) -> Result<()> {
                     }
                     Err(why) => (format!("skip: {why}"), String::new()),
                 };
-                println!("| {name} | {side} | {} | {ir} | {floor_ir} | {ratio} |", cell(&checks, &hidden));
+                println!(
+                    "| {name} | {side} | {} | {ir} | {floor_ir} | {ratio} |",
+                    cell(c.profile, &checks, &hidden)
+                );
             }
         }
         // Each floor's own calls: the table's by construction, so a check
@@ -252,20 +255,24 @@ pub fn run(parameters: &[String], asked: &[String]) -> Result<()> {
                 .map(|c| c.profile)
                 .context("a floor of no selected library")?;
             for (i, side) in [Side::Client, Side::Server].into_iter().enumerate() {
-                let checks = count::compare(profile, &flights, side, &sides[i].calls)?;
+                let checks = count::compare_dump(profile, &flights, side, &sides[i])?;
                 let hidden = count::invisible(&checks);
                 let checks: Vec<Check> = checks.into_iter().filter(|k| !hidden.contains(&k.class)).collect();
                 for bad in checks.iter().filter(|k| k.counted != k.expected) {
                     failures.push(format!(
                         "{p}/{floor}, {side}: {} called {} times, the table says {} ({} of {}): the profile's functions miss or double-count it",
-                        bad.class,
+                        profile.label(bad.class),
                         bad.counted,
                         bad.expected,
                         profile.of(bad.class).join(", "),
                         profile.name
                     ));
                 }
-                println!("| {floor} | {side} | {} | {} | | |", cell(&checks, &hidden), sides[i].instructions);
+                println!(
+                    "| {floor} | {side} | {} | {} | | |",
+                    cell(profile, &checks, &hidden),
+                    sides[i].instructions
+                );
             }
         }
         println!();

@@ -159,9 +159,36 @@ pub struct Profile {
     /// table's, so its protocol cost is understated by that much. Empty
     /// for most.
     pub fewer: &'static [(Class, u64)],
+    /// Classes whose functions this implementation does not tell apart,
+    /// each counted as the second of its pair: the table's number of the
+    /// first is added to the second's (Mbed TLS makes X25519 and NIST-curve
+    /// key pairs and agreements in the same functions, and a system build
+    /// shows Callgrind only its exported ones). Empty for most.
+    pub merged: &'static [(Class, Class)],
+    /// Functions whose own calls into the profile's functions are none of
+    /// the table's operations: Mbed TLS's HMAC_DRBG, which deterministic
+    /// ECDSA runs inside each signature for its nonce, computes its HMACs
+    /// with the function TLS 1.2's PRF uses. Callgrind's call arcs tell
+    /// them apart ([`compare_dump`]). Empty for most.
+    pub not_from: &'static [&'static str],
 }
 
 impl Profile {
+    /// `class`'s name in this profile's counts: with the classes merged
+    /// into it ([`Profile::merged`]), e.g. `key pair
+    /// x25519/secp256r1/secp384r1`.
+    pub fn label(&self, class: Class) -> String {
+        let mut label = class.to_string();
+        for (from, _) in self.merged.iter().filter(|(_, into)| *into == class) {
+            let from = from.to_string();
+            label = match (from.rsplit_once(' '), label.rsplit_once(' ')) {
+                (Some((what, a)), Some((same, b))) if what == same => format!("{what} {a}/{b}"),
+                _ => format!("{label} and {from}"),
+            };
+        }
+        label
+    }
+
     /// The functions of `class`; empty when none is known.
     pub fn of(&self, class: Class) -> &'static [&'static str] {
         self.functions.iter().find(|(c, _)| *c == class).map_or(&[], |(_, f)| f)
@@ -201,6 +228,8 @@ pub const AWS_LC: Profile = Profile {
     ],
     own_checks: &[],
     fewer: &[],
+    merged: &[],
+    not_from: &[],
 };
 
 /// OpenSSL 3: exported functions where one is called once per primitive
@@ -225,6 +254,8 @@ pub const OPENSSL_3: Profile = Profile {
     ],
     own_checks: &[],
     fewer: &[],
+    merged: &[],
+    not_from: &[],
 };
 
 /// *ring* 0.17: its algorithms' functions, called through the algorithm
@@ -255,6 +286,8 @@ pub const RING: Profile = Profile {
     ],
     own_checks: &[],
     fewer: &[],
+    merged: &[],
+    not_from: &[],
 };
 
 /// BoringSSL (the `boring` crate's boring-sys build; C++ since 2025, so
@@ -281,6 +314,8 @@ pub const BORINGSSL: Profile = Profile {
     ],
     own_checks: &[],
     fewer: &[],
+    merged: &[],
+    not_from: &[],
 };
 
 /// wolfCrypt (wolfssl-sys's vendored build, under wolfSSL): the `wc_*`
@@ -312,12 +347,61 @@ pub const WOLFCRYPT: Profile = Profile {
     ],
     own_checks: &[(Class::VerifyRsa, "VerifyRsaSign")],
     fewer: &[(Class::Hmac, 1)],
+    merged: &[],
+    not_from: &[],
+};
+
+/// Mbed TLS 3.6's libmbedcrypto (the system's, Debian's build: exported
+/// functions only, and `MBEDTLS_USE_PSA_CRYPTO` off). Key pairs: TLS 1.3
+/// and the floor through PSA (`mbedtls_psa_ecp_generate_key`), TLS 1.2
+/// through the legacy ECDH context (a server's `mbedtls_ecdh_make_params`,
+/// a client's `mbedtls_ecdh_make_public`), one function per path;
+/// agreements in `mbedtls_ecdh_calc_secret`, which PSA's ECDH calls too
+/// (library/psa_crypto_ecp.c); X25519's and the NIST curves' are the same functions,
+/// counted together ([`Profile::merged`]). Signatures through the pk layer
+/// to `mbedtls_ecdsa_write_signature_restartable` (deterministic ECDSA),
+/// `mbedtls_ecdsa_verify_restartable`, `mbedtls_rsa_private` and
+/// `mbedtls_rsa_public`; a PKCS#1 v1.5 signature (TLS 1.2's
+/// ServerKeyExchange, which Mbed TLS signs so) checks itself with one
+/// `mbedtls_rsa_public` (library/rsa.c, `mbedtls_rsa_rsassa_pkcs1_v15_sign`):
+/// counted apart ([`Profile::own_checks`]). HMACs: the legacy
+/// `mbedtls_md_hmac_finish` (TLS 1.2's PRF, the floor's), less the calls
+/// deterministic ECDSA's HMAC_DRBG makes ([`Profile::not_from`]), and
+/// PSA's, below TLS 1.3's HKDF (`mbedtls_psa_mac_sign_finish`) and its
+/// Finished (`mbedtls_psa_mac_compute`).
+pub const MBED_CRYPTO: Profile = Profile {
+    name: "Mbed TLS",
+    functions: &[
+        (
+            Class::KeyPairEc,
+            &["mbedtls_psa_ecp_generate_key", "mbedtls_ecdh_make_params", "mbedtls_ecdh_make_public"],
+        ),
+        (Class::AgreeEc, &["mbedtls_ecdh_calc_secret"]),
+        (Class::SignEcdsa, &["mbedtls_ecdsa_write_signature_restartable"]),
+        (Class::VerifyEcdsa, &["mbedtls_ecdsa_verify_restartable"]),
+        (Class::SignRsa, &["mbedtls_rsa_private"]),
+        (Class::VerifyRsa, &["mbedtls_rsa_public"]),
+        (
+            Class::Hmac,
+            &[
+                "mbedtls_md_hmac_finish",
+                "mbedtls_psa_mac_sign_finish",
+                "mbedtls_psa_mac_compute",
+                "mbedtls_psa_mac_verify_finish",
+            ],
+        ),
+    ],
+    own_checks: &[(Class::VerifyRsa, "mbedtls_rsa_rsassa_pkcs1_v15_sign")],
+    fewer: &[],
+    merged: &[(Class::KeyPairX25519, Class::KeyPairEc), (Class::AgreeX25519, Class::AgreeEc)],
+    not_from: &["mbedtls_hmac_drbg_update", "mbedtls_hmac_drbg_random_with_add"],
 };
 
 /// The profile of a floor backend ([`super::Backend::name`]): AWS-LC for
 /// `aws-lc-rs-*` and `openssl-aws-lc-*`, OpenSSL 3 for `openssl-3.*`,
 /// *ring* for `ring-*`, BoringSSL for `boring-*`, wolfCrypt for
-/// `wolfcrypt-*`; `None` for others (no functions known).
+/// `wolfcrypt-*`, Mbed TLS's for `mbedcrypto-*`; `None` for others (no
+/// functions known).
 pub fn profile(backend: &str) -> Option<&'static Profile> {
     if backend.starts_with("aws-lc-rs-") || backend.starts_with("openssl-aws-lc-") {
         Some(&AWS_LC)
@@ -329,6 +413,8 @@ pub fn profile(backend: &str) -> Option<&'static Profile> {
         Some(&BORINGSSL)
     } else if backend.starts_with("wolfcrypt-") {
         Some(&WOLFCRYPT)
+    } else if backend.starts_with("mbedcrypto-") {
+        Some(&MBED_CRYPTO)
     } else {
         None
     }
@@ -450,6 +536,20 @@ impl Check {
     }
 }
 
+/// [`compare`] of one side's dump: its calls less those the profile's
+/// [`Profile::not_from`] functions made. Errors: as [`compare`].
+pub fn compare_dump(profile: &Profile, flights: &Flights, side: Side, dump: &Dump) -> Result<Vec<Check>> {
+    let mut calls = dump.calls.clone();
+    for ((caller, callee), n) in &dump.arcs {
+        if profile.not_from.contains(&function_name(caller).as_str())
+            && let Some(c) = calls.get_mut(callee)
+        {
+            *c = c.saturating_sub(*n);
+        }
+    }
+    compare(profile, flights, side, &calls)
+}
+
 /// Every class the table or the profile has for one side, compared. Errors
 /// (unsupported by this check, not a mismatch): the table has a class the
 /// profile names no function for.
@@ -459,7 +559,12 @@ pub fn compare(
     side: Side,
     calls: &HashMap<String, u64>,
 ) -> Result<Vec<Check>> {
-    let want = expected(flights, side);
+    let mut want = expected(flights, side);
+    for (from, into) in profile.merged {
+        if let Some(n) = want.remove(from) {
+            *want.entry(*into).or_insert(0) += n;
+        }
+    }
     let (got, own) = counted(profile, calls);
     let mut out = Vec::new();
     for class in want.keys().chain(got.keys()).copied().collect::<std::collections::BTreeSet<_>>() {
@@ -561,6 +666,9 @@ fn run_and_read(program: &Path, args: &[String], dir: &Path) -> Result<Sides> {
         for (name, n) in dump.calls {
             *sides[i].calls.entry(name).or_insert(0) += n;
         }
+        for (arc, n) in dump.arcs {
+            *sides[i].arcs.entry(arc).or_insert(0) += n;
+        }
     }
     for (side, d) in [Side::Client, Side::Server].iter().zip(&sides) {
         ensure!(d.instructions > 0, "no call into the {side}'s library was counted");
@@ -626,6 +734,48 @@ mod tests {
             .collect();
         let checks = compare(&WOLFCRYPT, &flights, Side::Server, &calls).unwrap();
         assert!(!checks.iter().find(|c| c.class == Class::VerifyRsa).unwrap().ok());
+    }
+
+    #[test]
+    fn mbed_tls_counts_x25519_in_its_one_key_share_function_and_no_other_curve_key() {
+        assert_eq!(profile("mbedcrypto-3.6.6").map(|p| p.name), Some("Mbed TLS"));
+        // The default handshake's server: one X25519 key pair and
+        // agreement, which Mbed TLS makes in its NIST curves' functions.
+        let flights = super::super::ops::handshake(&Params::default());
+        let calls = |pairs: u64| -> HashMap<String, u64> {
+            [("mbedtls_psa_ecp_generate_key", pairs), ("mbedtls_ecdh_calc_secret", 1)]
+                .into_iter()
+                .map(|(s, n)| (s.to_string(), n))
+                .collect()
+        };
+        let checks = compare(&MBED_CRYPTO, &flights, Side::Server, &calls(1)).unwrap();
+        let class = |checks: &[Check], class| checks.iter().find(|c| c.class == class).cloned().unwrap();
+        for c in [Class::KeyPairEc, Class::AgreeEc] {
+            let check = class(&checks, c);
+            assert_eq!((check.expected, check.counted, check.ok()), (1, 1, true), "{c}");
+        }
+        assert!(checks.iter().all(|c| !matches!(c.class, Class::KeyPairX25519 | Class::AgreeX25519)));
+        assert_eq!(MBED_CRYPTO.label(Class::KeyPairEc), "key pair x25519/secp256r1/secp384r1");
+        assert_eq!(AWS_LC.label(Class::AgreeEc), "agreement secp256r1/secp384r1");
+        // A second key pair (a share the table does not make) is an error.
+        let checks = compare(&MBED_CRYPTO, &flights, Side::Server, &calls(2)).unwrap();
+        assert!(!class(&checks, Class::KeyPairEc).ok());
+    }
+
+    #[test]
+    fn mbed_tls_hmac_drbgs_hmacs_inside_a_signature_are_not_the_tables() {
+        let flights = super::super::ops::handshake(&Params::default());
+        let table = expected(&flights, Side::Server)[&Class::Hmac];
+        let finish = "mbedtls_md_hmac_finish".to_string();
+        let mut dump = Dump::default();
+        dump.calls.insert(finish.clone(), table + 7);
+        dump.arcs.insert(("tls_prf".to_string(), finish.clone()), table);
+        dump.arcs.insert(("mbedtls_hmac_drbg_update".to_string(), finish.clone()), 5);
+        dump.arcs.insert(("mbedtls_hmac_drbg_random_with_add".to_string(), finish), 2);
+        let hmac = |checks: Vec<Check>| checks.into_iter().find(|c| c.class == Class::Hmac).unwrap().counted;
+        assert_eq!(hmac(compare_dump(&MBED_CRYPTO, &flights, Side::Server, &dump).unwrap()), table);
+        // Without the arcs every call counts.
+        assert_eq!(hmac(compare(&MBED_CRYPTO, &flights, Side::Server, &dump.calls).unwrap()), table + 7);
     }
 
     #[test]

@@ -27,7 +27,14 @@ use crate::{
 
 pub mod count;
 /// The crypto floor of an implementation, as a library.
-#[cfg(any(feature = "rustls", aws_lc_rs_floor, openssl_crate, feature = "boring", feature = "wolfssl"))]
+#[cfg(any(
+    feature = "rustls",
+    aws_lc_rs_floor,
+    openssl_crate,
+    feature = "boring",
+    feature = "wolfssl",
+    feature = "mbedtls"
+))]
 pub mod library;
 pub mod ops;
 

@@ -10,7 +10,7 @@
 //! its programs/ssl/ssl_client2.c and ssl_server2.c.
 
 use std::{
-    ffi::{CStr, CString, c_int, c_void},
+    ffi::{CStr, c_int, c_void},
     sync::OnceLock,
 };
 
@@ -18,8 +18,9 @@ use anyhow::{Result, anyhow, ensure};
 
 use crate::{
     certs,
+    extensions::{Extensions, Names},
     harness::ConfigureError,
-    libs::mbedtls::sys,
+    libs::mbedtls::{extensions::Protocols, sys},
     params::{HandshakeKind, KxGroup, Params, Protocol},
 };
 
@@ -82,7 +83,7 @@ pub struct Rng {
 
 impl Rng {
     /// A seeded generator. Errors: seeding failed.
-    fn new() -> Result<Rng> {
+    pub(crate) fn new() -> Result<Rng> {
         let mut rng = Rng { entropy: boxed(), drbg: boxed() };
         let personal = b"tls-bench";
         // SAFETY: fresh structures, initialized before use; the DRBG keeps a
@@ -103,7 +104,7 @@ impl Rng {
     }
 
     /// The DRBG, as `f_rng`'s argument.
-    fn as_arg(&self) -> *mut c_void {
+    pub(crate) fn as_arg(&self) -> *mut c_void {
         (&raw const *self.drbg).cast_mut().cast()
     }
 }
@@ -232,6 +233,11 @@ impl Side {
     pub fn as_ptr(&self) -> *const sys::mbedtls_ssl_config {
         &raw const *self.conf
     }
+
+    /// The configuration, for the settings made after the side's own.
+    fn as_mut_ptr(&mut self) -> *mut sys::mbedtls_ssl_config {
+        &raw mut *self.conf
+    }
 }
 
 impl Drop for Side {
@@ -261,21 +267,30 @@ fn version(protocol: Protocol) -> Result<(sys::mbedtls_ssl_protocol_version, u32
 }
 
 /// Everything one parameter set's sessions share: each side's
-/// configuration and what they point at, and the name a client checks
+/// configuration and what they point at, and the names a client checks
 /// and sends. Fields drop in order: the configurations before what they
 /// point at.
 pub struct MbedConfig {
     /// The parameters.
     pub params: Params,
-    /// The client's configuration: the root, and its identity for mTLS.
+    /// The client's configuration: the root, and its identity for mTLS (or
+    /// [`Extensions::client_identity`]'s).
     pub client: Side,
     /// The server's configuration: its identity, and the root for mTLS.
     pub server: Side,
-    /// The name clients check the certificate against and send (SNI),
-    /// [`crate::certs::SERVER_NAME`] (`mbedtls_ssl_set_hostname` sets both).
-    pub host: CString,
+    /// Whether the client's configuration has a certificate to present.
+    pub client_presents: bool,
+    /// ALPN, the server name, another client identity
+    /// ([`crate::libs::mbedtls::extensions`]); none in memory.
+    pub extensions: Extensions,
+    /// The name clients check the certificate against
+    /// ([`crate::certs::SERVER_NAME`]), the one they send (SNI), and the
+    /// one the server serves.
+    pub names: Names,
+    _protocols: Option<Protocols>,
     _tickets: Option<Tickets>,
-    _chains: Vec<Chain>,
+    /// The root, the client's chain, the server's.
+    chains: Vec<Chain>,
     _keys: Vec<Key>,
     _rng: Rng,
 }
@@ -295,6 +310,15 @@ impl MbedConfig {
     /// (Mbed TLS 3.6 has neither); failed when Mbed TLS refuses a setting
     /// or a file.
     pub fn new(params: &Params) -> Result<MbedConfig, ConfigureError> {
+        MbedConfig::with_extensions(params, &Extensions::NONE)
+    }
+
+    /// [`MbedConfig::new`] with `extensions` set
+    /// ([`crate::libs::mbedtls::extensions`]): ALPN on both sides, the
+    /// server's one served name, the name clients send, and a client
+    /// presenting [`Extensions::client_identity`]'s client chain (trusting
+    /// the parameters' root still). Errors: as [`MbedConfig::new`].
+    pub fn with_extensions(params: &Params, extensions: &Extensions) -> Result<MbedConfig, ConfigureError> {
         if params.group == KxGroup::X25519Mlkem768 {
             return Err(ConfigureError::Unsupported(format!(
                 "{}: no ML-KEM (Mbed TLS 3.6 has no post-quantum key exchange)",
@@ -303,6 +327,7 @@ impl MbedConfig {
         }
         init()?;
         let files = certs::load(params.cert)?;
+        let other = extensions.client_identity.map(certs::load).transpose()?;
         let rng = Rng::new()?;
         let resumption = params.kind == HandshakeKind::Resumption;
         let tickets = if resumption { Some(Tickets::new(&rng)?) } else { None };
@@ -310,6 +335,7 @@ impl MbedConfig {
             vec![Chain::parse(&files.ca_cert, &format!("reading {}", files.ca_file().display()))?];
         let mut keys = Vec::new();
         for server in [false, true] {
+            let files = if server { &files } else { other.as_deref().unwrap_or(&files) };
             let (chain, key) = files.identity(server);
             let what = format!("reading {}", files.identity_files(server));
             let (chain, key) = (Chain::parse(chain, &what)?, Key::parse(key, &what, &rng)?);
@@ -330,22 +356,46 @@ impl MbedConfig {
             keys.push(key);
         }
         let mtls = params.kind == HandshakeKind::MutualAuth;
-        let client = MbedConfig::side(params, false, &chains, &keys, &rng, tickets.as_ref(), mtls)?;
-        let server = MbedConfig::side(params, true, &chains, &keys, &rng, tickets.as_ref(), mtls)?;
+        let presents = mtls || other.is_some();
+        let mut client = MbedConfig::side(params, false, &chains, &keys, &rng, tickets.as_ref(), presents)?;
+        let mut server = MbedConfig::side(params, true, &chains, &keys, &rng, tickets.as_ref(), mtls)?;
+        let names = Names::new(extensions)?;
+        let protocols = Protocols::new(extensions.alpn)?;
+        // SAFETY: live configurations, freed before the protocols and the
+        // names (the fields' order).
+        unsafe {
+            if let Some(protocols) = &protocols {
+                protocols.set(client.as_mut_ptr())?;
+                protocols.set(server.as_mut_ptr())?;
+            }
+            if let Some(served) = &names.served {
+                crate::libs::mbedtls::extensions::refuse_other_names(server.as_mut_ptr(), served);
+            }
+        }
         Ok(MbedConfig {
             params: *params,
             client,
             server,
-            host: CString::new(certs::SERVER_NAME).map_err(anyhow::Error::from)?,
+            client_presents: presents,
+            extensions: *extensions,
+            names,
+            _protocols: protocols,
             _tickets: tickets,
-            _chains: chains,
+            chains,
             _keys: keys,
             _rng: rng,
         })
     }
 
+    /// The root certificate, which clients (and mTLS servers) trust.
+    pub fn root(&self) -> *mut sys::mbedtls_x509_crt {
+        (&raw const *self.chains[0].0).cast_mut()
+    }
+
     /// One side's configuration (`chains`: the root, the client's chain,
-    /// the server's; `keys`: the client's key, the server's).
+    /// the server's; `keys`: the client's key, the server's); `certify`:
+    /// a server asks for and verifies a client certificate, a client
+    /// presents its own.
     fn side(
         params: &Params,
         server: bool,
@@ -353,7 +403,7 @@ impl MbedConfig {
         keys: &[Key],
         rng: &Rng,
         tickets: Option<&Tickets>,
-        mtls: bool,
+        certify: bool,
     ) -> Result<Side, ConfigureError> {
         let (version, transport) = version(params.protocol())?;
         let mut groups: Vec<u16> = params.offered_groups().iter().map(|g| g.iana_code()).collect();
@@ -393,7 +443,7 @@ impl MbedConfig {
             );
             let root = &raw const *chains[0].0;
             let (chain, key) = if server { (&chains[2], &keys[1]) } else { (&chains[1], &keys[0]) };
-            if server || mtls {
+            if server || certify {
                 let ret = sys::mbedtls_ssl_conf_own_cert(
                     conf,
                     (&raw const *chain.0).cast_mut(),
@@ -401,11 +451,14 @@ impl MbedConfig {
                 );
                 check(ret, "mbedtls_ssl_conf_own_cert")?;
             }
-            if !server || mtls {
+            if !server || certify {
                 sys::mbedtls_ssl_conf_ca_chain(conf, root.cast_mut(), std::ptr::null_mut());
             }
-            let authmode =
-                if server && !mtls { sys::MBEDTLS_SSL_VERIFY_NONE } else { sys::MBEDTLS_SSL_VERIFY_REQUIRED };
+            let authmode = if server && !certify {
+                sys::MBEDTLS_SSL_VERIFY_NONE
+            } else {
+                sys::MBEDTLS_SSL_VERIFY_REQUIRED
+            };
             sys::mbedtls_ssl_conf_authmode(conf, authmode as c_int);
             let resumption = params.kind == HandshakeKind::Resumption;
             if server {

@@ -11,18 +11,29 @@
 //! Its configuration from parameters ([`config`]: a configuration per
 //! side with the version, the suite and the groups, the credentials, the
 //! server's ticket keys) and its stack over the in-memory transport through
-//! its BIO callbacks ([`stack`]), with DTLS 1.2. Mbed TLS 3.6 has no
+//! its BIO callbacks ([`stack`]), with DTLS 1.2; its ALPN and server name
+//! ([`extensions`], for the socket runner's bridge). Mbed TLS 3.6 has no
 //! ML-KEM group, no DTLS 1.3 and no gather write: each is a named skip. It
 //! reports neither the negotiated group nor resumption: the stack reads
 //! both from the server's first flight ([`crate::wire::FlightScanner`]).
 
 pub mod config;
+pub mod extensions;
+#[cfg(feature = "crypto-floor")]
+pub mod floor;
 pub mod stack;
 pub mod sys;
 
 use crate::libs::Entry;
 
-/// Mbed TLS in the registry ([`crate::libs::registry`]). Its crypto has no
-/// floor here yet.
-pub const ENTRY: Entry =
-    Entry { name: "mbedtls", stacks: || vec![Box::new(stack::MbedTls)], floors: Vec::new };
+/// Mbed TLS in the registry ([`crate::libs::registry`]), with the floor of
+/// its crypto, libmbedcrypto (`floor.rs`), when built.
+pub const ENTRY: Entry = Entry { name: "mbedtls", stacks: || vec![Box::new(stack::MbedTls)], floors };
+
+/// libmbedcrypto's floor, with the `crypto-floor` feature.
+fn floors() -> Vec<Box<dyn crate::harness::TlsLibrary>> {
+    #[cfg(feature = "crypto-floor")]
+    return vec![Box::new(crate::floor::library::CryptoFloor::<floor::MbedCrypto>::default())];
+    #[cfg(not(feature = "crypto-floor"))]
+    Vec::new()
+}

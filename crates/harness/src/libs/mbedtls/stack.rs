@@ -25,10 +25,11 @@ use std::{
 use anyhow::{Context as _, Result, anyhow, bail, ensure};
 
 use crate::{
-    harness::{ConfigureError, Configured, Negotiated, Session, TlsConnection, TlsLibrary},
+    extensions::Extensions,
+    harness::{ConfigureError, Configured, Negotiated, SendConnections, Session, TlsConnection, TlsLibrary},
     libs::mbedtls::{
         config::{MbedConfig, boxed, check, error_text, library_name},
-        sys,
+        extensions, sys,
     },
     params::{CipherSuite, HandshakeKind, KxGroup, Params, Protocol},
     transport::Endpoint,
@@ -49,11 +50,30 @@ impl TlsLibrary for MbedTls {
         Some(format!("ciphersuites [{:#06x}], groups {}", params.suite.iana_code(), groups.join(":")))
     }
 
+    /// Its crypto's floor, libmbedcrypto through the calls its TLS layer
+    /// makes ([`crate::libs::mbedtls::floor`]).
+    #[cfg(feature = "crypto-floor")]
+    fn crypto_floor(&self) -> Option<String> {
+        use crate::floor::Backend;
+        Some(crate::floor::floor_name(&super::floor::MbedCrypto::name()))
+    }
+
     fn configure(&self, params: &Params) -> Result<Box<dyn Configured>, ConfigureError> {
         if params.datagram {
             return Err(anyhow!("{}: configure with DTLS parameters {params}", self.name()).into());
         }
         Ok(Box::new(Sessions { config: Arc::new(MbedConfig::new(params)?) }))
+    }
+
+    /// The same contexts with `extensions` set
+    /// ([`crate::libs::mbedtls::extensions`]), for the socket runner's
+    /// bridge.
+    fn configure_threaded(
+        &self,
+        params: &Params,
+        extensions: &Extensions,
+    ) -> Result<Arc<dyn SendConnections>, ConfigureError> {
+        Ok(Arc::new(Sessions { config: Arc::new(MbedConfig::with_extensions(params, extensions)?) }))
     }
 
     /// DTLS 1.2 (RFC 6347) without the server's cookie exchange; DTLS 1.3
@@ -71,6 +91,12 @@ impl TlsLibrary for MbedTls {
 struct Sessions {
     config: Arc<MbedConfig>,
 }
+
+// SAFETY: a context holds its own endpoint and the shared configuration
+// through an `Arc` (`MbedConfig`'s own promise: read only once set up, its
+// DRBG and ticket keys locked inside their calls); a session to resume
+// from is `MbedSession`, `Send + Sync`.
+unsafe impl SendConnections for Sessions {}
 
 impl Configured for Sessions {
     fn client(&self, io: Endpoint, session: Option<&Session>) -> Result<Box<dyn TlsConnection>> {
@@ -144,6 +170,9 @@ pub struct MbedConn {
     ticket: Option<MbedSession>,
     /// Whether a read returned the peer's close_notify.
     closed: bool,
+    /// Whether a client's handshake reached the writing of its
+    /// CertificateVerify (TLS 1.3: it sent a certificate).
+    certified: bool,
     /// A read's error held back while it returns the data before it.
     failed: Option<anyhow::Error>,
 }
@@ -171,6 +200,7 @@ impl MbedConn {
             config: Arc::clone(config),
             ticket: None,
             closed: false,
+            certified: false,
             failed: None,
         };
         let side = if server { &config.server } else { &config.client };
@@ -190,7 +220,11 @@ impl MbedConn {
                 sys::mbedtls_ssl_set_timer_cb(ssl, io.cast(), Some(set_timer), Some(get_timer));
             }
             if !server {
-                check(sys::mbedtls_ssl_set_hostname(ssl, config.host.as_ptr()), "mbedtls_ssl_set_hostname")?;
+                let names = &config.names;
+                check(sys::mbedtls_ssl_set_hostname(ssl, names.sent.as_ptr()), "mbedtls_ssl_set_hostname")?;
+                if names.sent != names.checked {
+                    extensions::check_other_name(ssl, config);
+                }
                 if let Some(session) = resume {
                     check(sys::mbedtls_ssl_set_session(ssl, &*session.0), "mbedtls_ssl_set_session")?;
                 }
@@ -204,10 +238,24 @@ impl MbedConn {
     }
 
     /// The error for a failed call's code `err`: the transport's reason for
-    /// a refused datagram first, then Mbed TLS's text.
+    /// a refused datagram first, then Mbed TLS's text; for a certificate
+    /// that failed verification, the reasons too
+    /// (`mbedtls_ssl_get_verify_result`, `mbedtls_x509_crt_verify_info`).
     fn error(&self, what: &str, err: c_int) -> anyhow::Error {
         if let Some(why) = self.io.endpoint.take_refused() {
             return anyhow!("Mbed TLS {what}: the transport refused a datagram: {why}");
+        }
+        if err == sys::MBEDTLS_ERR_X509_CERT_VERIFY_FAILED {
+            let mut info = [0 as std::ffi::c_char; 512];
+            // SAFETY: a live context; a writable buffer of the length
+            // passed, which the call NUL-terminates; the prefix is static.
+            let reasons = unsafe {
+                let flags = sys::mbedtls_ssl_get_verify_result(&raw const *self.ssl);
+                sys::mbedtls_x509_crt_verify_info(info.as_mut_ptr(), info.len(), c"".as_ptr(), flags);
+                CStr::from_ptr(info.as_ptr()).to_string_lossy()
+            };
+            let reasons = reasons.trim_end().replace('\n', "; ");
+            return anyhow!("Mbed TLS {what}: {} ({reasons})", error_text(err));
         }
         anyhow!("Mbed TLS {what}: {}", error_text(err))
     }
@@ -236,19 +284,28 @@ fn is_want(err: c_int) -> bool {
 }
 
 impl TlsConnection for MbedConn {
-    /// `mbedtls_ssl_handshake`. Mbed TLS sends the alert for a failed
-    /// handshake itself.
+    /// `mbedtls_ssl_handshake`'s own loop: `mbedtls_ssl_handshake_step`
+    /// until the state is `MBEDTLS_SSL_HANDSHAKE_OVER` (Mbed TLS 3.6's
+    /// library/ssl_tls.c; the two checks it makes first hold by
+    /// construction here), so that a client sees whether it goes through
+    /// `MBEDTLS_SSL_CLIENT_CERTIFICATE_VERIFY`, which a TLS 1.3 client
+    /// enters only after sending a certificate (library/ssl_tls13_client.c,
+    /// `ssl_tls13_write_client_certificate`): Mbed TLS has no getter for
+    /// it. Mbed TLS sends the alert for a failed handshake itself.
     fn handshake(&mut self) -> Result<bool> {
-        // SAFETY: a live context.
-        let ret = unsafe { sys::mbedtls_ssl_handshake(self.ptr()) };
-        match ret {
-            0 => {
-                self.io.scanning = false;
-                Ok(true)
+        let over = sys::MBEDTLS_SSL_HANDSHAKE_OVER as c_int;
+        let certificate_verify = sys::MBEDTLS_SSL_CLIENT_CERTIFICATE_VERIFY as c_int;
+        while self.ssl.private_state != over {
+            self.certified |= !self.server && self.ssl.private_state == certificate_verify;
+            // SAFETY: a live context.
+            match unsafe { sys::mbedtls_ssl_handshake_step(self.ptr()) } {
+                0 => {}
+                err if is_want(err) => return Ok(false),
+                err => return Err(self.error("handshake", err)),
             }
-            err if is_want(err) => Ok(false),
-            err => Err(self.error("handshake", err)),
         }
+        self.io.scanning = false;
+        Ok(true)
     }
 
     /// `mbedtls_ssl_write` until all is written: it writes at most one
@@ -343,11 +400,15 @@ impl TlsConnection for MbedConn {
     /// The version (`mbedtls_ssl_get_version`) and suite
     /// (`mbedtls_ssl_get_ciphersuite_id_from_ssl`) read from Mbed TLS; the
     /// group and resumption read from the server's first flight
-    /// ([`crate::wire::FlightScanner`]); on a server, whether the client
-    /// sent a certificate (`mbedtls_ssl_get_peer_cert`; the server verifies
-    /// it in the handshake, `MBEDTLS_SSL_VERIFY_REQUIRED`). A client reports
-    /// `None` there. Errors: a version, suite or group not benchmarked
-    /// here, or a flight that cannot be read.
+    /// ([`crate::wire::FlightScanner`]). Whether the client authenticated:
+    /// on a server, whether the client sent a certificate
+    /// (`mbedtls_ssl_get_peer_cert`; the server verifies it in the
+    /// handshake, `MBEDTLS_SSL_VERIFY_REQUIRED`); on a TLS 1.3 client,
+    /// whether its handshake went through writing a CertificateVerify
+    /// ([`TlsConnection::handshake`]); on a (D)TLS 1.2 client, whether the
+    /// server's flight asked for a certificate and its configuration has
+    /// one, which Mbed TLS then sends. Errors: a version, suite or group
+    /// not benchmarked here, or a flight that cannot be read.
     fn negotiated(&self) -> Result<Negotiated> {
         let ssl = &raw const *self.ssl;
         // SAFETY: a live context; the string returned is static.
@@ -371,15 +432,23 @@ impl TlsConnection for MbedConn {
             ),
             None => None,
         };
-        let client_authenticated = self.server.then(|| {
+        let client_authenticated = Some(if self.server {
             // SAFETY: a live context; the certificate (or NULL) is its own.
             !unsafe { sys::mbedtls_ssl_get_peer_cert(ssl) }.is_null()
+        } else if protocol == Protocol::Tls13 {
+            self.certified
+        } else {
+            flight.certificate_request && self.config.client_presents
         });
         Ok(Negotiated { protocol, suite, group, resumed: flight.resumed, client_authenticated })
     }
 
     fn peer_closed(&self) -> bool {
         self.closed
+    }
+
+    fn alpn(&self) -> Option<&[u8]> {
+        extensions::chosen(&raw const *self.ssl)
     }
 
     fn release_buffers(&mut self) -> Result<&'static str> {
