@@ -26,7 +26,7 @@ fn crypto_floor(args: &[&str]) -> (bool, String, String) {
 fn every_floor_is_below_its_library_and_the_counts_agree_at_the_sweep_centre() {
     let (ok, stdout, stderr) = crypto_floor(&["count"]);
     if libs::crypto_floors().is_empty() {
-        // A build whose libraries have no floor yet (GnuTLS): the count
+        // A build whose libraries have no floor (the plaintext floor alone): the count
         // fails, naming each library it could not count.
         assert!(!ok && stderr.contains("no library of this build can be counted"), "{stdout}\n{stderr}");
         for lib in libs::tls_libraries() {

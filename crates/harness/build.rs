@@ -59,6 +59,21 @@ fn main() {
     if let Err(e) = pkg_config::Config::new().atleast_version("3.7.3").probe("gnutls") {
         panic!("feature `gnutls` needs GnuTLS 3.7.3 or later (apt-get install libgnutls28-dev): {e}");
     }
+    // Its crypto floor calls nettle (hogweed: the public-key half) and GMP
+    // directly, as GnuTLS's nettle backend does: the packages GnuTLS's own
+    // development package depends on (nettle-dev, libgmp-dev).
+    #[cfg(all(feature = "gnutls", feature = "crypto-floor"))]
+    {
+        for lib in ["hogweed", "nettle"] {
+            if let Err(e) = pkg_config::Config::new().atleast_version("3.6").probe(lib) {
+                panic!(
+                    "feature `gnutls` with `crypto-floor` needs nettle 3.6 or later (apt-get install nettle-dev): {e}"
+                );
+            }
+        }
+        // hogweed.pc lists GMP as private (for static links) only.
+        println!("cargo::rustc-link-lib=gmp");
+    }
     #[cfg(feature = "mbedtls")]
     mbedtls_bindings();
     println!("cargo::rustc-check-cfg=cfg(ossl300)");
@@ -231,12 +246,12 @@ fn mbedtls_bindings() {
             "mbedtls-wrapper.h",
             "#include <mbedtls/ssl.h>\n#include <mbedtls/ssl_ticket.h>\n#include <mbedtls/ctr_drbg.h>\n\
              #include <mbedtls/entropy.h>\n#include <mbedtls/error.h>\n#include <mbedtls/version.h>\n\
-             #include <mbedtls/net_sockets.h>\n#include <mbedtls/md.h>\n#include <mbedtls/cipher.h>\n\
+             #include <mbedtls/net_sockets.h>\n#include <mbedtls/md.h>\n#include <mbedtls/cipher.h>\n#include <mbedtls/ecdh.h>\n\
              #include <psa/crypto.h>\n",
         )
         .allowlist_function(
-            "mbedtls_(ssl|x509_crt|pk|ctr_drbg|entropy|md|cipher)_.*|mbedtls_(strerror|version_get_string|md)|\
-             psa_(crypto_init|generate_key|export_public_key|raw_key_agreement|destroy_key)",
+            "mbedtls_(ssl|x509_crt|pk|ctr_drbg|entropy|md|cipher|ecdh)_.*|mbedtls_(strerror|version_get_string|md)|\
+             psa_crypto_init",
         )
         .allowlist_var("MBEDTLS_(ERR_SSL|SSL|ERR_NET)_.*|MBEDTLS_X509_BADCERT_CN_MISMATCH|MBEDTLS_ERR_X509_CERT_VERIFY_FAILED|\
              MBEDTLS_RSA_SALT_LEN_ANY")

@@ -353,7 +353,7 @@ pub const WOLFCRYPT: Profile = Profile {
 
 /// Mbed TLS 3.6's libmbedcrypto (the system's, Debian's build: exported
 /// functions only, and `MBEDTLS_USE_PSA_CRYPTO` off). Key pairs: TLS 1.3
-/// and the floor through PSA (`mbedtls_psa_ecp_generate_key`), TLS 1.2
+/// through PSA (`mbedtls_psa_ecp_generate_key`), TLS 1.2 and the floor
 /// through the legacy ECDH context (a server's `mbedtls_ecdh_make_params`,
 /// a client's `mbedtls_ecdh_make_public`), one function per path;
 /// agreements in `mbedtls_ecdh_calc_secret`, which PSA's ECDH calls too
@@ -397,11 +397,45 @@ pub const MBED_CRYPTO: Profile = Profile {
     not_from: &["mbedtls_hmac_drbg_update", "mbedtls_hmac_drbg_random_with_add"],
 };
 
+/// GnuTLS 3.7 over the system's nettle 3.8 (exported functions only: the
+/// system's builds have no other symbols). Its nettle backend
+/// (lib/nettle/pk.c) makes X25519 shares with `nettle_curve25519_mul_g` and
+/// agrees with `nettle_curve25519_mul`, makes every NIST-curve key with
+/// `nettle_ecdsa_generate_keypair` and agrees with `nettle_ecc_point_mul`
+/// (`ecc_shared_secret`); signs with `nettle_ecdsa_sign`,
+/// `nettle_rsa_pss_sha256_sign_digest_tr` or `nettle_rsa_pkcs1_sign_tr` and
+/// verifies with `nettle_ecdsa_verify`, `nettle_rsa_pss_sha256_verify_digest`
+/// or `nettle_rsa_pkcs1_verify`. HMACs: where GnuTLS computes them with
+/// nettle, each (the HKDF's, the Finished's, TLS 1.2's PRF) ends in
+/// `hmac_sha256_digest` or `hmac_sha384_digest`, called through the MAC's
+/// function pointer; on x86 with SSSE3 GnuTLS uses its own accelerated
+/// HMAC-SHA256/384 (lib/accelerated/x86/hmac-x86-ssse3.c), static
+/// functions a system build does not show, and the count says the class
+/// is not counted.
+pub const GNUTLS_NETTLE: Profile = Profile {
+    name: "GnuTLS (nettle)",
+    functions: &[
+        (Class::KeyPairX25519, &["nettle_curve25519_mul_g"]),
+        (Class::AgreeX25519, &["nettle_curve25519_mul"]),
+        (Class::KeyPairEc, &["nettle_ecdsa_generate_keypair"]),
+        (Class::AgreeEc, &["nettle_ecc_point_mul"]),
+        (Class::SignEcdsa, &["nettle_ecdsa_sign"]),
+        (Class::VerifyEcdsa, &["nettle_ecdsa_verify"]),
+        (Class::SignRsa, &["nettle_rsa_pss_sha256_sign_digest_tr", "nettle_rsa_pkcs1_sign_tr"]),
+        (Class::VerifyRsa, &["nettle_rsa_pss_sha256_verify_digest", "nettle_rsa_pkcs1_verify"]),
+        (Class::Hmac, &["nettle_hmac_sha256_digest", "nettle_hmac_sha384_digest"]),
+    ],
+    own_checks: &[],
+    fewer: &[],
+    merged: &[],
+    not_from: &[],
+};
+
 /// The profile of a floor backend ([`super::Backend::name`]): AWS-LC for
 /// `aws-lc-rs-*` and `openssl-aws-lc-*`, OpenSSL 3 for `openssl-3.*`,
 /// *ring* for `ring-*`, BoringSSL for `boring-*`, wolfCrypt for
-/// `wolfcrypt-*`, Mbed TLS's for `mbedcrypto-*`; `None` for others (no
-/// functions known).
+/// `wolfcrypt-*`, Mbed TLS's for `mbedcrypto-*`, GnuTLS's for `nettle-*`;
+/// `None` for others (no functions known).
 pub fn profile(backend: &str) -> Option<&'static Profile> {
     if backend.starts_with("aws-lc-rs-") || backend.starts_with("openssl-aws-lc-") {
         Some(&AWS_LC)
@@ -415,6 +449,8 @@ pub fn profile(backend: &str) -> Option<&'static Profile> {
         Some(&WOLFCRYPT)
     } else if backend.starts_with("mbedcrypto-") {
         Some(&MBED_CRYPTO)
+    } else if backend.starts_with("nettle-") {
+        Some(&GNUTLS_NETTLE)
     } else {
         None
     }

@@ -15,7 +15,9 @@
 //! `openssl` (OpenSSL, or AWS-LC under the crate), BoringSSL's libcrypto
 //! through the `boring` crate (and `boring-sys` where the crate has no
 //! interface) with `boring` ([`boringssl`]), wolfCrypt through
-//! `wolfssl-sys` with `wolfssl` (`crate::libs::wolfssl::floor`).
+//! `wolfssl-sys` with `wolfssl` (`crate::libs::wolfssl::floor`), Mbed TLS's
+//! libmbedcrypto with `mbedtls` (`crate::libs::mbedtls::floor`), nettle and
+//! GnuTLS's crypto API with `gnutls` (`crate::libs::gnutls::floor`).
 
 use anyhow::{Context, Result, anyhow, ensure};
 use rustls_pki_types::{CertificateDer, PrivateKeyDer, pem::PemObject};
@@ -33,7 +35,8 @@ pub mod count;
     openssl_crate,
     feature = "boring",
     feature = "wolfssl",
-    feature = "mbedtls"
+    feature = "mbedtls",
+    feature = "gnutls"
 ))]
 pub mod library;
 pub mod ops;

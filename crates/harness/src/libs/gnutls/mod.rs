@@ -7,16 +7,27 @@
 //! in-memory transport through its push and pull functions ([`stack`]),
 //! its ALPN and server name ([`extensions`], for the socket runner's
 //! bridge),
-//! with DTLS 1.2 and its cork as the gather write. GnuTLS 3.7 has no
-//! ML-KEM group and no DTLS 1.3: both are named skips.
+//! with DTLS 1.2 and its cork as the gather write, and the floor of its
+//! crypto ([`floor`], with `crypto-floor`). GnuTLS 3.7 has no ML-KEM group
+//! and no DTLS 1.3: both are named skips.
 
 pub mod config;
 pub mod extensions;
+#[cfg(feature = "crypto-floor")]
+pub mod floor;
 pub mod stack;
 pub mod sys;
 
 use crate::libs::Entry;
 
-/// GnuTLS in the registry ([`crate::libs::registry`]). Its crypto (nettle)
-/// has no floor here yet.
-pub const ENTRY: Entry = Entry { name: "gnutls", stacks: || vec![Box::new(stack::GnuTls)], floors: Vec::new };
+/// GnuTLS in the registry ([`crate::libs::registry`]), with the floor of
+/// its crypto, nettle and GnuTLS's crypto API (`floor.rs`), when built.
+pub const ENTRY: Entry = Entry { name: "gnutls", stacks: || vec![Box::new(stack::GnuTls)], floors };
+
+/// GnuTLS's crypto floor, with the `crypto-floor` feature.
+fn floors() -> Vec<Box<dyn crate::harness::TlsLibrary>> {
+    #[cfg(feature = "crypto-floor")]
+    return vec![Box::new(crate::floor::library::CryptoFloor::<floor::GnuTlsCrypto>::default())];
+    #[cfg(not(feature = "crypto-floor"))]
+    Vec::new()
+}

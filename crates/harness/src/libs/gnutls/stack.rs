@@ -42,6 +42,14 @@ impl TlsLibrary for GnuTls {
         library_name()
     }
 
+    /// Its crypto's floor, nettle and GnuTLS's crypto API as its TLS layer
+    /// calls them ([`crate::libs::gnutls::floor`]).
+    #[cfg(feature = "crypto-floor")]
+    fn crypto_floor(&self) -> Option<String> {
+        use crate::floor::Backend;
+        Some(crate::floor::floor_name(&super::floor::GnuTlsCrypto::name()))
+    }
+
     /// The priority string, which the id does not spell out.
     fn settings(&self, params: &Params) -> Option<String> {
         crate::libs::gnutls::config::priority(params).ok().map(|p| format!("priority {p}"))

@@ -1,16 +1,22 @@
 //! The floor through Mbed TLS's own crypto (libmbedcrypto of the same
 //! system build), called the way its TLS layer calls it. Debian's build
 //! leaves `MBEDTLS_USE_PSA_CRYPTO` off, so the TLS layer (3.6's library/)
-//! calls PSA Crypto for TLS 1.3's key exchange and the legacy API for the
-//! rest:
+//! calls the legacy API but for TLS 1.3's key exchange and key schedule
+//! (PSA Crypto); where the two differ the floor takes the one that does
+//! less:
 //!
-//! - key shares (X25519, secp256r1, secp384r1): `psa_generate_key` with a
-//!   volatile ECDH key's attributes and `psa_export_public_key`, as
-//!   `mbedtls_ssl_tls13_generate_and_write_xxdh_key_exchange` makes them
-//!   (ssl_tls13_generic.c); the agreement `psa_raw_key_agreement`
-//!   (`PSA_ALG_ECDH`), then `psa_destroy_key`, as ssl_tls13_keys.c does.
-//!   (TLS 1.2's ECDHE, without `MBEDTLS_USE_PSA_CRYPTO`, goes through the
-//!   legacy `mbedtls_ecdh_*` calls over the same ECP code);
+//! - key shares (X25519, secp256r1, secp384r1): an `mbedtls_ecdh_context`
+//!   per key (`mbedtls_ecdh_setup`), `mbedtls_ecdh_make_public`, then the
+//!   peer's key read (`mbedtls_ecdh_read_public`) and
+//!   `mbedtls_ecdh_calc_secret`, as TLS 1.2's client makes its share
+//!   (ssl_tls12_client.c). TLS 1.3 makes them through PSA Crypto
+//!   (`psa_generate_key`, which draws the private scalar alone,
+//!   `psa_export_public_key`, which loads the key again and multiplies the
+//!   base point, `psa_raw_key_agreement`; library/psa_crypto_ecp.c): the
+//!   same multiplications, with the key store's work around them (the
+//!   curve and the key loaded again for each call), which the floor leaves
+//!   to the library's protocol cost (a floor through PSA executed more
+//!   instructions than the TLS 1.2 client, which takes the legacy path);
 //! - signatures over a digest (`mbedtls_md`): `mbedtls_pk_sign_ext` and
 //!   `mbedtls_pk_verify_ext` with the scheme's key type (RSA-PSS with
 //!   MGF1 over the same hash and the hash's length of salt when verifying,
@@ -19,8 +25,8 @@
 //!   parsed once (`mbedtls_pk_parse_key`), the public key from the
 //!   SubjectPublicKeyInfo (`mbedtls_pk_parse_public_key`). ECDSA is
 //!   deterministic in this build (`MBEDTLS_ECDSA_DETERMINISTIC`: an
-//!   HMAC_DRBG per signature, whose HMACs Callgrind counts as HMACs too,
-//!   in the library as here);
+//!   HMAC_DRBG per signature, in the library as here, whose HMACs
+//!   `crypto-floor count` leaves out);
 //! - HMAC: `mbedtls_md_hmac`, keyed anew each call; TLS 1.2's P_hash
 //!   keys one context once (`mbedtls_md_hmac_starts`) and resets it
 //!   (`mbedtls_md_hmac_reset`), as ssl_tls.c's `tls_prf_generic` does. The
@@ -47,7 +53,7 @@ use std::{
 use anyhow::{Result, bail, ensure};
 
 use super::{
-    config::{Rng, boxed, error_text, init, library_name},
+    config::{Rng, boxed, error_text, library_name},
     sys,
 };
 use crate::{
@@ -57,21 +63,6 @@ use crate::{
     },
     params::Aead,
 };
-
-/// PSA Crypto's values the TLS layer uses, which its headers give as
-/// macros bindgen cannot evaluate (psa/crypto_values.h of 3.6).
-mod psa {
-    /// `PSA_KEY_USAGE_DERIVE`.
-    pub const KEY_USAGE_DERIVE: u32 = 0x0000_4000;
-    /// `PSA_ALG_ECDH`.
-    pub const ALG_ECDH: u32 = 0x0902_0000;
-    /// `PSA_KEY_TYPE_ECC_KEY_PAIR(family)`: this or'd with the family.
-    pub const KEY_TYPE_ECC_KEY_PAIR_BASE: u16 = 0x7100;
-    /// `PSA_ECC_FAMILY_SECP_R1`.
-    pub const ECC_FAMILY_SECP_R1: u16 = 0x12;
-    /// `PSA_ECC_FAMILY_MONTGOMERY`.
-    pub const ECC_FAMILY_MONTGOMERY: u16 = 0x41;
-}
 
 /// The largest signature here: an RSA one of up to 8192 bits
 /// (`MBEDTLS_MPI_MAX_SIZE`, 1024 bytes).
@@ -83,14 +74,7 @@ const TAG_LEN: usize = 16;
 #[derive(Default)]
 pub struct MbedCrypto;
 
-/// `Ok` when a PSA call returned `PSA_SUCCESS`; else its status after
-/// `what`.
-fn psa_check(status: sys::psa_status_t, what: &str) -> Result<()> {
-    ensure!(status == 0, "Mbed TLS {what}: PSA status {status}");
-    Ok(())
-}
-
-/// `Ok` when a legacy call returned 0; else Mbed TLS's text after `what`.
+/// `Ok` when a call returned 0; else Mbed TLS's text after `what`.
 fn check(ret: c_int, what: &str) -> Result<()> {
     ensure!(ret == 0, "Mbed TLS {what}: {}", error_text(ret));
     Ok(())
@@ -113,13 +97,13 @@ fn with_rng<R>(f: impl FnOnce(*mut c_void) -> Result<R>) -> Result<R> {
     })
 }
 
-/// An ephemeral key pair in PSA's key store, destroyed when dropped.
-pub struct Private(sys::mbedtls_svc_key_id_t);
+/// An ephemeral key pair in an ECDH context, freed when dropped.
+pub struct Private(Box<sys::mbedtls_ecdh_context>);
 
 impl Drop for Private {
     fn drop(&mut self) {
-        // SAFETY: a key this floor generated, destroyed once.
-        unsafe { sys::psa_destroy_key(self.0) };
+        // SAFETY: initialised when made, freed once.
+        unsafe { sys::mbedtls_ecdh_free(&mut *self.0) };
     }
 }
 
@@ -174,16 +158,19 @@ pub struct AeadKey {
     open: RefCell<Cipher>,
 }
 
-/// PSA's key type and size of a key share's group. Errors: ML-KEM.
-fn key_type(kx: Kx) -> Result<(u16, usize)> {
-    let pair = |family: u16| psa::KEY_TYPE_ECC_KEY_PAIR_BASE | family;
+/// Mbed TLS's group of a key share. Errors: ML-KEM.
+fn group(kx: Kx) -> Result<sys::mbedtls_ecp_group_id> {
     Ok(match kx {
-        Kx::X25519 => (pair(psa::ECC_FAMILY_MONTGOMERY), 255),
-        Kx::P256 => (pair(psa::ECC_FAMILY_SECP_R1), 256),
-        Kx::P384 => (pair(psa::ECC_FAMILY_SECP_R1), 384),
+        Kx::X25519 => sys::MBEDTLS_ECP_DP_CURVE25519,
+        Kx::P256 => sys::MBEDTLS_ECP_DP_SECP256R1,
+        Kx::P384 => sys::MBEDTLS_ECP_DP_SECP384R1,
         Kx::MlKem768 => bail!("{}", no_ml_kem()),
     })
 }
+
+/// The largest ECPoint (RFC 8422 section 5.4: a length byte, then an
+/// uncompressed secp384r1 point) and shared secret here.
+const POINT_MAX: usize = 1 + 1 + 2 * 48;
 
 fn no_ml_kem() -> String {
     format!("{}: no ML-KEM (Mbed TLS 3.6 has no post-quantum key exchange)", library_name())
@@ -238,47 +225,63 @@ impl Backend for MbedCrypto {
     }
 
     fn key_gen(kx: Kx) -> Result<(Private, Vec<u8>)> {
-        init()?;
-        let (ty, bits) = key_type(kx)?;
-        // PSA_KEY_ATTRIBUTES_INIT is all zero (a volatile key, no policy).
-        let mut attributes: sys::psa_key_attributes_t = *boxed();
-        attributes.private_type = ty;
-        attributes.private_bits = bits as u16;
-        attributes.private_policy.private_usage = psa::KEY_USAGE_DERIVE;
-        attributes.private_policy.private_alg = psa::ALG_ECDH;
-        let mut id: sys::mbedtls_svc_key_id_t = 0;
-        // SAFETY: the attributes and the id are ours for the call.
-        psa_check(unsafe { sys::psa_generate_key(&attributes, &mut id) }, "psa_generate_key")?;
-        let private = Private(id);
-        let mut public = vec![0u8; 1 + 2 * bits.div_ceil(8)];
+        let id = group(kx)?;
+        let mut ctx = boxed::<sys::mbedtls_ecdh_context>();
+        // SAFETY: a zeroed context, initialised here; the owner frees it.
+        unsafe { sys::mbedtls_ecdh_init(&mut *ctx) };
+        let mut private = Private(ctx);
+        // SAFETY: an initialised context.
+        check(unsafe { sys::mbedtls_ecdh_setup(&mut *private.0, id) }, "mbedtls_ecdh_setup")?;
+        let mut point = [0u8; POINT_MAX];
         let mut len = 0usize;
-        // SAFETY: a key just made; `public` holds the largest encoding of
-        // this size (an uncompressed point); `len` is writable.
-        let status = unsafe { sys::psa_export_public_key(id, public.as_mut_ptr(), public.len(), &mut len) };
-        psa_check(status, "psa_export_public_key")?;
-        public.truncate(len);
-        Ok((private, public))
+        with_rng(|rng| {
+            // SAFETY: a set-up context; `point` holds any ECPoint here;
+            // `len` is writable; the DRBG makes the key.
+            let ret = unsafe {
+                sys::mbedtls_ecdh_make_public(
+                    &mut *private.0,
+                    &mut len,
+                    point.as_mut_ptr(),
+                    point.len(),
+                    Some(sys::mbedtls_ctr_drbg_random),
+                    rng,
+                )
+            };
+            check(ret, &format!("{kx}: mbedtls_ecdh_make_public"))
+        })?;
+        // The ECPoint's length byte, then the key as TLS 1.3's key share
+        // carries it.
+        ensure!(len >= 2 && usize::from(point[0]) == len - 1, "{kx}: a malformed ECPoint");
+        Ok((private, point[1..len].to_vec()))
     }
 
-    fn agree(kx: Kx, private: Private, peer: &[u8]) -> Result<Vec<u8>> {
-        let (_, bits) = key_type(kx)?;
-        let mut secret = vec![0u8; bits.div_ceil(8)];
-        let mut len = 0usize;
-        // SAFETY: a live key; `peer` is read for its length, `secret` holds
-        // the group's shared secret; `len` is writable.
-        let status = unsafe {
-            sys::psa_raw_key_agreement(
-                psa::ALG_ECDH,
-                private.0,
-                peer.as_ptr(),
-                peer.len(),
-                secret.as_mut_ptr(),
-                secret.len(),
-                &mut len,
-            )
-        };
-        psa_check(status, &format!("{kx}: psa_raw_key_agreement"))?;
-        secret.truncate(len);
+    fn agree(kx: Kx, mut private: Private, peer: &[u8]) -> Result<Vec<u8>> {
+        let len = u8::try_from(peer.len())
+            .map_err(|_| anyhow::anyhow!("{kx}: a peer key of {} bytes", peer.len()))?;
+        let mut point = Vec::with_capacity(1 + peer.len());
+        point.push(len);
+        point.extend_from_slice(peer);
+        // SAFETY: a set-up context; `point` is read for its length.
+        let ret = unsafe { sys::mbedtls_ecdh_read_public(&mut *private.0, point.as_ptr(), point.len()) };
+        check(ret, &format!("{kx}: mbedtls_ecdh_read_public"))?;
+        let mut secret = vec![0u8; POINT_MAX];
+        let mut written = 0usize;
+        with_rng(|rng| {
+            // SAFETY: a context with both keys; `secret` holds the shared
+            // secret; the DRBG blinds the multiplication.
+            let ret = unsafe {
+                sys::mbedtls_ecdh_calc_secret(
+                    &mut *private.0,
+                    &mut written,
+                    secret.as_mut_ptr(),
+                    secret.len(),
+                    Some(sys::mbedtls_ctr_drbg_random),
+                    rng,
+                )
+            };
+            check(ret, &format!("{kx}: mbedtls_ecdh_calc_secret"))
+        })?;
+        secret.truncate(written);
         Ok(secret)
     }
 
