@@ -94,6 +94,17 @@ pub enum Op {
     TicketOpen,
 }
 
+impl Op {
+    /// Whether the operation is ML-KEM-768's (a key pair, an encapsulation
+    /// or a decapsulation): what an implementation without ML-KEM skips.
+    pub fn is_ml_kem(self) -> bool {
+        matches!(
+            self,
+            Op::KeyGen(Kx::MlKem768) | Op::Agree(Kx::MlKem768) | Op::Encapsulate(_) | Op::Decapsulate(_)
+        )
+    }
+}
+
 impl fmt::Display for Op {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

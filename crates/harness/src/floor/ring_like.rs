@@ -211,7 +211,7 @@ macro_rules! without_ml_kem {
         pub type Private = agreement::EphemeralPrivateKey;
 
         fn kem_unsupported(op: Op) -> Option<String> {
-            matches!(op, Op::KeyGen(Kx::MlKem768) | Op::Encapsulate(_) | Op::Decapsulate(_)).then(|| $why)
+            op.is_ml_kem().then(|| $why)
         }
 
         fn from_agreement(k: agreement::EphemeralPrivateKey) -> Private {

@@ -430,12 +430,7 @@ impl Backend for GnuTlsCrypto {
     }
 
     fn unsupported(op: Op) -> Option<String> {
-        match op {
-            Op::KeyGen(Kx::MlKem768) | Op::Agree(Kx::MlKem768) | Op::Encapsulate(_) | Op::Decapsulate(_) => {
-                Some(no_ml_kem())
-            }
-            _ => None,
-        }
+        op.is_ml_kem().then(no_ml_kem)
     }
 
     fn key_gen(kx: Kx) -> Result<(Private, Vec<u8>)> {
