@@ -96,7 +96,7 @@ fn select_libraries<'a>(libs: &'a [Box<dyn TlsLibrary>], asked: &[String]) -> Re
             continue;
         }
         let floor = lib.crypto_floor().filter(|f| libs.iter().any(|l| l.name() == *f));
-        let profile = floor.as_deref().and_then(|f| count::profile(&f[FLOOR_PREFIX.len()..]));
+        let profile = floor.as_deref().and_then(|f| libs.iter().find(|l| l.name() == f)?.count_profile());
         match (floor, profile) {
             (Some(floor), Some(profile)) => out.push(Counted { library: lib, floor, profile }),
             (floor, _) => left_out.push(match floor {

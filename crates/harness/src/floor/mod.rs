@@ -82,6 +82,14 @@ pub trait Backend: 'static {
     /// The implementation and its version, e.g. `aws-lc-rs-1.19.0`.
     fn name() -> String;
 
+    /// The functions whose calls count this implementation's primitives
+    /// under Callgrind (`crypto-floor count`), `None` where none are known.
+    /// Default: [`count::shared_profile`] of [`Backend::name`] (AWS-LC,
+    /// OpenSSL 3, *ring*, BoringSSL); a library's folder gives its own.
+    fn profile() -> Option<&'static count::Profile> {
+        count::shared_profile(&Self::name())
+    }
+
     /// Why this implementation cannot run `op` through the API the floor
     /// uses, `None` when it can.
     fn unsupported(op: Op) -> Option<String>;

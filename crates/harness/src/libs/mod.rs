@@ -147,7 +147,8 @@ pub trait BackendVisitor {
 /// in the order of [`crypto_floors`]: aws-lc-rs (where the library under
 /// test links it, not on the FIPS provider), *ring* (with rustls), libcrypto
 /// through the `openssl` crate, BoringSSL's through the `boring` crate,
-/// wolfCrypt (with wolfSSL).
+/// wolfCrypt (with wolfSSL), Mbed TLS's libmbedcrypto, nettle and GnuTLS's
+/// crypto API (with GnuTLS).
 #[cfg(feature = "crypto-floor")]
 #[allow(unused_variables)]
 pub fn visit_floor_backends(v: &mut impl BackendVisitor) {
@@ -161,11 +162,36 @@ pub fn visit_floor_backends(v: &mut impl BackendVisitor) {
     v.visit::<openssl::floor::boringssl::BoringSsl>();
     #[cfg(feature = "wolfssl")]
     v.visit::<wolfssl::floor::WolfCrypt>();
+    #[cfg(feature = "mbedtls")]
+    v.visit::<mbedtls::floor::MbedCrypto>();
+    #[cfg(feature = "gnutls")]
+    v.visit::<gnutls::floor::GnuTlsCrypto>();
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every floor of the list is visited, once, and nothing else: a
+    /// library's floor missing from [`visit_floor_backends`] escapes
+    /// `crypto-floor speed` and the backend tests.
+    #[cfg(feature = "crypto-floor")]
+    #[test]
+    fn the_backends_visited_are_the_floors_listed() {
+        struct Names(Vec<String>);
+        impl BackendVisitor for Names {
+            fn visit<B: crate::floor::Backend>(&mut self) {
+                self.0.push(crate::floor::floor_name(&B::name()));
+            }
+        }
+        let mut visited = Names(Vec::new());
+        visit_floor_backends(&mut visited);
+        let mut listed: Vec<String> = crypto_floors().iter().map(|f| f.name()).collect();
+        let mut visited = visited.0;
+        listed.sort();
+        visited.sort();
+        assert_eq!(visited, listed);
+    }
 
     #[test]
     fn the_lists_come_from_the_registry_each_floor_once() {

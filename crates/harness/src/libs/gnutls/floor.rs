@@ -47,6 +47,7 @@ use super::{
 use crate::{
     floor::{
         Backend, PublicKey,
+        count::{Class, Profile},
         ops::{Hash, Kx, Op, Sig},
     },
     params::Aead,
@@ -415,6 +416,40 @@ fn mac(hash: Hash) -> (c_uint, usize) {
     (algo, unsafe { ext::gnutls_hmac_get_len(algo) } as usize)
 }
 
+/// GnuTLS 3.7 over the system's nettle 3.8 (exported functions only: the
+/// system's builds have no other symbols). Its nettle backend
+/// (lib/nettle/pk.c) makes X25519 shares with `nettle_curve25519_mul_g` and
+/// agrees with `nettle_curve25519_mul`, makes every NIST-curve key with
+/// `nettle_ecdsa_generate_keypair` and agrees with `nettle_ecc_point_mul`
+/// (`ecc_shared_secret`); signs with `nettle_ecdsa_sign`,
+/// `nettle_rsa_pss_sha256_sign_digest_tr` or `nettle_rsa_pkcs1_sign_tr` and
+/// verifies with `nettle_ecdsa_verify`, `nettle_rsa_pss_sha256_verify_digest`
+/// or `nettle_rsa_pkcs1_verify`. HMACs: where GnuTLS computes them with
+/// nettle, each (the HKDF's, the Finished's, TLS 1.2's PRF) ends in
+/// `hmac_sha256_digest` or `hmac_sha384_digest`, called through the MAC's
+/// function pointer; on x86 with SSSE3 GnuTLS uses its own accelerated
+/// HMAC-SHA256/384 (lib/accelerated/x86/hmac-x86-ssse3.c), static
+/// functions a system build does not show, and the count says the class
+/// is not counted.
+pub const GNUTLS_NETTLE: Profile = Profile {
+    name: "GnuTLS (nettle)",
+    functions: &[
+        (Class::KeyPairX25519, &["nettle_curve25519_mul_g"]),
+        (Class::AgreeX25519, &["nettle_curve25519_mul"]),
+        (Class::KeyPairEc, &["nettle_ecdsa_generate_keypair"]),
+        (Class::AgreeEc, &["nettle_ecc_point_mul"]),
+        (Class::SignEcdsa, &["nettle_ecdsa_sign"]),
+        (Class::VerifyEcdsa, &["nettle_ecdsa_verify"]),
+        (Class::SignRsa, &["nettle_rsa_pss_sha256_sign_digest_tr", "nettle_rsa_pkcs1_sign_tr"]),
+        (Class::VerifyRsa, &["nettle_rsa_pss_sha256_verify_digest", "nettle_rsa_pkcs1_verify"]),
+        (Class::Hmac, &["nettle_hmac_sha256_digest", "nettle_hmac_sha384_digest"]),
+    ],
+    own_checks: &[],
+    fewer: &[],
+    merged: &[],
+    not_from: &[],
+};
+
 impl Backend for GnuTlsCrypto {
     type Private = Private;
     type SigningKey = Key;
@@ -427,6 +462,10 @@ impl Backend for GnuTlsCrypto {
         // SAFETY: plain getters.
         let (major, minor) = unsafe { (ext::nettle_version_major(), ext::nettle_version_minor()) };
         format!("nettle-{major}.{minor}+{}", library_name())
+    }
+
+    fn profile() -> Option<&'static Profile> {
+        Some(&GNUTLS_NETTLE)
     }
 
     fn unsupported(op: Op) -> Option<String> {

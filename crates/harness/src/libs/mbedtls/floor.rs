@@ -59,6 +59,7 @@ use super::{
 use crate::{
     floor::{
         Backend, PublicKey,
+        count::{Class, Profile},
         ops::{Hash, Kx, Op, Sig},
     },
     params::Aead,
@@ -203,6 +204,52 @@ fn pk_type(sig: Sig) -> sys::mbedtls_pk_type_t {
     }
 }
 
+/// Mbed TLS 3.6's libmbedcrypto (the system's, Debian's build: exported
+/// functions only, and `MBEDTLS_USE_PSA_CRYPTO` off). Key pairs: TLS 1.3
+/// through PSA (`mbedtls_psa_ecp_generate_key`), TLS 1.2 and the floor
+/// through the legacy ECDH context (a server's `mbedtls_ecdh_make_params`,
+/// a client's `mbedtls_ecdh_make_public`), one function per path;
+/// agreements in `mbedtls_ecdh_calc_secret`, which PSA's ECDH calls too
+/// (library/psa_crypto_ecp.c); X25519's and the NIST curves' are the same functions,
+/// counted together ([`Profile::merged`]). Signatures through the pk layer
+/// to `mbedtls_ecdsa_write_signature_restartable` (deterministic ECDSA),
+/// `mbedtls_ecdsa_verify_restartable`, `mbedtls_rsa_private` and
+/// `mbedtls_rsa_public`; a PKCS#1 v1.5 signature (TLS 1.2's
+/// ServerKeyExchange, which Mbed TLS signs so) checks itself with one
+/// `mbedtls_rsa_public` (library/rsa.c, `mbedtls_rsa_rsassa_pkcs1_v15_sign`):
+/// counted apart ([`Profile::own_checks`]). HMACs: the legacy
+/// `mbedtls_md_hmac_finish` (TLS 1.2's PRF, the floor's), less the calls
+/// deterministic ECDSA's HMAC_DRBG makes ([`Profile::not_from`]), and
+/// PSA's, below TLS 1.3's HKDF (`mbedtls_psa_mac_sign_finish`) and its
+/// Finished (`mbedtls_psa_mac_compute`).
+pub const MBED_CRYPTO: Profile = Profile {
+    name: "Mbed TLS",
+    functions: &[
+        (
+            Class::KeyPairEc,
+            &["mbedtls_psa_ecp_generate_key", "mbedtls_ecdh_make_params", "mbedtls_ecdh_make_public"],
+        ),
+        (Class::AgreeEc, &["mbedtls_ecdh_calc_secret"]),
+        (Class::SignEcdsa, &["mbedtls_ecdsa_write_signature_restartable"]),
+        (Class::VerifyEcdsa, &["mbedtls_ecdsa_verify_restartable"]),
+        (Class::SignRsa, &["mbedtls_rsa_private"]),
+        (Class::VerifyRsa, &["mbedtls_rsa_public"]),
+        (
+            Class::Hmac,
+            &[
+                "mbedtls_md_hmac_finish",
+                "mbedtls_psa_mac_sign_finish",
+                "mbedtls_psa_mac_compute",
+                "mbedtls_psa_mac_verify_finish",
+            ],
+        ),
+    ],
+    own_checks: &[(Class::VerifyRsa, "mbedtls_rsa_rsassa_pkcs1_v15_sign")],
+    fewer: &[],
+    merged: &[(Class::KeyPairX25519, Class::KeyPairEc), (Class::AgreeX25519, Class::AgreeEc)],
+    not_from: &["mbedtls_hmac_drbg_update", "mbedtls_hmac_drbg_random_with_add"],
+};
+
 impl Backend for MbedCrypto {
     type Private = Private;
     type SigningKey = PkKey;
@@ -213,6 +260,10 @@ impl Backend for MbedCrypto {
     /// version, whose build it is.
     fn name() -> String {
         library_name().replacen("mbedtls", "mbedcrypto", 1)
+    }
+
+    fn profile() -> Option<&'static Profile> {
+        Some(&MBED_CRYPTO)
     }
 
     fn unsupported(op: Op) -> Option<String> {

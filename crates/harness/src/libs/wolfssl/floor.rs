@@ -49,6 +49,7 @@ use super::config::library_name;
 use crate::{
     floor::{
         Backend, PublicKey,
+        count::{Class, Profile},
         ops::{Hash, Kx, Op, Sig},
     },
     params::Aead,
@@ -399,6 +400,39 @@ fn check_type(key: &SchemeKey, sig: Sig) -> Result<()> {
 const PSS_HASH: c_int = sys::wc_HashType_WC_HASH_TYPE_SHA256 as c_int;
 const PSS_MGF: c_int = sys::WC_MGF1SHA256 as c_int;
 
+/// wolfCrypt (wolfssl-sys's vendored build, under wolfSSL): the `wc_*`
+/// calls wolfSSL's TLS layer makes and the floor makes, each the one whose
+/// every path to the primitive goes through it once (wolfcrypt/src/rsa.c:
+/// `wc_RsaPSS_VerifyInline` calls `wc_RsaPSS_VerifyInline_ex`, which
+/// certificate checks call directly; `wc_RsaPSS_Sign` calls
+/// `wc_RsaPSS_Sign_ex`). A wolfSSL server verifies each RSA signature it
+/// makes (`VerifyRsaSign`, src/tls13.c, which calls one of the two
+/// verifications once): counted apart ([`Profile::own_checks`]). It
+/// derives TLS 1.3's exporter master secret only when it keeps its arrays
+/// (`DeriveMasterSecret`, src/tls13.c; `wolfSSL_KeepArrays`, off here):
+/// one HMAC fewer than the table's ([`Profile::fewer`]).
+pub const WOLFCRYPT: Profile = Profile {
+    name: "wolfCrypt",
+    functions: &[
+        (Class::KeyPairX25519, &["wc_curve25519_make_key"]),
+        (Class::AgreeX25519, &["wc_curve25519_shared_secret_ex"]),
+        (Class::KeyPairEc, &["wc_ecc_make_key_ex"]),
+        (Class::AgreeEc, &["wc_ecc_shared_secret"]),
+        (Class::KeyPairMlKem, &["wc_MlKemKey_MakeKey"]),
+        (Class::Encapsulate, &["wc_MlKemKey_Encapsulate"]),
+        (Class::Decapsulate, &["wc_MlKemKey_Decapsulate"]),
+        (Class::SignEcdsa, &["wc_ecc_sign_hash"]),
+        (Class::VerifyEcdsa, &["wc_ecc_verify_hash"]),
+        (Class::SignRsa, &["wc_RsaPSS_Sign_ex", "wc_RsaSSL_Sign"]),
+        (Class::VerifyRsa, &["wc_RsaPSS_VerifyInline_ex", "wc_RsaSSL_VerifyInline"]),
+        (Class::Hmac, &["wc_HmacFinal"]),
+    ],
+    own_checks: &[(Class::VerifyRsa, "VerifyRsaSign")],
+    fewer: &[(Class::Hmac, 1)],
+    merged: &[],
+    not_from: &[],
+};
+
 impl Backend for WolfCrypt {
     type Private = Private;
     type SigningKey = SchemeKey;
@@ -409,6 +443,10 @@ impl Backend for WolfCrypt {
     /// whose build it is.
     fn name() -> String {
         library_name().replacen("wolfssl", "wolfcrypt", 1)
+    }
+
+    fn profile() -> Option<&'static Profile> {
+        Some(&WOLFCRYPT)
     }
 
     fn unsupported(_op: Op) -> Option<String> {
