@@ -272,15 +272,6 @@ pub trait TlsLibrary {
     fn crypto_floor(&self) -> Option<String> {
         None
     }
-
-    /// For a crypto floor ([`crate::floor::library::CryptoFloor`]): the
-    /// functions whose calls count its implementation's primitives under
-    /// Callgrind ([`crate::floor::Backend::profile`]); `None` for a TLS
-    /// library, or a floor with none known.
-    #[cfg(feature = "crypto-floor")]
-    fn count_profile(&self) -> Option<&'static crate::floor::count::Profile> {
-        None
-    }
 }
 
 /// Time spent inside each side's library calls.

@@ -11,11 +11,12 @@ use anyhow::{Context, Result, bail, ensure};
 use tls_bench_harness::{
     bench::{Case, find_case},
     floor::{
+        Backend,
         count::{self, Check, Profile, Sides},
-        ops,
+        floor_name, ops,
     },
     harness::TlsLibrary,
-    libs,
+    libs::{self, BackendVisitor},
     params::Params,
     runner::{Prepared, prepare},
     transport::Side,
@@ -96,7 +97,7 @@ fn select_libraries<'a>(libs: &'a [Box<dyn TlsLibrary>], asked: &[String]) -> Re
             continue;
         }
         let floor = lib.crypto_floor().filter(|f| libs.iter().any(|l| l.name() == *f));
-        let profile = floor.as_deref().and_then(|f| libs.iter().find(|l| l.name() == f)?.count_profile());
+        let profile = floor.as_deref().and_then(profile_of);
         match (floor, profile) {
             (Some(floor), Some(profile)) => out.push(Counted { library: lib, floor, profile }),
             (floor, _) => left_out.push(match floor {
@@ -114,6 +115,26 @@ fn select_libraries<'a>(libs: &'a [Box<dyn TlsLibrary>], asked: &[String]) -> Re
     }
     ensure!(!out.is_empty(), "no library of this build can be counted");
     Ok(out)
+}
+
+/// The Callgrind profile of the floor named `floor` (`crypto-floor-<backend>`):
+/// its backend's [`Backend::profile`], found among this build's backends
+/// ([`libs::visit_floor_backends`]); `None` when none is known.
+fn profile_of(floor: &str) -> Option<&'static Profile> {
+    struct Find<'a> {
+        floor: &'a str,
+        found: Option<&'static Profile>,
+    }
+    impl BackendVisitor for Find<'_> {
+        fn visit<B: Backend>(&mut self) {
+            if floor_name(&B::name()) == self.floor {
+                self.found = B::profile();
+            }
+        }
+    }
+    let mut find = Find { floor, found: None };
+    libs::visit_floor_backends(&mut find);
+    find.found
 }
 
 /// One side's counts as a table cell: `class counted` each, with the

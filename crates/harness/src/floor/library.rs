@@ -54,10 +54,6 @@ impl<B: Backend> TlsLibrary for CryptoFloor<B> {
         floor::floor_name(&B::name())
     }
 
-    fn count_profile(&self) -> Option<&'static floor::count::Profile> {
-        B::profile()
-    }
-
     /// The operations each side runs, e.g. `client: key pair x25519, ...`.
     fn settings(&self, params: &Params) -> Option<String> {
         let f = ops::handshake(params);
