@@ -24,7 +24,7 @@ use tls_bench_harness::{
     runner::{Prepared, prepare},
 };
 use tls_bench_sockets::{
-    ErrorKind, Extensions, Library, libraries,
+    ErrorKind, Extensions, Library, RESUMPTIONS_PER_CHAIN, libraries,
     load::{self, LoadOptions, Report},
     serve::{self, ServeOptions, Summary},
 };
@@ -181,6 +181,58 @@ fn the_open_loop_sends_on_schedule_never_ahead() {
     assert!((100..=202).contains(&report.requests), "{} requests", report.requests);
     assert_eq!(report.rate_per_s, Some(200.0));
     assert!(report.full_handshakes_per_s.is_none(), "kept connections: handshakes before the window");
+}
+
+/// A chain of resumptions as long as the socket runner allows, then a new
+/// one: a full handshake, counted, and the chain resumes again (a wolfSSL
+/// server refuses the 256th resumption in a row).
+#[test]
+fn a_client_starts_a_new_chain_after_its_resumptions_in_a_row() {
+    let mut ran = 0;
+    for lib in libraries() {
+        let p = params(HandshakeKind::Resumption);
+        if !runs(&*lib, &p) {
+            continue;
+        }
+        let requests = RESUMPTIONS_PER_CHAIN + 2;
+        let options = LoadOptions {
+            connections: 1,
+            requests: Some(requests),
+            new_connection: true,
+            ..load_options(p, "127.0.0.1:0".parse().unwrap())
+        };
+        let message = options.message as u64;
+        let (report, summary) = serve_and_load(&*lib, &*lib, options);
+        let what = lib.name();
+        assert_clean_beside(&report, &summary, &what, message);
+        // The ticket's full handshake before the window, a chain, the new
+        // chain's full handshake (a request of the window), one resumption.
+        assert_eq!((report.handshakes_full, report.handshakes_resumed), (2, requests - 1), "{what}");
+        assert_eq!((summary.handshakes_full, summary.handshakes_resumed), (2, requests - 1), "{what}");
+        assert_eq!(report.requests, requests, "{what}");
+        ran += 1;
+    }
+    assert!(ran >= 1, "no library resumes");
+}
+
+/// No library of the build names a server limit on resumptions in a row
+/// shorter than the chains the socket runner's clients make.
+#[test]
+fn no_server_allows_a_chain_shorter_than_the_clients_make() {
+    let centre = params(HandshakeKind::Resumption);
+    for lib in libs::tls_libraries() {
+        let configured = match lib.configure(&centre) {
+            Ok(c) => c,
+            Err(ConfigureError::Unsupported(why)) => {
+                println!("skip {}: {why}", lib.name());
+                continue;
+            }
+            Err(e) => panic!("{}: {e}", lib.name()),
+        };
+        if let Some(limit) = configured.resumption_chain_limit() {
+            assert!(limit >= RESUMPTIONS_PER_CHAIN, "{}: {limit}", lib.name());
+        }
+    }
 }
 
 #[test]

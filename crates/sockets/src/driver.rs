@@ -30,7 +30,7 @@ use tokio::{
     time::timeout,
 };
 
-use super::{Client, ErrorKind, Failure, Stream, Ticket};
+use super::{Client, ErrorKind, Failure, RESUMPTIONS_PER_CHAIN, Stream, Ticket};
 use tls_bench_harness::params::{HandshakeKind, Params};
 
 /// What a client speaks on its connections.
@@ -174,9 +174,11 @@ pub(super) fn run_clients<P: Protocol>(
 
 /// Client `index`'s run: its first connection (before the window, when
 /// warm), then transactions until its count or the deadline, closed or
-/// open loop. A signal ends the first connections where they are; later,
-/// a client stops at its next transaction (one under way finishes, or
-/// times out), keeping what it measured.
+/// open loop; a resuming client resumes from each connection's ticket and
+/// starts a new chain with a full handshake after
+/// [`RESUMPTIONS_PER_CHAIN`] in a row. A signal ends the first connections
+/// where they are; later, a client stops at its next transaction (one
+/// under way finishes, or times out), keeping what it measured.
 async fn drive<P: Protocol>(
     mut protocol: P,
     plan: &Plan,
@@ -187,6 +189,8 @@ async fn drive<P: Protocol>(
     tally: &mut Tally,
 ) {
     let mut ticket: Option<Ticket> = None;
+    // Resumptions in a row in this client's current chain.
+    let mut chained = 0u64;
     let mut kept: Option<P::Conn> = None;
     let mut watchdog = Watchdog::new(plan.timeout);
     let mut backoff = Backoff::default();
@@ -272,7 +276,13 @@ async fn drive<P: Protocol>(
         let began = Instant::now();
         let transaction = async {
             if kept.is_none() {
+                if chained == RESUMPTIONS_PER_CHAIN {
+                    // A new chain: this connection's handshake is a full one.
+                    ticket = None;
+                }
+                let resuming = ticket.is_some();
                 kept = Some(open(&mut protocol, plan, ticket.take(), tally).await?);
+                chained = if resuming { chained + 1 } else { 0 };
             }
             let conn = kept.as_mut().expect("opened above");
             let exchanged = protocol.request(conn, plan.new_connection).await?;

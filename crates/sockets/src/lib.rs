@@ -107,6 +107,8 @@ pub use errors::{ErrorKind, Failure};
 /// made it reads it.
 pub struct Ticket(pub Box<dyn Any + Send + Sync>);
 
+pub use tls_bench_harness::workload::over_sockets::RESUMPTIONS_PER_CHAIN;
+
 pub use tls_bench_harness::extensions::Extensions;
 
 /// A connection after its handshake: bytes move through tokio's traits.

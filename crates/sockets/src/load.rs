@@ -31,7 +31,7 @@ use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
 use super::{
-    ErrorKind, Failure, Library, Stream, Ticket,
+    ErrorKind, Failure, Library, RESUMPTIONS_PER_CHAIN, Stream, Ticket,
     driver::{
         Exchanged, MAX_LATENCY_US, Open, Plan, Protocol, Ran, Tally, Timed, close, run_clients, unix_seconds,
     },
@@ -165,7 +165,9 @@ pub struct Report {
     pub handshakes_resumed: u64,
     /// Full handshakes per second; `None` on kept connections (their
     /// handshakes come before the measured window) and for resumption on
-    /// new connections (the full ones, fetching the tickets, come before).
+    /// new connections (the full ones start the clients' chains of
+    /// resumptions: each client's first before the window, then one per
+    /// [`crate::RESUMPTIONS_PER_CHAIN`] resumptions in it).
     pub full_handshakes_per_s: Option<f64>,
     /// Resumed handshakes per second (`None` as above).
     pub resumed_handshakes_per_s: Option<f64>,
@@ -365,7 +367,14 @@ impl Report {
             rate(self.resumed_handshakes_per_s),
             self.handshakes_full,
             self.handshakes_resumed,
-            if self.full_handshakes_per_s.is_none() { ", before the window" } else { "" }
+            match (self.full_handshakes_per_s, self.resumed_handshakes_per_s) {
+                (Some(_), _) => String::new(),
+                (None, Some(_)) => format!(
+                    ", the full ones each chain's first: before the window, then one per {RESUMPTIONS_PER_CHAIN} \
+                     resumptions"
+                ),
+                (None, None) => ", before the window".to_string(),
+            }
         ));
         out.push_str(
             "\n| latency, µs | count | p50 | p90 | p99 | p99.9 | max |\n|---|---|---|---|---|---|---|\n",

@@ -12,6 +12,18 @@ use anyhow::{Result, bail};
 
 use crate::{error::ConfigureError, params::Params};
 
+/// The most resumptions a client of the socket runner makes in a row, each
+/// from the ticket the one before received, before it starts a new chain
+/// with a full handshake (counted as a full handshake, its request as a
+/// request): 255, the longest chain a wolfSSL server allows (its TLS 1.3
+/// ticket nonce, one byte carried from ticket to ticket, refuses to pass
+/// 255). The in-memory harness renews at the server's own limit
+/// ([`crate::harness::Configured::resumption_chain_limit`]), outside the
+/// clock; over sockets a client cannot know the server, so every client
+/// renews here whatever the server, and each does the same work: one full
+/// handshake in 256 of a long resumption run.
+pub const RESUMPTIONS_PER_CHAIN: u64 = 255;
+
 /// One slice's load: `connections` clients, `requests` requests each.
 #[derive(Clone, Copy, Debug)]
 pub struct Load {

@@ -6,8 +6,9 @@
 //! one handshake; its time is the wall time of the measured window over
 //! the handshakes in it, so 10^9 / ns is handshakes per second. With the
 //! resumption kind every client first fetches a ticket on a full handshake
-//! before the window: the window holds resumed handshakes only, and each
-//! slice checks that it did.
+//! before the window: the window holds resumed handshakes only (at most
+//! one chain of them per client, [`over_sockets::RESUMPTIONS_PER_CHAIN`]),
+//! and each slice checks that it did.
 //!
 //! Only `compare --sockets` runs it (no Criterion bench), interleaved with
 //! the other libraries' slices as every comparison is.
@@ -82,14 +83,21 @@ impl Kind for SocketHandshake {
         Ok(handshaker)
     }
 
-    /// `iters` handshakes, rounded up to a whole number per client (the
+    /// `iters` handshakes, rounded up to a whole number per client, and
+    /// under resumption at most one chain's
+    /// ([`over_sockets::RESUMPTIONS_PER_CHAIN`]) per client (the
     /// [`Measured::iters`] says how many). Errors: any failure over the
     /// sockets, or a window that did not hold exactly the handshakes of
     /// the id (resumed ones for resumption, full ones otherwise).
     fn run(&self, run: Run<'_>, iters: u64, _each: &mut dyn FnMut(Duration)) -> Result<Measured> {
         let params = *run.handshaker.params();
         let connections = u64::from(self.connections);
-        let requests = iters.div_ceil(connections).max(1);
+        let mut requests = iters.div_ceil(connections).max(1);
+        if params.kind == HandshakeKind::Resumption {
+            // One chain per client: a longer one would start again with a
+            // full handshake inside the window.
+            requests = requests.min(over_sockets::RESUMPTIONS_PER_CHAIN);
+        }
         let load =
             over_sockets::Load { connections: self.connections, requests, message: 1, new_connection: true };
         let done = over_sockets::slice(run.library, params, load)?;
