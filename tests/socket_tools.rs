@@ -612,3 +612,33 @@ fn a_tls_server_closes_first_and_holds_the_time_wait() {
         assert!(server >= 90, "{}: {server} TIME_WAIT on the server's end of 100", lib.name());
     }
 }
+
+/// `interop` on this build's own binaries (one build: every pair of its
+/// libraries, each side a child process): every supported pair passes,
+/// with the handshakes its parameters ask, and `load --probe` answers as
+/// the library does in this process.
+#[test]
+fn interop_runs_every_pair_of_the_builds_binaries() {
+    use tls_bench_sockets::interop::{self, Binaries, Outcome};
+    let serve = Path::new(env!("CARGO_BIN_EXE_https-serve"));
+    let load = Path::new(env!("CARGO_BIN_EXE_load"));
+    let build = Binaries::read("this", serve, load).unwrap();
+    let names: Vec<String> = tls_libraries().iter().map(|l| l.name()).collect();
+    assert_eq!((&build.server.libraries, &build.client.libraries), (&names, &names));
+    let resumption = params(HandshakeKind::Resumption);
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("interop");
+    let pairs = interop::run(&[build], &[resumption], 2, &dir).unwrap();
+    assert_eq!(pairs.len(), names.len() * names.len());
+    for p in &pairs {
+        let client = tls_libraries().into_iter().find(|l| l.name() == p.client.library).unwrap();
+        let server = tls_libraries().into_iter().find(|l| l.name() == p.server.library).unwrap();
+        let supported =
+            runs(&*client, &resumption, &Extensions::NONE) && runs(&*server, &resumption, &Extensions::NONE);
+        match &p.outcome {
+            Outcome::Passed { full, resumed } => assert!(supported && (*full, *resumed) == (1, 2), "{p:?}"),
+            Outcome::Skipped(_) => assert!(!supported, "{p:?}"),
+            Outcome::Failed(what) => panic!("{} client, {} server: {what}", p.client, p.server),
+        }
+    }
+    assert!(pairs.iter().any(|p| matches!(p.outcome, Outcome::Passed { .. })));
+}

@@ -7,6 +7,7 @@ use std::{net::SocketAddr, path::PathBuf, process::ExitCode, time::Duration};
 
 use anyhow::{Context, Result, bail};
 use clap::Parser;
+use tls_bench_harness::error::ConfigureError;
 use tls_bench_sockets::{
     self as sockets,
     cli::{ClientArgs, ParamsArgs, check_json, cores, duration_arg, print, socket_addr_arg, write_json},
@@ -20,8 +21,16 @@ use tls_bench_sockets::{
 struct Cli {
     /// The client library (as `serve --library`); it may differ from the
     /// server's.
-    #[arg(long, required_unless_present = "merge")]
+    #[arg(long, required_unless_present_any = ["merge", "list"])]
     library: Option<String>,
+    /// List the libraries of this build and exit.
+    #[arg(long, conflicts_with = "merge")]
+    list: bool,
+    /// Configure the client for the parameters, print `supported` or
+    /// `unsupported: <why>`, and exit (0 both; 1 if configuring failed):
+    /// `interop` asks another build's client this before running it.
+    #[arg(long, conflicts_with = "merge")]
+    probe: bool,
     /// Instead of a run: merge the `--json` reports of several clients
     /// that ran at once against one server (other hosts, say) into one
     /// report, latencies from their merged histograms.
@@ -87,8 +96,19 @@ fn run_cli(cli: Cli) -> Result<()> {
         write_json(cli.client.json.as_ref(), &merged)?;
         return printed;
     }
+    if cli.list {
+        let names: Vec<String> = sockets::libraries().iter().map(|l| l.name() + "\n").collect();
+        return print(&names.concat());
+    }
     let library = sockets::find(cli.library.as_deref().unwrap_or_default())?;
     let params = cli.params.params()?;
+    if cli.probe {
+        return match library.client(&params, &sockets::Extensions::NONE) {
+            Ok(_) => print("supported\n"),
+            Err(ConfigureError::Unsupported(why)) => print(&format!("unsupported: {why}\n")),
+            Err(ConfigureError::Failed(e)) => Err(e.context(format!("{} {params}", library.name()))),
+        };
+    }
     check_json(cli.client.json.as_ref())?;
     interrupt::install(OnSignal::Report)?;
     let options = LoadOptions {

@@ -68,8 +68,8 @@ impl Build {
     }
 }
 
-/// The parameters as `https-serve`'s options.
-fn params_args(params: &Params) -> Vec<String> {
+/// The parameters as `https-serve`'s (and `load`'s) options.
+pub(crate) fn params_args(params: &Params) -> Vec<String> {
     vec![
         "--kind".into(),
         params.kind.to_string(),

@@ -80,6 +80,7 @@ pub mod errors;
 pub mod external;
 pub mod https;
 pub mod https_compare;
+pub mod interop;
 pub mod interrupt;
 pub mod load;
 pub mod nginx;
