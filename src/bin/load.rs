@@ -7,10 +7,12 @@ use std::{net::SocketAddr, path::PathBuf, process::ExitCode, time::Duration};
 
 use anyhow::{Context, Result, bail};
 use clap::Parser;
-use tls_bench_harness::error::ConfigureError;
 use tls_bench_sockets::{
     self as sockets,
-    cli::{ClientArgs, ParamsArgs, check_json, cores, duration_arg, print, socket_addr_arg, write_json},
+    cli::{
+        ClientArgs, ParamsArgs, check_json, cores, duration_arg, print, print_libraries, print_probe,
+        socket_addr_arg, write_json,
+    },
     interrupt::{self, OnSignal, exit_code},
     load::{self, LoadOptions, run},
 };
@@ -97,17 +99,16 @@ fn run_cli(cli: Cli) -> Result<()> {
         return printed;
     }
     if cli.list {
-        let names: Vec<String> = sockets::libraries().iter().map(|l| l.name() + "\n").collect();
-        return print(&names.concat());
+        return print_libraries();
     }
     let library = sockets::find(cli.library.as_deref().unwrap_or_default())?;
     let params = cli.params.params()?;
     if cli.probe {
-        return match library.client(&params, &sockets::Extensions::NONE) {
-            Ok(_) => print("supported\n"),
-            Err(ConfigureError::Unsupported(why)) => print(&format!("unsupported: {why}\n")),
-            Err(ConfigureError::Failed(e)) => Err(e.context(format!("{} {params}", library.name()))),
-        };
+        return print_probe(
+            &*library,
+            &params,
+            library.client(&params, &sockets::Extensions::NONE).map(|_| ()),
+        );
     }
     check_json(cli.client.json.as_ref())?;
     interrupt::install(OnSignal::Report)?;

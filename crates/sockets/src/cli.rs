@@ -166,6 +166,29 @@ pub fn print(text: &str) -> Result<()> {
     out.write_all(text.as_bytes()).and_then(|()| out.flush()).context("writing to stdout")
 }
 
+/// `--list`: the libraries of this build, a name a line (the servers' and
+/// the clients' are the same). Errors: stdout cannot be written.
+pub fn print_libraries() -> Result<()> {
+    let names: Vec<String> = super::libraries().iter().map(|l| l.name() + "\n").collect();
+    print(&names.concat())
+}
+
+/// `--probe`: prints `supported` or `unsupported: <why>` for `configured`,
+/// `library`'s server or client configured for `params` (what
+/// [`crate::child::probe`] reads). Errors: configuring failed (not
+/// unsupported), or stdout cannot be written.
+pub fn print_probe(
+    library: &dyn super::Library,
+    params: &Params,
+    configured: Result<(), ConfigureError>,
+) -> Result<()> {
+    match configured {
+        Ok(()) => print("supported\n"),
+        Err(ConfigureError::Unsupported(why)) => print(&format!("unsupported: {why}\n")),
+        Err(ConfigureError::Failed(e)) => Err(e.context(format!("{} {params}", library.name()))),
+    }
+}
+
 /// Writes `value` as pretty JSON to `json`, when given. Errors: the file
 /// cannot be written.
 pub fn write_json<T: serde::Serialize>(json: Option<&PathBuf>, value: &T) -> Result<()> {
@@ -248,17 +271,16 @@ impl ServerArgs {
     /// argument (named, with what is valid), the server cannot start.
     pub fn run(&self, what: &str, protocol: Arc<dyn Protocol>) -> Result<()> {
         if self.list {
-            let names: Vec<String> = super::libraries().iter().map(|l| l.name() + "\n").collect();
-            return print(&names.concat());
+            return print_libraries();
         }
         let library = super::find(self.library.as_deref().unwrap_or_default())?;
         let params = self.params.params()?;
         if self.probe {
-            return match library.server(&params, &protocol.extensions()) {
-                Ok(_) => print("supported\n"),
-                Err(ConfigureError::Unsupported(why)) => print(&format!("unsupported: {why}\n")),
-                Err(ConfigureError::Failed(e)) => Err(e.context(format!("{} {params}", library.name()))),
-            };
+            return print_probe(
+                &*library,
+                &params,
+                library.server(&params, &protocol.extensions()).map(|_| ()),
+            );
         }
         check_json(self.json.as_ref())?;
         let threads = self.threads.map_or_else(cores, usize::from);
