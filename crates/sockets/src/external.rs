@@ -136,8 +136,9 @@ pub fn run(tool: Tool, load: &ToolLoad) -> Result<ToolRun> {
     })
 }
 
-/// A command's output, killed past `limit`.
-fn output(mut cmd: Command, limit: Duration) -> Result<std::process::Output> {
+/// A command's output, killed past `limit` (its pipes read on threads).
+/// Errors: it cannot start, or ran past `limit`.
+pub(crate) fn output(mut cmd: Command, limit: Duration) -> Result<std::process::Output> {
     cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
     let mut child = super::interrupt::spawn(&mut cmd)?;
     let started = Instant::now();

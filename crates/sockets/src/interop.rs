@@ -17,8 +17,8 @@ use std::{
     collections::BTreeMap,
     fmt::Write as _,
     path::{Path, PathBuf},
-    process::{Command, Stdio},
-    time::{Duration, Instant},
+    process::Command,
+    time::Duration,
 };
 
 use anyhow::{Context, Result, bail};
@@ -189,7 +189,8 @@ pub fn run(builds: &[Binaries], params: &[Params], requests: u64, dir: &Path) ->
 /// Runs `exe` (a build's `load`) as `library` against `addr`: `requests`
 /// new connections, one client, 1 KiB each, its report to `json`, checked:
 /// no failure, every request echoed, the handshakes `params` asks.
-/// Errors: it cannot be started or waited for.
+/// Errors: its report cannot be read (not starting, running past
+/// [`LIMIT`] or failing is the pair's [`Outcome::Failed`]).
 fn load(
     exe: &Path,
     library: &str,
@@ -207,33 +208,15 @@ fn load(
         .args(["-n", &requests.to_string(), "-s", "1024", "--new-connection", "--quiet", "--timeout", "10s"])
         .args(super::child::params_args(params))
         .arg("--json")
-        .arg(json)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped());
-    let mut child =
-        super::interrupt::spawn(&mut cmd).with_context(|| format!("starting {}", exe.display()))?;
-    let started = Instant::now();
-    let status = loop {
-        if let Some(s) = child.try_wait().context("waiting for load")? {
-            super::interrupt::forget(&child);
-            break s;
-        }
-        if started.elapsed() > LIMIT {
-            let _killed = child.kill();
-            let _reaped = child.wait();
-            super::interrupt::forget(&child);
-            return Ok(Outcome::Failed(format!("load ran past {LIMIT:?}; killed")));
-        }
-        std::thread::sleep(Duration::from_millis(5));
+        .arg(json);
+    let out = match super::external::output(cmd, LIMIT) {
+        Ok(out) => out,
+        Err(e) => return Ok(Outcome::Failed(format!("load: {e:#}"))),
     };
-    let mut stderr = String::new();
-    if let Some(mut e) = child.stderr.take() {
-        std::io::Read::read_to_string(&mut e, &mut stderr).context("reading load's errors")?;
-    }
-    if !status.success() {
+    if !out.status.success() {
+        let stderr = String::from_utf8_lossy(&out.stderr);
         let said = stderr.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("").trim();
-        return Ok(Outcome::Failed(format!("load exited with {status}: {said}")));
+        return Ok(Outcome::Failed(format!("load exited with {}: {said}", out.status)));
     }
     let text = std::fs::read_to_string(json).with_context(|| format!("reading {}", json.display()))?;
     let report: Report =
