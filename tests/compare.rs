@@ -95,4 +95,21 @@ fn diff_fails_when_a_sweep_centre_ratio_moves_too_far() {
     assert!(!ok && err.contains("6.67%"), "{err}");
     let (ok, _, err) = compare(&["diff", a.to_str().unwrap(), dir.join("missing.json").to_str().unwrap()]);
     assert!(!ok && err.contains("missing.json"), "{err}");
+    // A bound that means nothing is refused, naming it.
+    for bad in ["nan", "-1", "inf"] {
+        let (ok, _, err) =
+            compare(&["diff", a.to_str().unwrap(), near.to_str().unwrap(), &format!("--max-percent={bad}")]);
+        assert!(!ok && err.contains(&format!("{bad:?}")) && err.contains("0 or more"), "{bad}: {err}");
+    }
+}
+
+#[test]
+fn a_default_never_refuses_the_rounds_given() {
+    // 5 rounds, the epochs left to their default (8): at most one epoch a
+    // round, so the next check (an --out that is a file) is what refuses.
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("compare-rounds");
+    fs::create_dir_all(&dir).unwrap();
+    fs::write(dir.join("a-file"), "x").unwrap();
+    let (ok, _, err) = compare(&["--rounds", "5", "--out", dir.join("a-file").to_str().unwrap()]);
+    assert!(!ok && !err.contains("--epochs") && err.contains("is not a directory"), "{err}");
 }

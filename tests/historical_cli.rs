@@ -152,6 +152,27 @@ fn a_failed_release_fails_the_run_and_the_summary_names_it() {
 }
 
 #[test]
+fn a_graphs_directory_that_cannot_be_made_is_named() {
+    let dir = scratch("plot-graphs");
+    let file = dir.join("a-file");
+    fs::write(&file, "x").unwrap();
+    let graphs = file.join("graphs");
+    let (ok, _, err) = historical(&dir, &["plot", "rustls", "--graphs", s(&graphs)]);
+    assert!(!ok, "an unwritable --graphs accepted: {err}");
+    assert!(err.contains("creating the graphs directory") && err.contains(s(&graphs)), "{err}");
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn no_releases_at_all_is_refused() {
+    let dir = scratch("newest-0");
+    let (ok, out, err) = historical(&dir, &["list", "rustls", "--newest", "0"]);
+    assert!(!ok && out.is_empty(), "--newest 0 accepted: {out}");
+    assert!(err.contains("--newest") && err.contains("'0'"), "{err}");
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn a_bad_out_or_graphs_path_is_refused_before_any_build() {
     let dir = scratch("bad-paths");
     let file = dir.join("a-file");

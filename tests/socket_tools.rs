@@ -433,6 +433,20 @@ fn https_compare_refuses_servers_it_cannot_start_before_any_work() {
 }
 
 #[test]
+fn https_compare_refuses_a_client_core_that_is_a_servers() {
+    let dir = common::scratch("socket_tools", "cores");
+    let out = Command::new(env!("CARGO_BIN_EXE_https-compare"))
+        .args(["--quick", "--server-cores", "0", "--client-cores", "0", "--runtimes", "none", "--out"])
+        .arg(dir.join("out"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.starts_with("error: ") && err.contains("both name core 0"), "{err}");
+    assert!(!dir.join("out").exists(), "the results directory was made");
+}
+
+#[test]
 fn a_row_whose_transactions_failed_is_named() {
     let lib = libraries().pop().unwrap();
     let running =

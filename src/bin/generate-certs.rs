@@ -24,7 +24,9 @@ use rcgen::{
 use tls_bench_harness::{
     certs::{self, CLIENT_NAME, SERVER_NAME},
     error::exit_code,
+    outln,
     params::CertChain,
+    parsed_or_exit,
 };
 
 fn key_for(chain: CertChain) -> Result<KeyPair> {
@@ -65,7 +67,9 @@ fn leaf_params(name: &str, eku: ExtendedKeyUsagePurpose) -> Result<CertificatePa
     Ok(p)
 }
 
-fn write_chain(dir: &Path, chain: CertChain) -> Result<()> {
+/// Writes `chain`'s files under `dir`, in a directory of its own, and
+/// returns that directory.
+fn write_chain(dir: &Path, chain: CertChain) -> Result<PathBuf> {
     let out = dir.join(chain.dir_name());
     fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
 
@@ -93,8 +97,7 @@ fn write_chain(dir: &Path, chain: CertChain) -> Result<()> {
         let path = out.join(file);
         fs::write(&path, pem).with_context(|| format!("writing {}", path.display()))?;
     }
-    println!("wrote {}", out.display());
-    Ok(())
+    Ok(out)
 }
 
 #[derive(Parser)]
@@ -110,7 +113,7 @@ struct Args {
 }
 
 fn main() -> ExitCode {
-    exit_code(run(Args::parse()))
+    exit_code(run(parsed_or_exit!(Args::try_parse())))
 }
 
 fn run(args: Args) -> Result<()> {
@@ -125,8 +128,14 @@ fn run(args: Args) -> Result<()> {
             );
         }
     }
+    // Every chain is written even when stdout fails (its error comes
+    // last): a directory of some chains only would be of no use.
+    let mut printed = Ok(());
     for chain in CertChain::ALL {
-        write_chain(&dir, chain)?;
+        let out = write_chain(&dir, chain)?;
+        if printed.is_ok() {
+            printed = outln!("wrote {}", out.display());
+        }
     }
-    Ok(())
+    Ok(printed?)
 }

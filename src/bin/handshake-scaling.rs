@@ -8,7 +8,7 @@ use std::{fs, path::PathBuf, process::ExitCode, time::Duration};
 use anyhow::{Context, Result, anyhow};
 use clap::Parser;
 use plotters::prelude::*;
-use tls_bench_harness::error::exit_code;
+use tls_bench_harness::{error::exit_code, parsed_or_exit, paths};
 use tls_bench_results::{outdir::RunDir, sockets::Point};
 use tls_bench_sockets::{
     self as sockets,
@@ -39,12 +39,12 @@ struct Cli {
     duration: Duration,
     /// Where results.json and handshakes.svg go (a new or empty directory,
     /// or one a previous run wrote; checked first).
-    #[arg(long, default_value = concat!(env!("CARGO_MANIFEST_DIR"), "/target/handshake-scaling"))]
+    #[arg(long, default_value_os_t = paths::target_dir().join("handshake-scaling"))]
     out: PathBuf,
 }
 
 fn main() -> ExitCode {
-    exit_code(run_cli(Cli::parse()))
+    exit_code(run_cli(parsed_or_exit!(Cli::try_parse())))
 }
 
 fn run_cli(cli: Cli) -> Result<()> {

@@ -131,6 +131,15 @@ impl Target {
         }
     }
 
+    /// Why the server no longer serves, if it does not
+    /// ([`ChildServer::down`]); this process's own goes down only with it.
+    fn down(&mut self) -> Option<String> {
+        match self {
+            Target::Ours(_) => None,
+            Target::Child(c, _) => c.down(),
+        }
+    }
+
     fn stop(self) -> Result<Summary> {
         match self {
             Target::Ours(r) => r.stop(),
@@ -140,7 +149,7 @@ impl Target {
 }
 
 fn main() -> ExitCode {
-    exit_code(run_cli(Cli::parse()))
+    exit_code(run_cli(tls_bench_harness::parsed_or_exit!(Cli::try_parse())))
 }
 
 fn run_cli(cli: Cli) -> Result<()> {
@@ -178,12 +187,13 @@ fn run_cli(cli: Cli) -> Result<()> {
         cores: Vec::new(),
     };
     interrupt::install(OnSignal::Report)?;
-    let running = match &cli.runtime {
+    let mut running = match &cli.runtime {
         None => {
             Target::Ours(Box::new(start_with(&*library, &serve, Arc::new(Http::new(cli.body as usize)))?))
         }
         Some(name) => Target::runtime(name, &serve, cli.body as usize)?,
     };
+    let running_name = running.name(&library.name());
     let addr = running.addr();
     let good = SiegeOptions {
         params,
@@ -198,10 +208,24 @@ fn run_cli(cli: Cli) -> Result<()> {
         timeout: Duration::from_secs(10),
         progress: false,
     };
+    // The server dying is the finding: said at once, the phases before
+    // kept and written, exit 1.
+    let mut failure: Option<String> = None;
+    let mut check = |running: &mut Target, phase: &str| {
+        if failure.is_none()
+            && let Some(why) = running.down()
+        {
+            eprintln!("error: the server {running_name} failed during {phase}: {why}");
+            failure = Some(format!("during {phase}: {why}"));
+        }
+        failure.is_some()
+    };
     eprintln!("good load alone, {:?}", cli.time);
     let alone = run(&*library, &good)?;
-    // A signal in the first phase: its report is kept, the second not run.
-    let (beside, counts) = if alone.interrupted {
+    let down = check(&mut running, "the good load alone");
+    // A signal in the first phase: its report is kept, the second not run;
+    // so for a server that failed.
+    let (beside, counts) = if alone.interrupted || down {
         (None, None)
     } else {
         let clients = AttackClients::of(&*library, &params)?;
@@ -217,11 +241,30 @@ fn run_cli(cli: Cli) -> Result<()> {
         eprintln!("good load beside the attackers, {:?}", cli.time);
         let attackers = std::thread::spawn(move || run_attackers(addr, clients, &attack_options));
         let beside = run(&*library, &good);
-        let counts = attackers.join().map_err(|_| anyhow!("the attackers' thread panicked"))??;
-        (Some(beside?), Some(counts))
+        let counts = attackers.join().map_err(|_| anyhow!("the attackers' thread panicked"))?;
+        let down = check(&mut running, "the attacks");
+        // The attackers' error against a server that went down is the
+        // server's failure, said above.
+        let counts = match counts {
+            Err(_) if down => None,
+            counts => Some(counts?),
+        };
+        (Some(beside?), counts)
     };
-    let running_name = running.name(&library.name());
-    let summary = running.stop()?;
+    let summary = if failure.is_some() {
+        // Killed with its process group as it is dropped: it gives no summary.
+        drop(running);
+        Summary::default()
+    } else {
+        match running.stop() {
+            Ok(summary) => summary,
+            Err(e) => {
+                eprintln!("error: the server {running_name} failed to stop: {e:#}");
+                failure = Some(format!("stopping it: {e:#}"));
+                Summary::default()
+            }
+        }
+    };
     let interrupted = interrupt::requested().is_some();
     let saved = tls_bench_results::https::AttackRun {
         alone,
@@ -229,6 +272,7 @@ fn run_cli(cli: Cli) -> Result<()> {
         attacks: counts.unwrap_or_default().into_iter().map(|(a, c)| (a.name().to_string(), c)).collect(),
         server: summary,
         interrupted,
+        server_failure: failure.clone(),
     };
     let printed = print(&format!(
         "{}https-attack: {} {params}, {} good users ({}), {:?} per phase, {} attackers per kind\n\n{}\n{}\nthe server: {}",
@@ -240,8 +284,15 @@ fn run_cli(cli: Cli) -> Result<()> {
         cli.attackers,
         saved.good_markdown(),
         saved.attacks_markdown(),
-        saved.server.to_text()
+        match &failure {
+            Some(why) => format!("FAILED {running_name}: {why}\n"),
+            None => saved.server.to_text(),
+        }
     ));
     write_json(cli.json.as_ref(), &saved)?;
-    printed
+    printed?;
+    if let Some(why) = failure {
+        bail!("the server {running_name} failed {why}");
+    }
+    Ok(())
 }

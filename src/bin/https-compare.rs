@@ -3,11 +3,7 @@
 //! independent tools (wrk, siege, h2load) beside `https-load` on the same
 //! server and settings. See docs/https.md.
 
-use std::{
-    path::{Path, PathBuf},
-    process::ExitCode,
-    time::Duration,
-};
+use std::{path::PathBuf, process::ExitCode, time::Duration};
 
 use anyhow::{Context, Result, bail};
 use clap::Parser;
@@ -131,7 +127,7 @@ fn servers(names: &[String]) -> Result<Vec<Box<dyn sockets::Library>>> {
 }
 
 fn main() -> ExitCode {
-    interrupt::exit_code(run_cli(Cli::parse()))
+    interrupt::exit_code(run_cli(tls_bench_harness::parsed_or_exit!(Cli::try_parse())))
 }
 
 fn run_cli(cli: Cli) -> Result<()> {
@@ -168,29 +164,32 @@ fn run_cli(cli: Cli) -> Result<()> {
     };
     check_cores(&server_cores)?;
     check_cores(&client_cores)?;
+    // A client never takes a server's core (docs/https.md).
+    if let Some(core) = server_cores.iter().find(|c| client_cores.contains(c)) {
+        bail!(
+            "--server-cores and --client-cores both name core {core}: a client must not take a server's core              (give them apart, or --no-pin)"
+        );
+    }
     let chosen: Vec<&Variant> =
         tls_bench::variants::select(&cli.variants)?.into_iter().filter(|v| v.name != "default").collect();
     runtimes::select(&cli.runtimes)?;
     let libraries = servers(&cli.servers)?;
     let client = client_library(cli.client.as_deref())?;
     let out = RunDir::prepare(&cli.out, owns)?;
-    // A signal stops every server this run started, then exits.
+    // A signal stops every server this run started, removes the staged
+    // results directory, then exits.
     interrupt::install(OnSignal::Exit)?;
+    interrupt::remove_on_exit(out.path());
     // Every other build's server first: nothing is timed while a compiler
     // runs.
     let mut others = runtimes::servers(&cli.runtimes)?;
     if !chosen.is_empty() {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/https-compare-workers");
+        let dir = tls_bench_harness::paths::target_dir().join("https-compare-workers");
         let _lock = workers::lock_workers(&dir)?;
         for v in &chosen {
             let exe = dir.join(v.name).join("https-serve");
             workers::build_binary(v, "https-serve", &exe)?;
             others.push(Build::read(v.name, &exe)?);
-        }
-        // A variant's build replaced this build's target/release/https-serve,
-        // which https-soak runs: built back.
-        if let Some(default) = tls_bench::variants::find("default") {
-            workers::build_binary(default, "https-serve", &dir.join("default").join("https-serve"))?;
         }
     }
     let options = CompareOptions {
@@ -217,6 +216,10 @@ fn run_cli(cli: Cli) -> Result<()> {
     out.commit()?;
     eprintln!("results in {}", cli.out.display());
     printed?;
+    let failures = result.failures();
+    if !failures.is_empty() {
+        bail!("servers that failed (every other row is in the results):\n  {}", failures.join("\n  "));
+    }
     let unmeasured = result.unmeasured();
     if !unmeasured.is_empty() {
         bail!("rows that did not measure what was asked:\n  {}", unmeasured.join("\n  "));

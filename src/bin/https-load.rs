@@ -51,7 +51,7 @@ struct Cli {
 }
 
 fn main() -> ExitCode {
-    exit_code(run_cli(Cli::parse()))
+    exit_code(run_cli(tls_bench_harness::parsed_or_exit!(Cli::try_parse())))
 }
 
 fn run_cli(cli: Cli) -> Result<()> {

@@ -7,7 +7,7 @@
 use std::{process::ExitCode, sync::Arc};
 
 use clap::Parser;
-use tls_bench_harness::error::exit_code;
+use tls_bench_harness::{error::exit_code, parsed_or_exit};
 use tls_bench_sockets::{cli::ServerArgs, https::Http, serve::Echo};
 
 /// An HTTPS server for one library and parameter set.
@@ -27,7 +27,7 @@ struct Cli {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = parsed_or_exit!(Cli::try_parse());
     if cli.echo {
         return exit_code(cli.server.run("echo", Arc::new(Echo)));
     }

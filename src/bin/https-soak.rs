@@ -63,7 +63,7 @@ struct Cli {
 }
 
 fn main() -> ExitCode {
-    interrupt::exit_code(run_cli(Cli::parse()))
+    interrupt::exit_code(run_cli(tls_bench_harness::parsed_or_exit!(Cli::try_parse())))
 }
 
 fn run_cli(cli: Cli) -> Result<()> {
@@ -75,8 +75,10 @@ fn run_cli(cli: Cli) -> Result<()> {
     let client = client_library(cli.client.as_deref())?;
     runtimes::select(&cli.runtimes)?;
     let out = RunDir::prepare(&cli.out, owns)?;
-    // A signal stops every server this run started, then exits.
+    // A signal stops every server this run started, removes the staged
+    // results directory, then exits.
     interrupt::install(OnSignal::Exit)?;
+    interrupt::remove_on_exit(out.path());
     let options = SoakOptions {
         params,
         concurrent: cli.concurrent as usize,
@@ -101,6 +103,10 @@ fn run_cli(cli: Cli) -> Result<()> {
     printed?;
     let growing: Vec<&str> =
         soak.servers.iter().filter(|s| s.growing == Some(true)).map(|s| s.server.as_str()).collect();
+    let failures = soak.failures();
+    if !failures.is_empty() {
+        bail!("servers that failed (every other row is in the results):\n  {}", failures.join("\n  "));
+    }
     let unmeasured = soak.unmeasured();
     if !unmeasured.is_empty() {
         bail!("rows that did not measure what was asked:\n  {}", unmeasured.join("\n  "));

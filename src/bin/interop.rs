@@ -3,7 +3,7 @@
 //! own build's `load` and `https-serve --echo`), every connection checked;
 //! a table per parameter set. See docs/sockets.md, "Interoperability".
 
-use std::{path::Path, process::ExitCode};
+use std::process::ExitCode;
 
 use anyhow::{Result, bail};
 use clap::Parser;
@@ -11,6 +11,7 @@ use tls_bench::{variants, workers};
 use tls_bench_harness::{
     error::exit_code,
     params::{CipherSuite, HandshakeKind, Params},
+    parsed_or_exit, paths,
 };
 use tls_bench_sockets::{
     cli::print,
@@ -36,7 +37,7 @@ struct Cli {
 }
 
 fn main() -> ExitCode {
-    exit_code(run(Cli::parse()))
+    exit_code(run(parsed_or_exit!(Cli::try_parse())))
 }
 
 /// The parameter sets: TLS 1.3 resumption (a full handshake, then each
@@ -56,7 +57,7 @@ fn run(cli: Cli) -> Result<()> {
     let chosen =
         if cli.variants.is_empty() { variants::pick(None)? } else { variants::select(&cli.variants)? };
     interrupt::install(OnSignal::Exit)?;
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/interop-workers");
+    let dir = paths::target_dir().join("interop-workers");
     let mut builds = Vec::new();
     {
         let _lock = if cli.no_build { None } else { Some(workers::lock_workers(&dir)?) };

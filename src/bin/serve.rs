@@ -5,7 +5,7 @@
 use std::{process::ExitCode, sync::Arc};
 
 use clap::Parser;
-use tls_bench_harness::error::exit_code;
+use tls_bench_harness::{error::exit_code, parsed_or_exit};
 use tls_bench_sockets::{cli::ServerArgs, serve::Echo};
 
 /// A TLS echo server for one library and parameter set.
@@ -17,5 +17,5 @@ struct Cli {
 }
 
 fn main() -> ExitCode {
-    exit_code(Cli::parse().server.run("echo", Arc::new(Echo)))
+    exit_code(parsed_or_exit!(Cli::try_parse()).server.run("echo", Arc::new(Echo)))
 }

@@ -19,6 +19,7 @@ use std::{ffi::OsString, process::ExitCode};
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 use tls_bench::variants::{self, Scope, VARIANTS, Variant};
+use tls_bench_harness::{error::exit_code, outln, parsed_or_exit};
 
 #[derive(Parser)]
 #[command(about = "The build variants: list them, or run cargo bench in each")]
@@ -45,24 +46,23 @@ enum Cmd {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse_from(raw_double_dash(std::env::args_os().collect()));
+    let cli = parsed_or_exit!(Cli::try_parse_from(raw_double_dash(std::env::args_os().collect())));
     let result = match cli.command {
-        Cmd::List => {
-            for v in VARIANTS {
-                println!("{}", line(v));
-            }
-            Ok(true)
-        }
+        Cmd::List => list().map(|()| true),
         Cmd::Bench { args } => bench(&args),
     };
     match result {
-        Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::FAILURE,
-        Err(e) => {
-            eprintln!("error: {e:#}");
-            ExitCode::FAILURE
-        }
+        result => exit_code(result.map(drop)),
     }
+}
+
+/// `variants list`. Errors: stdout cannot be written.
+fn list() -> Result<()> {
+    for v in VARIANTS {
+        outln!("{}", line(v))?;
+    }
+    Ok(())
 }
 
 /// `argv` with a `--` right after `bench` doubled: clap takes the first

@@ -1,7 +1,14 @@
 //! What every package's integration tests share (the root's through
 //! `tests/common/mod.rs`, crates/benches's through a `#[path]` module).
 
-use std::{fs, path::PathBuf, process::Command};
+use std::{
+    fs,
+    io::Read,
+    path::PathBuf,
+    process::{Command, Stdio},
+    sync::mpsc,
+    time::{Duration, Instant},
+};
 
 use tls_bench_harness::libs;
 
@@ -52,4 +59,63 @@ pub fn run_picking(exe: &str, args: &[&str], picked: Option<&str>) -> (Option<i3
     };
     let out = cmd.output().expect("running the binary");
     (out.status.code(), String::from_utf8_lossy(&out.stderr).into())
+}
+
+/// Runs `cmd` (stdin empty, stderr read) with `stdout`, killing it and
+/// failing past `timeout`: (exit code, stderr).
+#[allow(dead_code)] // not every test file that shares this module uses it
+pub fn run_within(mut cmd: Command, stdout: Stdio, timeout: Duration) -> (Option<i32>, String) {
+    let shown = format!("{cmd:?}");
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(stdout)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{shown}: {e}"));
+    let mut stderr = child.stderr.take().unwrap();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = stderr.read_to_string(&mut text);
+        let _ = tx.send(text);
+    });
+    let deadline = Instant::now() + timeout;
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() >= deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{shown}: still running after {timeout:?}");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    // A child of its own may hold stderr open: wait for it a while only.
+    let stderr = rx.recv_timeout(Duration::from_secs(10)).unwrap_or_else(|_| "(stderr held open)".into());
+    (status.code(), stderr)
+}
+
+/// Asserts what a closed or full stdout gives the command `cmd()` makes:
+/// run once with stdout `/dev/full` and once into a pipe whose reader is
+/// gone before it starts (`| head -0`), each within `timeout`, it exits 1
+/// saying `error: writing to stdout: ` with the OS error on stderr, and
+/// does not panic.
+#[allow(dead_code)] // not every test file that shares this module uses it
+pub fn assert_stdout_write_fails(cmd: impl Fn() -> Command, timeout: Duration) {
+    let full = || Stdio::from(fs::File::options().write(true).open("/dev/full").expect("/dev/full"));
+    let closed = || {
+        let (reader, writer) = std::io::pipe().expect("a pipe");
+        drop(reader);
+        Stdio::from(writer)
+    };
+    for (stdout, os_error) in [(full(), "No space left on device"), (closed(), "Broken pipe")] {
+        let shown = format!("{:?} > {os_error}", cmd());
+        let (code, stderr) = run_within(cmd(), stdout, timeout);
+        assert!(
+            stderr.contains(&format!("error: writing to stdout: {os_error}")) && !stderr.contains("panicked"),
+            "{shown}: {stderr}"
+        );
+        assert_eq!(code, Some(1), "{shown}: {stderr}");
+    }
 }

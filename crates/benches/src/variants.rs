@@ -102,11 +102,10 @@ pub const VARIANTS: &[Variant] = &[
     },
 ];
 
-/// The repository (where the workspace's Cargo.toml is, two folders above
-/// this package's, crates/benches/): cargo runs there.
+/// The repository (where the workspace's Cargo.toml is): cargo runs there
+/// ([`tls_bench_harness::paths::repo`]).
 pub fn repo() -> &'static Path {
-    let package = Path::new(env!("CARGO_MANIFEST_DIR"));
-    package.parent().and_then(Path::parent).expect("crates/benches/ is two folders under the repository")
+    tls_bench_harness::paths::repo()
 }
 
 impl Variant {
@@ -125,10 +124,10 @@ impl Variant {
     }
 
     /// The target directory every variant builds in: `CARGO_TARGET_DIR`
-    /// when set, else `<repository>/target`.
+    /// when set, else `<repository>/target`
+    /// ([`tls_bench_harness::paths::target_dir`]).
     pub fn target_dir(&self) -> PathBuf {
-        std::env::var_os("CARGO_TARGET_DIR")
-            .map_or_else(|| repo().join("target"), |d| repo().join(PathBuf::from(d)))
+        tls_bench_harness::paths::target_dir()
     }
 
     /// `cargo SUBCOMMAND... <`[`Variant::cargo_args`]`>`, run in the

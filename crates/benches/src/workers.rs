@@ -20,9 +20,37 @@ pub fn build_binary(v: &Variant, bin: &str, exe: &Path) -> Result<()> {
         v.name,
         v.cargo_args().join(" ")
     );
-    let status = v.cargo(&["build", "--release", "--bin", bin]).status().context("running cargo")?;
-    ensure!(status.success(), "building the {} variant's {bin} failed ({status})", v.name);
-    install(&v.target_dir().join("release").join(bin), exe)
+    // cargo puts the variant's binary where this build's own is
+    // (`target/release/<bin>`): the one there before is put back once the
+    // variant's is copied out, so a user's next `target/release/<bin>` is
+    // still the build they made.
+    let built = v.target_dir().join("release").join(bin);
+    keeping(&built, || {
+        let status = v.cargo(&["build", "--release", "--bin", bin]).status().context("running cargo")?;
+        ensure!(status.success(), "building the {} variant's {bin} failed ({status})", v.name);
+        install(&built, exe)
+    })
+}
+
+/// Runs `f`, which may replace the file `path` (cargo's uplift removes it
+/// and links a new one), then puts back the file that was there before, if
+/// any (kept by a hard link under a name of this call's own). Errors: `f`'s,
+/// or the file cannot be put back (naming both paths).
+fn keeping(path: &Path, f: impl FnOnce() -> Result<()>) -> Result<()> {
+    static CALLS: AtomicU64 = AtomicU64::new(0);
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let kept = path.with_file_name(format!(
+        ".{name}.kept-{}-{}",
+        std::process::id(),
+        CALLS.fetch_add(1, Ordering::Relaxed)
+    ));
+    let had = fs::hard_link(path, &kept).is_ok();
+    let result = f();
+    if had {
+        fs::rename(&kept, path)
+            .with_context(|| format!("putting {} back as {}", kept.display(), path.display()))?;
+    }
+    result
 }
 
 /// Takes the lock of the workers under `dir` (the file `dir/.lock`),
@@ -100,6 +128,36 @@ mod tests {
         assert_eq!(fs::read(&exe).unwrap(), body);
         let left = fs::read_dir(dir.join("workers")).unwrap().count();
         assert_eq!(left, 1, "temporary copies left behind");
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_file_replaced_meanwhile_is_put_back() {
+        let dir = std::env::temp_dir().join(format!("tls-bench-keeping-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("compare");
+        fs::write(&path, "this build's").unwrap();
+        // As cargo uplifts another variant's binary: removed, written anew.
+        keeping(&path, || {
+            fs::remove_file(&path)?;
+            fs::write(&path, "a variant's")?;
+            fs::copy(&path, dir.join("worker"))?;
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(fs::read_to_string(&path).unwrap(), "this build's");
+        assert_eq!(fs::read_to_string(dir.join("worker")).unwrap(), "a variant's");
+        // A failure is returned, the file still put back; no file was there: none is made.
+        let e = keeping(&path, || {
+            fs::remove_file(&path)?;
+            anyhow::bail!("cargo failed")
+        });
+        assert!(e.unwrap_err().to_string().contains("cargo failed"));
+        assert_eq!(fs::read_to_string(&path).unwrap(), "this build's");
+        keeping(&dir.join("absent"), || Ok(())).unwrap();
+        assert!(!dir.join("absent").exists());
+        let left: Vec<_> = fs::read_dir(&dir).unwrap().flatten().map(|e| e.file_name()).collect();
+        assert_eq!(left.len(), 2, "{left:?}");
         fs::remove_dir_all(&dir).unwrap();
     }
 }

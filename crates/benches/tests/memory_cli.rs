@@ -62,10 +62,14 @@ fn unwritable_report_paths_fail_before_measuring() {
     fs::write(&file, "x").unwrap();
     let under_file = file.join("report.csv");
     let ok_json = dir.join("ok.json");
-    // A directory as the JSON report; a CSV report under a plain file.
+    let full = Path::new("/dev/full");
+    // A directory as the JSON report; a CSV report under a plain file; a
+    // device (it takes the open, and refuses the writes at the end).
     for (bad, paths) in [
         (dir.as_path(), ["--json", text(&dir)].as_slice()),
         (under_file.as_path(), ["--json", text(&ok_json), "--csv", text(&under_file)].as_slice()),
+        (full, ["--json", "/dev/full"].as_slice()),
+        (full, ["--json", text(&ok_json), "--csv", "/dev/full"].as_slice()),
     ] {
         let lib = common::small_library();
         let args: Vec<&str> =

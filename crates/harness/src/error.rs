@@ -34,9 +34,12 @@ impl From<anyhow::Error> for ConfigureError {
 /// How a binary ends: `Ok` exits with status 0; an error prints
 /// `error: <its cause chain>` on stderr and exits with status 1. No
 /// backtrace, whatever `RUST_BACKTRACE` says: these are a user's errors (a
-/// bad option, a missing file), to be read, not debugged.
+/// bad option, a missing file), to be read, not debugged. Stdout is
+/// flushed first: a closed or full one is such an error
+/// (`error: writing to stdout: ...`, [`crate::out`]).
 pub fn exit_code(result: anyhow::Result<()>) -> ExitCode {
-    match result {
+    let flushed = crate::out::flush();
+    match result.and_then(|()| Ok(flushed?)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e:#}");

@@ -13,8 +13,12 @@
 //! - [`callgrind`]: the named regions instruction counts cover (each
 //!   side's calls, a whole handshake), entered only while counting, and
 //!   the glibc tunables of a counted process.
+//! - [`out`]: what the binaries print on stdout, and a closed or full
+//!   stdout as an error (`out!`, `outln!`, `parsed_or_exit!`).
+//! - [`paths`]: the target directory (`CARGO_TARGET_DIR`) and Criterion's
+//!   output directory (`CRITERION_HOME`), the tools' defaults.
 //! - [`error`]: [`error::ConfigureError`], unsupported (a named skip) vs
-//!   failed.
+//!   failed; how a binary ends ([`error::exit_code`]).
 //! - [`params`]: the benchmark dimensions (IANA names) and sweeps.
 //! - [`certs`]: the committed certificate chains.
 //! - [`memory`]: heap accounting by side, fed by the `memory` binary's
@@ -55,6 +59,10 @@
 pub mod side;
 
 pub mod callgrind;
+
+pub mod out;
+
+pub mod paths;
 
 pub mod error;
 

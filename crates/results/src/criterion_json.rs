@@ -6,12 +6,7 @@
 //! library's results go with, which the benchmarks record beside them
 //! ([`record_crypto_floors`]) when they run the floors.
 
-use std::{
-    collections::BTreeMap,
-    fs,
-    path::{Path, PathBuf},
-    time::SystemTime,
-};
+use std::{collections::BTreeMap, fs, path::Path, time::SystemTime};
 
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
@@ -59,21 +54,6 @@ pub struct Measurement {
 /// crypto floors records each library's floor: one file per library, named
 /// as the library, holding its floor's name.
 pub const CRYPTO_FLOORS_DIR: &str = "tls-bench-crypto-floors";
-
-/// Criterion's output directory as a benchmark executable finds it:
-/// `$CRITERION_HOME`, else `$CARGO_TARGET_DIR/criterion`, else
-/// `target/criterion` under `manifest_dir` (Criterion asks `cargo
-/// metadata` for the last; the repository's default target directory is
-/// what it answers).
-pub fn criterion_home(manifest_dir: &Path) -> PathBuf {
-    if let Some(home) = std::env::var_os("CRITERION_HOME") {
-        return home.into();
-    }
-    match std::env::var_os("CARGO_TARGET_DIR") {
-        Some(target) => manifest_dir.join(target).join("criterion"),
-        None => manifest_dir.join("target/criterion"),
-    }
-}
 
 /// Records, under `dir` (Criterion's output directory), that `library`'s
 /// results go with the crypto floor `floor`, for each pair: `report` reads

@@ -23,8 +23,9 @@ use crate::{
 };
 
 /// What a siege-style run measured: siege's fields (`siege -j`'s names and
-/// units), then ours.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+/// units), then ours. The default (zeros) stands for a server that failed
+/// before it was loaded once.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct SiegeReport {
     /// The client library.
     pub client: String,
@@ -245,6 +246,13 @@ pub struct CompareServer {
     /// server set the rate. `None` when nothing is pinned.
     #[serde(default)]
     pub server_cpu_share: Option<f64>,
+    /// Why the server failed, when it did: it died or stopped answering
+    /// during the run (its exit status and last stderr lines), failed to
+    /// stop, or counted a failed check of a connection. Its figures (the
+    /// rounds before) are then not results: its row says FAILED, it is
+    /// no row's best, and the run exits 1 after writing every other row.
+    #[serde(default)]
+    pub failure: Option<String>,
 }
 
 /// An independent tool's figures against one server of a row.
@@ -268,7 +276,7 @@ pub struct ToolResult {
 pub struct SoakRun {
     /// The parameter set.
     pub parameters: String,
-    /// Seconds.
+    /// Seconds each server's load ran (its window; setup and stop apart).
     pub seconds: f64,
     /// Users per server.
     pub concurrent: usize,
@@ -293,6 +301,11 @@ pub struct SoakServer {
     pub growing: Option<bool>,
     /// The load it served.
     pub load: SiegeReport,
+    /// Why the server failed, when it did: it died or stopped during the
+    /// soak (its exit status and last stderr lines), or did not stop well.
+    /// Its row then says FAILED; the run exits 1 after writing the others.
+    #[serde(default)]
+    pub failure: Option<String>,
 }
 
 /// A client at or above this share of its cores set the rate itself: the
@@ -479,6 +492,13 @@ impl CompareRun {
                  |---|---|---|---|---|---|---|---|---|---|---|\n",
             );
             for s in &row.servers {
+                if s.failure.is_some() {
+                    out.push_str(&format!(
+                        "| {} | FAILED | - | - | - | - | - | - | - | - | {} |\n",
+                        s.server, s.failed
+                    ));
+                    continue;
+                }
                 let r = &s.report;
                 out.push_str(&format!(
                     "| {} | {:.0} | {} | {:.2} | {:.2} | {:.2} | {:.3} | {:.0} | {} | {} | {} |\n",
@@ -501,6 +521,11 @@ impl CompareRun {
                     }),
                     s.failed
                 ));
+            }
+            for s in &row.servers {
+                if let Some(why) = &s.failure {
+                    out.push_str(&format!("\nFAILED {}: {why}\n", s.server));
+                }
             }
             for s in row.servers.iter().filter(|s| !s.errors.is_empty()) {
                 let kinds = by_name(&s.errors);
@@ -589,6 +614,10 @@ impl SoakRun {
             self.parameters, self.mode, self.concurrent, self.seconds, self.max_growth_kib_per_min
         );
         for s in &self.servers {
+            if s.failure.is_some() {
+                out.push_str(&format!("| {} | FAILED | - | - | - | - | - | - |\n", s.server));
+                continue;
+            }
             out.push_str(&format!(
                 "| {} | {:.0} | {:.2} | {} | {} | {} | {} | {} |\n",
                 s.server,
@@ -604,6 +633,11 @@ impl SoakRun {
                     None => "too short to judge",
                 }
             ));
+        }
+        for s in &self.servers {
+            if let Some(why) = &s.failure {
+                out.push_str(&format!("\nFAILED {}: {why}\n", s.server));
+            }
         }
         out
     }
@@ -638,11 +672,17 @@ pub struct AttackRun {
     /// Each attack's attempts (none when stopped in the first phase).
     #[serde(default)]
     pub attacks: BTreeMap<String, AttackCount>,
-    /// The server's summary.
+    /// The server's summary (empty when it failed: it gave none).
     pub server: ServerSummary,
     /// Whether a signal stopped the run.
     #[serde(default)]
     pub interrupted: bool,
+    /// Why the server failed, when it did: it died or stopped during a
+    /// phase (its exit status and last stderr lines; for an attack tool,
+    /// the finding), or did not stop well. The phases measured before are
+    /// kept; the run exits 1.
+    #[serde(default)]
+    pub server_failure: Option<String>,
 }
 
 impl AttackRun {
@@ -662,7 +702,10 @@ impl AttackRun {
             "| good clients | transactions/s | availability % | p50 ms | p99 ms | failed |\n|---|---|---|---|---|---|\n{}{}",
             line("alone", &self.alone),
             self.beside.as_ref().map_or_else(
-                || "| beside the attackers | - | - | - | - | not run (interrupted) |\n".to_string(),
+                || format!(
+                    "| beside the attackers | - | - | - | - | not run ({}) |\n",
+                    if self.server_failure.is_some() { "the server failed" } else { "interrupted" }
+                ),
                 |b| line("beside the attackers", b)
             )
         )
@@ -763,9 +806,24 @@ impl CompareRun {
         self.rows
             .iter()
             .flat_map(|row| {
-                row.servers.iter().filter_map(move |s| {
+                row.servers.iter().filter(|s| s.failure.is_none()).filter_map(move |s| {
                     s.report
                         .unmeasured()
+                        .map(|why| format!("{}, {}, {}: {why}", s.server, row.parameters, row.mode))
+                })
+            })
+            .collect()
+    }
+
+    /// The servers that failed ([`CompareServer::failure`]), one line each
+    /// (`server, parameters, mode: why`). Empty: none did.
+    pub fn failures(&self) -> Vec<String> {
+        self.rows
+            .iter()
+            .flat_map(|row| {
+                row.servers.iter().filter_map(move |s| {
+                    s.failure
+                        .as_ref()
                         .map(|why| format!("{}, {}, {}: {why}", s.server, row.parameters, row.mode))
                 })
             })
@@ -846,7 +904,17 @@ impl SoakRun {
     pub fn unmeasured(&self) -> Vec<String> {
         self.servers
             .iter()
+            .filter(|s| s.failure.is_none())
             .filter_map(|s| s.load.unmeasured().map(|why| format!("{}: {why}", s.server)))
+            .collect()
+    }
+
+    /// The servers that failed ([`SoakServer::failure`]), one line each
+    /// (`server: why`). Empty: none did.
+    pub fn failures(&self) -> Vec<String> {
+        self.servers
+            .iter()
+            .filter_map(|s| s.failure.as_ref().map(|why| format!("{}: {why}", s.server)))
             .collect()
     }
 }

@@ -50,6 +50,7 @@ impl RunDir {
             format!("creating {} (the directory of {})", parent.display(), target.display())
         })?;
         remove_stale_staging(&parent, &name);
+        check_movable(target, &parent.join(format!(".{name}.old-{}", std::process::id())))?;
         let staging = parent.join(format!(".{name}.partial-{}", std::process::id()));
         if staging.exists() {
             fs::remove_dir_all(&staging).with_context(|| format!("removing {}", staging.display()))?;
@@ -85,9 +86,15 @@ impl RunDir {
             std::process::id()
         ));
         let had_previous = self.target.exists();
-        if had_previous {
-            fs::rename(&self.target, &old)
-                .with_context(|| format!("moving the previous run {} aside", self.target.display()))?;
+        if had_previous && let Err(e) = fs::rename(&self.target, &old) {
+            self.committed = true; // keep the staged run: it is whole
+            return Err(e).with_context(|| {
+                format!(
+                    "moving the previous run {} aside (the run is kept in {})",
+                    self.target.display(),
+                    self.staging.display()
+                )
+            });
         }
         if let Err(e) = fs::rename(&self.staging, &self.target) {
             if had_previous {
@@ -139,6 +146,26 @@ fn check_not_mount_point(target: &Path) -> Result<()> {
         target.display()
     );
     Ok(())
+}
+
+/// Errors when a previous run's `target` cannot be moved aside (an
+/// immutable directory, `chattr +i`; a parent that refuses it), found by
+/// moving it to `aside` and back before any work, instead of at the end
+/// of a run. Missing: nothing to move.
+fn check_movable(target: &Path, aside: &Path) -> Result<()> {
+    if fs::symlink_metadata(target).is_err() {
+        return Ok(());
+    }
+    fs::rename(target, aside).with_context(|| {
+        format!(
+            "{}: a previous run that cannot be moved aside (a run replaces it whole at its end); \
+             give another directory",
+            target.display()
+        )
+    })?;
+    fs::rename(aside, target).with_context(|| {
+        format!("moving {} back to {} (a trial move before any work)", aside.display(), target.display())
+    })
 }
 
 /// Errors unless `target` is missing, an empty directory, or one whose
@@ -286,6 +313,62 @@ mod tests {
         assert!(e.contains("holds notes.md"), "{e}");
         assert_eq!(fs::read_to_string(notes.join("notes.md")).unwrap(), "mine");
         assert_eq!(fs::read_dir(&dir).unwrap().count(), 2, "a staging directory was left");
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// `chattr FLAG path`; false when this file system or machine cannot.
+    fn chattr(flag: &str, path: &Path) -> bool {
+        std::process::Command::new("chattr")
+            .arg(flag)
+            .arg(path)
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    }
+
+    #[test]
+    fn a_previous_run_that_cannot_be_moved_is_refused_before_any_work() {
+        let dir = scratch("immutable");
+        let out = dir.join("out");
+        let first = RunDir::prepare(&out, owns).unwrap();
+        fs::write(first.path().join("results.json"), "1").unwrap();
+        first.commit().unwrap();
+        if !chattr("+i", &out) {
+            println!("skip: chattr +i is not available here (not root, or a file system without it)");
+            fs::remove_dir_all(&dir).unwrap();
+            return;
+        }
+        let refused = RunDir::prepare(&out, owns).map(|_| ());
+        chattr("-i", &out);
+        let e = format!("{:#}", refused.unwrap_err());
+        assert!(e.contains("cannot be moved aside") && e.contains("/out"), "{e}");
+        assert_eq!(fs::read_to_string(out.join("results.json")).unwrap(), "1");
+        let left: Vec<_> = fs::read_dir(&dir).unwrap().flatten().map(|e| e.file_name()).collect();
+        assert!(!left.iter().any(|n| n.to_string_lossy().contains(".old-")), "{left:?}");
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_run_whose_previous_one_cannot_be_moved_at_its_commit_is_kept() {
+        let dir = scratch("kept");
+        let out = dir.join("out");
+        let first = RunDir::prepare(&out, owns).unwrap();
+        fs::write(first.path().join("results.json"), "1").unwrap();
+        first.commit().unwrap();
+        let second = RunDir::prepare(&out, owns).unwrap();
+        fs::write(second.path().join("results.json"), "2").unwrap();
+        let staging = second.path().to_path_buf();
+        if !chattr("+i", &out) {
+            println!("skip: chattr +i is not available here (not root, or a file system without it)");
+            drop(second);
+            fs::remove_dir_all(&dir).unwrap();
+            return;
+        }
+        let e = second.commit().map_err(|e| format!("{e:#}"));
+        chattr("-i", &out);
+        let e = e.unwrap_err();
+        assert!(e.contains("the run is kept in") && e.contains(".out.partial-"), "{e}");
+        assert_eq!(fs::read_to_string(staging.join("results.json")).unwrap(), "2");
         fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -293,9 +293,15 @@ fn slice(library: &str, params: Params, load: Load) -> Result<Done> {
         if started {
             servers.insert(key.clone(), start(library, params)?);
         }
-        let addr = match &servers[&key] {
-            Server::Ours(running) => running.addr(),
-            Server::Child(child) => child.addr(),
+        let addr = match servers.get_mut(&key) {
+            Some(Server::Ours(running)) => running.addr(),
+            Some(Server::Child(child)) => {
+                if let Some(why) = child.down() {
+                    bail!("the server {library} failed: {why}");
+                }
+                child.addr()
+            }
+            None => bail!("no server for {library} {params}"),
         };
         Ok((addr, started))
     })?;
@@ -313,17 +319,32 @@ fn slice(library: &str, params: Params, load: Load) -> Result<Done> {
         timeout: Duration::from_secs(10),
         progress: false,
     };
+    // A load that failed because the server went down says so (its exit
+    // status and last stderr lines), not only what the client saw.
+    let server_down = |e: anyhow::Error| match down(library, &params) {
+        Some(why) => e.context(format!("the server {library} failed: {why}")),
+        None => e,
+    };
     if started && remote.is_some() {
         let warm_up = LoadOptions { requests: None, duration: Some(WARM_UP), ..options.clone() };
-        checked(load::run(&*lib, &warm_up)?).context("warming up")?;
+        load::run(&*lib, &warm_up).and_then(checked).context("warming up").map_err(server_down)?;
     }
-    let report = checked(load::run(&*lib, &options)?)?;
+    let report = load::run(&*lib, &options).and_then(checked).map_err(server_down)?;
     Ok(Done {
         seconds: report.seconds,
         requests: report.requests,
         full: report.handshakes_full,
         resumed: report.handshakes_resumed,
         tls: !lib.plaintext(),
+    })
+}
+
+/// Why the child server of row `library` for `params` no longer serves,
+/// if it is one and does not ([`ChildServer::down`]).
+fn down(library: &str, params: &Params) -> Option<String> {
+    SERVERS.with(|servers| match servers.borrow_mut().get_mut(&(library.to_string(), *params)) {
+        Some(Server::Child(child)) => child.down(),
+        _ => None,
     })
 }
 

@@ -9,11 +9,12 @@
 //! protocol.
 
 use std::{
-    io::{BufRead, BufReader, Read},
+    collections::VecDeque,
+    io::{BufRead, BufReader, Read, Write},
     net::SocketAddr,
     path::{Path, PathBuf},
-    process::{Child, ChildStdout, Command, Stdio},
-    sync::mpsc,
+    process::{Child, ChildStderr, ChildStdout, Command, Stdio},
+    sync::{Arc, Mutex, mpsc},
     thread::JoinHandle,
     time::{Duration, Instant},
 };
@@ -131,19 +132,23 @@ pub struct ChildOptions {
 /// A running child server.
 pub struct ChildServer {
     child: Child,
+    /// The library it serves (`go-crypto-tls-1.26.8`), for messages.
+    library: String,
     addr: SocketAddr,
     json: PathBuf,
     /// The rest of its stdout (the summary), read to the end.
     rest: Option<JoinHandle<std::io::Result<String>>>,
+    /// The last lines of its stderr (passed on to ours as they come).
+    stderr: StderrTail,
+    /// Why it is down, once [`ChildServer::down`] found it so.
+    down: Option<String>,
 }
 
 impl Drop for ChildServer {
-    /// A child not stopped (a run that ended on an error) is killed, not
-    /// left serving.
+    /// A child not stopped (a run that ended on an error, or a server found
+    /// down) is killed with its process group and reaped, not left serving.
     fn drop(&mut self) {
-        if let Ok(None) = self.child.try_wait() {
-            kill(&mut self.child);
-        }
+        kill(&mut self.child);
     }
 }
 
@@ -162,7 +167,7 @@ impl ChildServer {
             .arg(&options.json)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit());
+            .stderr(Stdio::piped());
         if options.echo {
             cmd.arg("--echo");
         }
@@ -177,24 +182,66 @@ impl ChildServer {
         let mut child =
             super::interrupt::spawn(&mut cmd).with_context(|| format!("starting {}", exe.display()))?;
         let stdout = child.stdout.take().context("no stdout")?;
+        let stderr = StderrTail::follow(child.stderr.take().context("no stderr")?);
         let (first, rest) = read_lines(stdout);
         let line = match first.recv_timeout(LIMIT) {
             Ok(line) => line,
             Err(_) => {
                 kill(&mut child);
-                bail!("{} --library {library}: no `serving` line in {LIMIT:?}", exe.display());
+                bail!(
+                    "{} --library {library}: no `serving` line in {LIMIT:?}{}",
+                    exe.display(),
+                    stderr.said()
+                );
             }
         };
         let addr = line.split_whitespace().find_map(|w| w.parse::<SocketAddr>().ok());
         match addr {
-            Some(addr) if line.starts_with("serving") => {
-                Ok(ChildServer { child, addr, json: options.json.clone(), rest: Some(rest) })
-            }
+            Some(addr) if line.starts_with("serving") => Ok(ChildServer {
+                child,
+                library: library.to_string(),
+                addr,
+                json: options.json.clone(),
+                rest: Some(rest),
+                stderr,
+                down: None,
+            }),
             _ => {
+                // Ended before a word (a key it could not read, a crash):
+                // how it ended, and its stderr, say why.
+                let ended = if line.is_empty() {
+                    let until = Instant::now() + Duration::from_secs(1);
+                    let mut how = process_down(&mut child);
+                    while how.is_none() && Instant::now() < until {
+                        std::thread::sleep(Duration::from_millis(20));
+                        how = process_down(&mut child);
+                    }
+                    format!(
+                        "closed its stdout without a `serving ... on ADDR` line ({})",
+                        how.unwrap_or("still running".into())
+                    )
+                } else {
+                    format!("said {line:?}, not `serving ... on ADDR`")
+                };
                 kill(&mut child);
-                bail!("{} --library {library} said {line:?}, not `serving ... on ADDR`", exe.display())
+                bail!("{} --library {library} {ended}{}", exe.display(), stderr.said())
             }
         }
+    }
+
+    /// Why the server no longer serves, if it does not: it exited (its
+    /// status), or it is stopped (SIGSTOP, a debugger: it answers nothing),
+    /// with the last lines of its stderr. Once down, always down (a
+    /// stopped server is not loaded again: [`Drop`] kills it). `None`: it
+    /// runs. A run calls this between its slices and reports the server as
+    /// a failed row at once.
+    pub fn down(&mut self) -> Option<String> {
+        if self.down.is_none()
+            && let Some(why) = process_down(&mut self.child)
+        {
+            self.down = Some(format!("{why}{}", self.stderr.said()));
+        }
+        self.down.clone()
     }
 
     /// Where it listens.
@@ -212,9 +259,13 @@ impl ChildServer {
     /// Errors: it ran past that (killed), exited with an error, or its
     /// summary cannot be read.
     pub fn stop(mut self) -> Result<Summary> {
-        // SAFETY: kill of our own child's pid.
+        if let Some(why) = self.down() {
+            bail!("{} {why}", self.library);
+        }
+        // SAFETY: kill of our own child's pid, not yet reaped (down() saw it
+        // running).
         if unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) } != 0 {
-            bail!("signalling the child server: {}", std::io::Error::last_os_error());
+            bail!("signalling {}: {}", self.library, std::io::Error::last_os_error());
         }
         let started = Instant::now();
         let status = loop {
@@ -224,7 +275,7 @@ impl ChildServer {
             }
             if started.elapsed() > LIMIT {
                 kill(&mut self.child);
-                bail!("the child server did not stop in {LIMIT:?}; killed");
+                bail!("{} did not stop in {LIMIT:?}; killed{}", self.library, self.stderr.said());
             }
             std::thread::sleep(Duration::from_millis(20));
         };
@@ -235,7 +286,9 @@ impl ChildServer {
             .join()
             .map_err(|_| anyhow::anyhow!("reading the child's output"))??;
         if !status.success() {
-            bail!("the child server ended with {status}: {}", rest.trim());
+            let stdout =
+                if rest.trim().is_empty() { String::new() } else { format!("; its stdout: {}", rest.trim()) };
+            bail!("{} ended with {status} when asked to stop{stdout}{}", self.library, self.stderr.said());
         }
         let text = std::fs::read_to_string(&self.json)
             .with_context(|| format!("reading the child's summary {}", self.json.display()))?;
@@ -253,12 +306,90 @@ impl ChildServer {
     }
 }
 
-/// Kills a child that misbehaved and reaps it; the error being returned
+/// Kills a child (with its process group, [`super::interrupt::spawn`]'s)
+/// and reaps it, unless it was reaped before; the error being returned
 /// says what went wrong, so a failure here adds nothing.
 fn kill(child: &mut Child) {
-    let _killed = child.kill();
-    let _reaped = child.wait();
+    if let Ok(None) = child.try_wait() {
+        // SAFETY: a signal to the process group our own unreaped child leads.
+        unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) };
+        let _killed = child.kill();
+        let _reaped = child.wait();
+    }
     super::interrupt::forget(child);
+}
+
+/// Why a child process no longer serves, if it does not: it exited
+/// (`exited with exit status: 1`, `exited with signal: 9 (SIGKILL)`; then
+/// reaped), or it is stopped (`stopped (state T): it answers nothing`,
+/// from `/proc/PID/stat`, proc(5)). `None`: it runs (or `/proc` could not
+/// be read, which a running child's can).
+pub(crate) fn process_down(child: &mut Child) -> Option<String> {
+    match child.try_wait() {
+        Ok(Some(status)) => return Some(format!("exited with {status}")),
+        Err(e) => return Some(format!("cannot be waited for: {e}")),
+        Ok(None) => {}
+    }
+    let stat = std::fs::read_to_string(format!("/proc/{}/stat", child.id())).ok()?;
+    let state = stat.rsplit_once(')')?.1.split_whitespace().next()?;
+    matches!(state, "T" | "t")
+        .then(|| format!("stopped (state {state}, SIGSTOP or a tracer): it answers nothing"))
+}
+
+/// The last lines a child wrote to its stderr, each passed on to this
+/// process's stderr as it comes (so a user sees them where they always did).
+#[derive(Clone, Default)]
+pub(crate) struct StderrTail {
+    lines: Arc<Mutex<VecDeque<String>>>,
+    /// Set when the child's stderr closed (it ended).
+    closed: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl StderrTail {
+    /// Lines kept.
+    const LINES: usize = 8;
+
+    /// Reads `stderr` on a thread of its own until it closes.
+    pub(crate) fn follow(stderr: ChildStderr) -> StderrTail {
+        let tail = StderrTail::default();
+        let kept = tail.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines() {
+                let Ok(line) = line else { break };
+                // Our stderr gone: nothing to pass it to; it is still kept.
+                let _unseen = writeln!(std::io::stderr(), "{line}");
+                if let Ok(mut lines) = kept.lines.lock() {
+                    if lines.len() == Self::LINES {
+                        lines.pop_front();
+                    }
+                    lines.push_back(line);
+                }
+            }
+            kept.closed.store(true, std::sync::atomic::Ordering::Release);
+        });
+        tail
+    }
+
+    /// `; its last stderr lines: A | B`, or `; nothing on its stderr`,
+    /// once its stderr closed (the child ended: its last words are read) or
+    /// after at most 500 ms (a child that runs on, or whose own children
+    /// hold its stderr).
+    pub(crate) fn said(&self) -> String {
+        let until = Instant::now() + Duration::from_millis(500);
+        while !self.closed.load(std::sync::atomic::Ordering::Acquire) && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let lines: Vec<String> = self
+            .lines
+            .lock()
+            .map(|l| l.iter().map(|l| l.trim().to_string()).filter(|l| !l.is_empty()).collect())
+            .unwrap_or_default();
+        if lines.is_empty() {
+            "; nothing on its stderr".to_string()
+        } else {
+            format!("; its last stderr lines: {}", lines.join(" | "))
+        }
+    }
 }
 
 /// The first line of `stdout` on a channel, the rest on a thread.

@@ -156,14 +156,12 @@ pub fn check_json(json: Option<&PathBuf>) -> Result<()> {
     Ok(())
 }
 
-/// Writes `text` to stdout. Errors: stdout is closed or full (a pipe whose
-/// reader is gone: `serve | head -1`), said as an error, never a panic.
-/// A tool prints its report with this, keeps going to write its files,
-/// and returns this error last.
+/// Writes `text` to stdout ([`tls_bench_harness::out::print`]). Errors:
+/// stdout is closed or full (a pipe whose reader is gone: `serve | head
+/// -1`), said as an error, never a panic. A tool prints its report with
+/// this, keeps going to write its files, and returns this error last.
 pub fn print(text: &str) -> Result<()> {
-    use std::io::Write;
-    let mut out = std::io::stdout().lock();
-    out.write_all(text.as_bytes()).and_then(|()| out.flush()).context("writing to stdout")
+    Ok(tls_bench_harness::out::print(text)?)
 }
 
 /// `--list`: the libraries of this build, a name a line (the servers' and

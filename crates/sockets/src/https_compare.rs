@@ -99,6 +99,16 @@ impl Server {
         }
     }
 
+    /// Why it no longer serves, if it does not ([`ChildServer::down`],
+    /// [`Nginx::down`]); this process's servers go down only with it.
+    fn down(&mut self) -> Option<String> {
+        match self {
+            Server::Ours(_) => None,
+            Server::Child(c) => c.down(),
+            Server::Nginx(n) => n.down(),
+        }
+    }
+
     /// nginx's CPU seconds so far (`None` for the others, whose summary
     /// holds theirs). Errors: `/proc` not read.
     fn nginx_cpu_seconds(&self) -> Result<Option<f64>> {
@@ -122,9 +132,16 @@ impl Server {
     }
 }
 
-/// Runs the comparison; `progress` is told each slice. Errors: the client
+/// Runs the comparison; `progress` is told each slice. A server that
+/// dies or stops answering during the run (checked before and after each
+/// of its slices: its process exited or is stopped, or it completed no
+/// transaction in a slice), does not stop well, or counted a failed check
+/// of a connection is said on stderr at once, loaded no more, and its row
+/// marked failed ([`CompareServer::failure`], [`CompareRun::failures`]);
+/// the other servers' rows are measured and returned. Errors: the client
 /// library cannot do a row's parameters, a server cannot start (nginx not
-/// installed: named, with what to install), a tool fails.
+/// installed: named, with what to install), a tool fails against a server
+/// that is up.
 pub fn run(
     libraries: &[Box<dyn Library>],
     client: &dyn Library,
@@ -284,6 +301,9 @@ fn row(
         Ok(CoreTimes::read()?.busy_since(before, &options.server_cores))
     };
     let mut tool_runs: Vec<Vec<ToolRun>> = vec![Vec::new(); slots.len()];
+    // Why each server failed, once it did: it is loaded no more, and its
+    // row says so ([`CompareServer::failure`]).
+    let mut failed: Vec<Option<String>> = vec![None; servers.len()];
     let mut rng = oorandom::Rand64::new(0x5e1e_9e00 ^ options.rounds as u128);
     for round in 0..options.rounds {
         let mut order: Vec<usize> = (0..slots.len()).collect();
@@ -298,8 +318,24 @@ fn row(
         for k in order {
             let what =
                 |name: &str| format!("{params} {mode}, round {} of {}: {name}", round + 1, options.rounds);
+            let (Slot::Load(i) | Slot::Tool(i, _)) = slots[k];
+            // A server found down (between slices: it died, or it is
+            // stopped) is said at once and loaded no more.
+            let when = format!("round {} of {} ({params} {mode})", round + 1, options.rounds);
+            let check_down = |servers: &mut Vec<(String, Server)>, failed: &mut Vec<Option<String>>| {
+                if failed[i].is_none()
+                    && let Some(why) = servers[i].1.down()
+                {
+                    eprintln!("error: server {} failed in {when}: {why}; it is loaded no more", servers[i].0);
+                    failed[i] = Some(why);
+                }
+            };
+            check_down(&mut servers, &mut failed);
+            if failed[i].is_some() {
+                continue;
+            }
             match slots[k] {
-                Slot::Load(i) => {
+                Slot::Load(_) => {
                     let (name, server) = &servers[i];
                     progress(&what(name));
                     // Plaintext HTTP is loaded by a plaintext client, the
@@ -309,9 +345,25 @@ fn row(
                     let report = siege::run(loader, &siege_options(server.addr()))
                         .with_context(|| format!("loading {name}"))?;
                     busy[i].push(slice_busy(&before)?);
+                    let answered = report.transactions > 0;
                     reports[i].push(report);
+                    check_down(&mut servers, &mut failed);
+                    if failed[i].is_none() && !answered {
+                        // Alive, but no transaction completed in a whole
+                        // slice: not answering (hung, or refusing).
+                        let why = format!(
+                            "answered no transaction in a {:?} slice ({})",
+                            options.duration,
+                            reports[i].last().and_then(|r| r.unmeasured()).unwrap_or_default()
+                        );
+                        eprintln!(
+                            "error: server {} failed in {when}: {why}; it is loaded no more",
+                            servers[i].0
+                        );
+                        failed[i] = Some(why);
+                    }
                 }
-                Slot::Tool(i, tool) => {
+                Slot::Tool(_, tool) => {
                     let (name, server) = &servers[i];
                     progress(&what(&format!("{} against {name}", tool.name())));
                     // siege on new connections by repetitions (there its
@@ -335,21 +387,49 @@ fn row(
                         cores: options.client_cores.clone(),
                     };
                     let before = CoreTimes::read()?;
-                    let mut run = super::external::run(tool, &load)?;
-                    run.server_cpu_share = slice_busy(&before)?;
-                    tool_runs[k].push(run);
+                    let ran = super::external::run(tool, &load);
+                    check_down(&mut servers, &mut failed);
+                    match ran {
+                        // The tool failed because its server went down:
+                        // the server's failure, said above.
+                        Err(_) if failed[i].is_some() => {}
+                        Err(e) => return Err(e),
+                        Ok(mut run) => {
+                            run.server_cpu_share = slice_busy(&before)?;
+                            tool_runs[k].push(run);
+                        }
+                    }
                 }
             }
         }
     }
-    // Every server stopped, its own failures read: a failed check ends
-    // the run.
+    // Every server stopped, its own failures read: a server that does not
+    // stop well, or counted a failed check, is a failed row.
     let mut names = Vec::new();
     let mut server_errors = Vec::new();
     let mut server_cpu = Vec::new();
-    for (i, (name, server)) in servers.into_iter().enumerate() {
+    for (i, (name, mut server)) in servers.into_iter().enumerate() {
+        if let Some(why) = server.down() {
+            failed[i].get_or_insert(why);
+        }
+        if failed[i].is_some() {
+            // Killed with its process group as it is dropped.
+            drop(server);
+            names.push(name);
+            server_errors.push(Default::default());
+            server_cpu.push(None);
+            continue;
+        }
         let nginx_cpu = server.nginx_cpu_seconds()?;
-        let summary = server.stop().with_context(|| format!("stopping {name}"))?;
+        let summary = match server.stop() {
+            Ok(summary) => summary,
+            Err(e) => {
+                let why = format!("stopping it: {e:#}");
+                eprintln!("error: server {name} failed, {params} {mode}: {why}");
+                failed[i] = Some(why);
+                None
+            }
+        };
         server_cpu.push(match nginx_cpu {
             // nginx: over every client's transactions, https-load's and the tools'.
             Some(cpu) => {
@@ -368,12 +448,14 @@ fn row(
         });
         let errors = summary.map(|s| (s.errors, s.error_examples)).unwrap_or_default();
         for kind in [super::ErrorKind::Negotiated, super::ErrorKind::Corrupt] {
-            if let Some(n) = errors.0.get(&kind) {
-                bail!(
-                    "{name} {params} {mode}: {n} connections failed the {} check on the server (first: {})",
+            if let Some(n) = errors.0.get(&kind)
+                && failed[i].is_none()
+            {
+                failed[i] = Some(format!(
+                    "{n} connections failed the {} check on the server (first: {})",
                     kind.name(),
                     errors.1.first().map_or("-", String::as_str)
-                );
+                ));
             }
         }
         server_errors.push(errors.0);
@@ -381,9 +463,10 @@ fn row(
     }
     let rates: Vec<Vec<f64>> =
         reports.iter().map(|r| r.iter().map(|r| r.transaction_rate).collect()).collect();
-    // The row's best: its fastest TLS server (plaintext HTTP is not one).
+    // The row's best: its fastest TLS server (plaintext HTTP is not one,
+    // nor a server that failed).
     let best = (0..names.len())
-        .filter(|&i| names[i] != super::PLAINTEXT)
+        .filter(|&i| names[i] != super::PLAINTEXT && failed[i].is_none())
         .max_by(|&a, &b| median(&rates[a]).unwrap_or(0.0).total_cmp(&median(&rates[b]).unwrap_or(0.0)));
     let mut results = Vec::new();
     for (i, name) in names.iter().enumerate() {
@@ -391,8 +474,10 @@ fn row(
         results.push(CompareServer {
             server: name.clone(),
             rate,
-            slower_than_best: best.and_then(|b| paired_ratio(&rates[b], &rates[i])),
-            report: reports[i][k].clone(),
+            slower_than_best: best
+                .filter(|_| failed[i].is_none())
+                .and_then(|b| paired_ratio(&rates[b], &rates[i])),
+            report: reports[i].get(k).cloned().unwrap_or_default(),
             failed: reports[i].iter().map(|r| r.failed_transactions).sum(),
             errors: reports[i].iter().flat_map(|r| r.errors.iter()).fold(
                 Default::default(),
@@ -407,12 +492,18 @@ fn row(
             server_errors: server_errors[i].clone(),
             server_cpu_us_per_request: server_cpu[i],
             server_cpu_share: busy[i].get(k).copied().flatten(),
+            failure: failed[i].clone(),
         });
     }
-    results.sort_by(|a, b| b.rate.total_cmp(&a.rate));
+    // Fastest first, the failed last.
+    results.sort_by(|a, b| a.failure.is_some().cmp(&b.failure.is_some()).then(b.rate.total_cmp(&a.rate)));
     let mut external = Vec::new();
     for (k, slot) in slots.iter().enumerate() {
         if let Slot::Tool(i, _) = *slot {
+            // A tool against a server that failed: no figure beside it.
+            if failed[i].is_some() || tool_runs[k].is_empty() {
+                continue;
+            }
             let tool_rates: Vec<f64> = tool_runs[k].iter().map(|t| t.transaction_rate).collect();
             let (rate, m) = at_median(&tool_rates);
             external.push(ToolResult {

@@ -55,6 +55,9 @@ struct State {
     /// The process groups of the children started by [`spawn`] and not yet
     /// reaped ([`forget`]).
     children: Mutex<Vec<i32>>,
+    /// Directories of this run's own making, half written, removed when a
+    /// signal ends the process ([`remove_on_exit`]).
+    litter: Mutex<Vec<std::path::PathBuf>>,
 }
 
 fn state() -> &'static State {
@@ -63,6 +66,7 @@ fn state() -> &'static State {
         signal: watch::Sender::new(None),
         came: AtomicBool::new(false),
         children: Mutex::new(Vec::new()),
+        litter: Mutex::new(Vec::new()),
     })
 }
 
@@ -100,6 +104,7 @@ pub fn install(on_signal: OnSignal) -> Result<()> {
                     };
                     if !first {
                         stop_children(Duration::ZERO);
+                        remove_litter();
                         std::process::exit(128 + number);
                     }
                     first = false;
@@ -112,6 +117,7 @@ pub fn install(on_signal: OnSignal) -> Result<()> {
                     );
                     stop_children(GRACE);
                     if on_signal == OnSignal::Exit {
+                        remove_litter();
                         std::process::exit(128 + number);
                     }
                 }
@@ -212,9 +218,41 @@ pub fn spawn(cmd: &mut Command) -> io::Result<Child> {
 /// A child started by [`spawn`] has been reaped: its group is no longer
 /// stopped on a signal.
 pub fn forget(child: &Child) {
-    let pid = child.id() as i32;
+    forget_id(child.id());
+}
+
+/// [`forget`] by process id (for a child consumed by its wait).
+pub fn forget_id(pid: u32) {
     if let Ok(mut c) = state().children.lock() {
-        c.retain(|&p| p != pid);
+        c.retain(|&p| p != pid as i32);
+    }
+}
+
+/// Removes the directory `path` (this run's own, half written: a results
+/// directory's staging, a build set aside) if a signal ends the process
+/// before [`keep`] is called for it, after the children are stopped (they
+/// may write into it). A process killed with SIGKILL removes nothing: the
+/// next run that makes such a directory cleans the ones of processes gone.
+pub fn remove_on_exit(path: &std::path::Path) {
+    if let Ok(mut l) = state().litter.lock() {
+        l.push(path.to_path_buf());
+    }
+}
+
+/// `path` is no longer to be removed on a signal ([`remove_on_exit`]): it
+/// was moved into place, or removed.
+pub fn keep(path: &std::path::Path) {
+    if let Ok(mut l) = state().litter.lock() {
+        l.retain(|p| p != path);
+    }
+}
+
+/// Removes what [`remove_on_exit`] named (a failure changes nothing: the
+/// process is exiting on a signal).
+fn remove_litter() {
+    let paths: Vec<std::path::PathBuf> = state().litter.lock().map(|l| l.clone()).unwrap_or_default();
+    for path in paths {
+        let _gone = std::fs::remove_dir_all(&path);
     }
 }
 
@@ -243,7 +281,7 @@ fn stop_children(grace: Duration) {
 
 /// Whether a process of group `group` is still running (not a zombie),
 /// from `/proc`.
-fn group_has_running(group: i32) -> bool {
+pub(crate) fn group_has_running(group: i32) -> bool {
     let Ok(entries) = std::fs::read_dir("/proc") else { return false };
     entries.flatten().any(|e| {
         let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else { return false };

@@ -198,6 +198,15 @@ impl Nginx {
         Ok(String::from_utf8_lossy(&out.stderr).trim().trim_start_matches("nginx version: ").to_string())
     }
 
+    /// Why nginx no longer serves, if it does not: its master exited or
+    /// is stopped ([`super::child::process_down`]), with the last lines of
+    /// its error log. `None`: it runs. (A worker that dies is replaced by
+    /// the master; its requests fail, and the load counts them.)
+    pub fn down(&mut self) -> Option<String> {
+        let why = super::child::process_down(&mut self.child)?;
+        Some(format!("nginx's master process {why}; its error log: {}", self.error_log()))
+    }
+
     /// The last lines of its error log.
     fn error_log(&self) -> String {
         let log = fs::read_to_string(self.dir.join("error.log")).unwrap_or_default();
@@ -240,20 +249,27 @@ impl Nginx {
 }
 
 impl Drop for Nginx {
+    /// SIGQUIT to the master (it stops its workers), then SIGKILL to the
+    /// whole process group after 5 s, or at once when the master is gone
+    /// already: workers whose master was killed keep serving otherwise,
+    /// adopted by init.
     fn drop(&mut self) {
-        // SAFETY: a signal to our own child.
-        unsafe { libc::kill(self.child.id() as i32, libc::SIGQUIT) };
+        let group = self.child.id() as i32;
+        if matches!(self.child.try_wait(), Ok(None)) {
+            // SAFETY: a signal to our own child, not reaped.
+            unsafe { libc::kill(group, libc::SIGQUIT) };
+        }
         let started = Instant::now();
-        while matches!(self.child.try_wait(), Ok(None)) {
-            if started.elapsed() > Duration::from_secs(5) {
-                // SAFETY: its process group (interrupt::spawn): the master
-                // and its workers.
-                unsafe { libc::kill(-(self.child.id() as i32), libc::SIGKILL) };
-                let _ = self.child.wait();
-                break;
-            }
+        // The group's id is not another's: the master is not reaped before
+        // the SIGKILL (a zombie counts as gone), or, reaped by down(), its
+        // workers still hold the group.
+        while super::interrupt::group_has_running(group) && started.elapsed() < Duration::from_secs(5) {
             std::thread::sleep(Duration::from_millis(20));
         }
+        // SAFETY: its process group (interrupt::spawn): the master and its
+        // workers, whoever is left of them.
+        unsafe { libc::kill(-group, libc::SIGKILL) };
+        let _reaped = self.child.wait();
         super::interrupt::forget(&self.child);
     }
 }

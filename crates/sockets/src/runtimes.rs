@@ -9,7 +9,7 @@
 
 use std::{
     path::{Path, PathBuf},
-    process::Command,
+    process::{Command, Stdio},
 };
 
 use anyhow::{Context, Result, bail};
@@ -85,6 +85,26 @@ pub const RUNTIMES: [Runtime; 5] = [
     },
 ];
 
+/// The version of the build steps written here (the wrappers, the
+/// toolchains' options), part of every build's key: raised when they
+/// change, so a build made by the old steps is not reused.
+const RECIPE: u32 = 2;
+
+/// Removes the build directories (`.build-PID-...`) under `parent` of
+/// processes no longer running: a build whose tool was killed (SIGKILL)
+/// mid-way. Failures are left alone: the next build tries again.
+fn remove_abandoned_builds(parent: &Path) {
+    let Ok(entries) = std::fs::read_dir(parent) else { return };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(pid) = name.strip_prefix(".build-").and_then(|r| r.split('-').next()) else { continue };
+        let Ok(pid) = pid.parse::<u32>() else { continue };
+        if pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists() {
+            let _removed = std::fs::remove_dir_all(entry.path());
+        }
+    }
+}
+
 /// `program` on PATH.
 fn on_path(program: &str) -> Option<PathBuf> {
     let path = std::env::var_os("PATH").unwrap_or_default();
@@ -93,8 +113,16 @@ fn on_path(program: &str) -> Option<PathBuf> {
 
 /// Runs `cmd`, the `what` step of a runtime's build. Errors: it cannot
 /// start, or fails (with its standard error).
+/// The toolchain runs as the servers do ([`super::interrupt::spawn`]): it
+/// dies with the tool, a SIGKILL of the tool included (no `javac` left
+/// compiling), and a signal stops it.
 fn run(mut cmd: Command, what: &str) -> Result<()> {
-    let out = cmd.output().with_context(|| format!("starting {what}"))?;
+    cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let child = super::interrupt::spawn(&mut cmd).with_context(|| format!("starting {what}"))?;
+    let pid = child.id();
+    let out = child.wait_with_output().with_context(|| format!("waiting for {what}"));
+    super::interrupt::forget_id(pid);
+    let out = out?;
     if !out.status.success() {
         bail!("{what} failed:\n{}", String::from_utf8_lossy(&out.stderr).trim());
     }
@@ -217,7 +245,9 @@ fn erlang_build(erlc: &Path, src: &Path, exe: &Path) -> Result<()> {
     cmd.arg("-o").arg(&ebin).arg(src.join("https_serve.erl"));
     run(cmd, "erlc https_serve.erl")?;
     let erl = on_path("erl").context("erl is not on PATH")?;
-    let mut words = vec![quoted(&erl)?];
+    // A VM that crashes writes its dump beside the build, not into the
+    // caller's working directory.
+    let mut words = vec!["env".to_string(), format!("ERL_CRASH_DUMP={BESIDE}erl_crash.dump"), quoted(&erl)?];
     words.extend(["-noshell", "+Bi", "-pa"].map(String::from));
     words.push(format!("{BESIDE}ebin"));
     words.extend(["-s", "https_serve", "start", "-extra"].map(String::from));
@@ -273,6 +303,16 @@ pub fn select(names: &[String]) -> Result<Vec<&'static Runtime>> {
 /// The runtimes `names` names ([`select`], without the toolchains'
 /// check).
 fn named(names: &[String]) -> Result<Vec<&'static Runtime>> {
+    // The value as given (clap split it at its commas).
+    let given = names.join(",");
+    if names.iter().any(|n| n.trim().is_empty()) {
+        bail!("--runtimes {given:?}: an empty name in the list (a comma too many?)");
+    }
+    if names.len() > 1
+        && let Some(word) = names.iter().find(|n| *n == "all" || *n == "none")
+    {
+        bail!("--runtimes {given:?}: {word} stands alone; name runtimes, or give all or none");
+    }
     if names.is_empty() || names.iter().any(|n| n == "all") {
         return Ok(RUNTIMES.iter().collect());
     }
@@ -288,9 +328,7 @@ fn named(names: &[String]) -> Result<Vec<&'static Runtime>> {
 /// Where the runtimes' servers are set up: `target/runtimes/` of the
 /// repository (or of `CARGO_TARGET_DIR`).
 pub fn dir() -> PathBuf {
-    std::env::var_os("CARGO_TARGET_DIR")
-        .map_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target"), PathBuf::from)
-        .join("runtimes")
+    tls_bench_harness::paths::target_dir().join("runtimes")
 }
 
 /// The servers of the runtimes `names` selects ([`select`]), each set up
@@ -327,6 +365,7 @@ impl Runtime {
         }
         toolchain.hash(&mut hasher);
         tls_bench_harness::certs::CERTS_DIR.hash(&mut hasher);
+        RECIPE.hash(&mut hasher);
         Ok(hasher.finish())
     }
 
@@ -347,7 +386,9 @@ impl Runtime {
     /// output), or the server does not list its library.
     pub fn build(&self, dir: &Path) -> Result<Build> {
         let Some(toolchain) = (self.toolchain)() else {
-            bail!("the {} server needs {}; or leave it out (--runtimes none)", self.name, self.needs)
+            // No option named: the callers' options differ (--runtimes,
+            // https-attack's --runtime); select() says it with its own.
+            bail!("the {} server needs {}", self.name, self.needs)
         };
         // One directory per version of the sources and toolchain, built
         // aside and moved into place whole: a build never rewrites files a
@@ -356,19 +397,30 @@ impl Runtime {
         let home = parent.join(format!("{:016x}", self.key(&toolchain)?));
         let exe = home.join("https-serve");
         if !exe.is_file() {
+            remove_abandoned_builds(&parent);
             let aside =
                 parent.join(format!(".build-{}-{:?}", std::process::id(), std::thread::current().id()));
             let _ = std::fs::remove_dir_all(&aside);
             std::fs::create_dir_all(&aside).with_context(|| format!("creating {}", aside.display()))?;
-            (self.build)(&toolchain, &self.sources(), &aside.join("https-serve")).with_context(|| {
-                format!(
-                    "building the {} server ({}); it needs {}",
-                    self.name,
-                    self.sources().display(),
-                    self.needs
-                )
-            })?;
-            if let Err(e) = std::fs::rename(&aside, &home) {
+            // A signal during the build leaves no half-built directory.
+            super::interrupt::remove_on_exit(&aside);
+            let built =
+                (self.build)(&toolchain, &self.sources(), &aside.join("https-serve")).with_context(|| {
+                    format!(
+                        "building the {} server ({}); it needs {}",
+                        self.name,
+                        self.sources().display(),
+                        self.needs
+                    )
+                });
+            if built.is_err() {
+                let _removed = std::fs::remove_dir_all(&aside);
+                super::interrupt::keep(&aside);
+            }
+            built?;
+            let moved = std::fs::rename(&aside, &home);
+            super::interrupt::keep(&aside);
+            if let Err(e) = moved {
                 // Another build moved the same one into place first.
                 std::fs::remove_dir_all(&aside).with_context(|| format!("removing {}", aside.display()))?;
                 if !exe.is_file() {
@@ -401,6 +453,13 @@ mod tests {
         assert_eq!(names(&["go"]).unwrap(), ["go"]);
         let e = names(&["python"]).unwrap_err().to_string();
         assert!(e.contains("\"python\"") && e.contains("go, node, java, jss, erlang, all and none"), "{e}");
+        // Contradictions and empty names are refused, quoting the value given.
+        let e = names(&["none", "go"]).unwrap_err().to_string();
+        assert!(e.contains("\"none,go\"") && e.contains("none stands alone"), "{e}");
+        let e = names(&["go", "all"]).unwrap_err().to_string();
+        assert!(e.contains("all stands alone"), "{e}");
+        let e = names(&["go", ""]).unwrap_err().to_string();
+        assert!(e.contains("\"go,\"") && e.contains("an empty name"), "{e}");
     }
 
     #[test]

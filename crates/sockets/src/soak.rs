@@ -68,6 +68,15 @@ impl Proc {
         }
     }
 
+    /// Why it no longer serves, if it does not ([`ChildServer::down`],
+    /// [`Nginx::down`]).
+    fn down(&mut self) -> Option<String> {
+        match self {
+            Proc::Ours(child) => child.down(),
+            Proc::Nginx(n) => n.down(),
+        }
+    }
+
     /// Stops it: SIGINT for ours ([`ChildServer::stop`]), nginx dropped.
     /// Errors: ours did not stop in 15 s, or exited with a failure.
     fn stop(self) -> Result<()> {
@@ -118,9 +127,11 @@ fn start_child(exe: &Path, library: &str, options: &SoakOptions) -> Result<(Proc
 /// every library of `others` (other runtimes' servers, [`super::runtimes`])
 /// that does (a printed skip with its reason if not), and nginx, each
 /// loaded at once by its own library's client (plaintext HTTP by
-/// plaintext; nginx and the others by `other_client`). Errors: a server
-/// cannot start or its probe fails, a load fails to run, a sample cannot
-/// be read.
+/// plaintext; nginx and the others by `other_client`). A server that dies
+/// or stops during the soak, or does not stop well, is said on stderr at
+/// once and its row marked failed ([`SoakServer::failure`]); the others
+/// go on. Errors: a server cannot start or its probe fails, a load fails
+/// to run, a running server's sample cannot be read.
 pub fn run(
     libraries: &[Box<dyn Library>],
     others: &[Build],
@@ -162,11 +173,31 @@ pub fn run(
         let addr = n.addr();
         servers.push((super::https_compare::NGINX.to_string(), Proc::Nginx(n), addr, other_client.name()));
     }
-    // Every server sampled every second, here, while the loads run.
+    // Every server sampled every second, here, while the loads run; a
+    // server found down is said at once, sampled no more, and its row
+    // marked failed (its load backs off against the closed port until the
+    // others end).
     let mut samples: Vec<Vec<u64>> = vec![Vec::new(); servers.len()];
-    for (i, (_, proc, _, _)) in servers.iter().enumerate() {
-        samples[i].push(proc.rss_kib()?);
-    }
+    let mut failed: Vec<Option<String>> = vec![None; servers.len()];
+    let started = Instant::now();
+    let mut sample = |servers: &mut Vec<(String, Proc, SocketAddr, String)>| -> Result<()> {
+        for (i, (name, proc, _, _)) in servers.iter_mut().enumerate() {
+            if failed[i].is_some() {
+                continue;
+            }
+            if let Some(why) = proc.down() {
+                eprintln!(
+                    "error: server {name} failed {:.0} s into the soak: {why}; its row is marked failed",
+                    started.elapsed().as_secs_f64()
+                );
+                failed[i] = Some(why);
+                continue;
+            }
+            samples[i].push(proc.rss_kib().with_context(|| format!("sampling {name}'s RSS"))?);
+        }
+        Ok(())
+    };
+    sample(&mut servers)?;
     let loads: Vec<_> = servers
         .iter()
         .map(|(_, _, addr, client)| {
@@ -187,27 +218,34 @@ pub fn run(
             std::thread::spawn(move || super::siege::run(&*loader?, &siege))
         })
         .collect();
-    let started = Instant::now();
     let mut next = started + Duration::from_secs(1);
     while !loads.iter().all(|l| l.is_finished()) {
         std::thread::sleep(next.saturating_duration_since(Instant::now()));
         next += Duration::from_secs(1);
-        for (i, (_, proc, _, _)) in servers.iter().enumerate() {
-            samples[i].push(proc.rss_kib()?);
-        }
+        sample(&mut servers)?;
     }
+    // One last look: a server that died in the last second.
+    sample(&mut servers)?;
     let mut results = Vec::new();
-    for ((name, proc, _, _), (load, samples)) in servers.into_iter().zip(loads.into_iter().zip(samples)) {
+    for (((name, proc, _, _), (load, samples)), mut failure) in
+        servers.into_iter().zip(loads.into_iter().zip(samples)).zip(failed)
+    {
         let load = load.join().map_err(|_| anyhow!("the load of {name} panicked"))??;
-        proc.stop()?;
+        if failure.is_none()
+            && let Err(e) = proc.stop()
+        {
+            let why = format!("stopping it: {e:#}");
+            eprintln!("error: server {name} failed: {why}");
+            failure = Some(why);
+        }
         let rss = RssTrace::of(samples, Duration::from_secs(1));
-        let growing = (rss.samples_kib.len() >= MIN_SAMPLES)
+        let growing = (failure.is_none() && rss.samples_kib.len() >= MIN_SAMPLES)
             .then(|| rss.slope_last_half_kib_per_min.is_some_and(|s| s > options.max_growth_kib_per_min));
-        results.push(SoakServer { server: name, rss, growing, load });
+        results.push(SoakServer { server: name, rss, growing, load, failure });
     }
     Ok(SoakRun {
         parameters: options.params.to_string(),
-        seconds: started.elapsed().as_secs_f64(),
+        seconds: options.duration.as_secs_f64(),
         concurrent: options.concurrent,
         mode: if options.keep_alive { "keep-alive" } else { "new-connection" }.to_string(),
         max_growth_kib_per_min: options.max_growth_kib_per_min,

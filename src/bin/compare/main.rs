@@ -38,6 +38,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use tls_bench_harness::{
     bench::{Case, Matrix, library_family},
     error::exit_code,
+    out, parsed_or_exit, paths,
 };
 use tls_bench_results::{compare as results, outdir::RunDir};
 
@@ -90,8 +91,9 @@ enum Sub {
         a: PathBuf,
         /// The second run's results.json.
         b: PathBuf,
-        /// Largest accepted difference at the sweep centre, in percent.
-        #[arg(long, default_value_t = 3.0)]
+        /// Largest accepted difference at the sweep centre, in percent (a
+        /// number, 0 or more).
+        #[arg(long, default_value_t = 3.0, value_parser = percent_arg)]
         max_percent: f64,
     },
 }
@@ -116,16 +118,19 @@ struct RunArgs {
     /// 16 KiB) or `full`.
     #[arg(long, default_value = "sweep")]
     matrix: String,
-    /// Rounds (each library of each row runs once per round).
+    /// Rounds (each library of each row runs once per round), at least 2
+    /// [default: 80; --quick 8; --sockets 10, with --quick 3].
     #[arg(long)]
     rounds: Option<u32>,
-    /// Target length of one slice, in ms (1 to 5000).
+    /// Target length of one slice, in ms (1 to 5000) [default: 20; --quick
+    /// 5; --sockets 300, with --quick 30].
     #[arg(long)]
     slice_ms: Option<u64>,
     /// Worker processes per variant over the run, one after the other (the
     /// rounds are split between them): a process's own layout (code and
     /// heap addresses) moves a library's figures by a few percent, and
-    /// several processes average that out.
+    /// several processes average that out. 1 to --rounds [default: 8;
+    /// --quick 2; --sockets 2, with --quick 1; never more than --rounds].
     #[arg(long)]
     epochs: Option<u32>,
     /// A short run: 8 rounds of 5 ms slices, 2 epochs (a smoke test).
@@ -173,7 +178,7 @@ struct RunArgs {
     /// Where JSON, CSV, SVG and the environment go: a new or empty
     /// directory, or one a previous run wrote (checked before any work,
     /// and replaced whole when the run is done).
-    #[arg(long, default_value = concat!(env!("CARGO_MANIFEST_DIR"), "/target/compare"))]
+    #[arg(long, default_value_os_t = paths::target_dir().join("compare"))]
     out: PathBuf,
     /// Use the worker binaries already built under `target/compare-workers/`
     /// instead of building them with cargo.
@@ -182,10 +187,13 @@ struct RunArgs {
 }
 
 fn main() -> ExitCode {
-    let result = run(Cli::parse());
+    let cli = parsed_or_exit!(Cli::try_parse());
+    let worker = matches!(cli.worker, Some(Sub::Worker { .. }));
+    let result = run(cli);
     // A worker whose parent is gone (an interrupted run) ends quietly:
     // its "Broken pipe" would read as if compare had failed.
-    if let Err(e) = &result
+    if worker
+        && let Err(e) = &result
         && e.chain()
             .any(|c| c.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == ErrorKind::BrokenPipe))
     {
@@ -220,7 +228,7 @@ fn run(cli: Cli) -> Result<()> {
                 a.display(),
                 b.display()
             );
-            print!("{}", results::diff_markdown(&diffs));
+            out!("{}", results::diff_markdown(&diffs))?;
             let worst = results::largest_differences(&diffs).0;
             ensure!(
                 worst <= max_percent,
@@ -229,6 +237,15 @@ fn run(cli: Cli) -> Result<()> {
             Ok(())
         }
         None => compare(cli.run),
+    }
+}
+
+/// `--max-percent`'s value: a finite number, 0 or more (NaN and negative
+/// values would fail every diff). Errors name the value and what is valid.
+fn percent_arg(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(p) if p.is_finite() && p >= 0.0 => Ok(p),
+        _ => Err(format!("{text:?}: valid values are numbers of percent, 0 or more (3, 0.5)")),
     }
 }
 
@@ -277,7 +294,8 @@ fn compare(args: RunArgs) -> Result<()> {
         "--slice-ms {}: valid are 1 to {MAX_SLICE_MS} ms",
         slice.as_millis()
     );
-    let epochs = args.epochs.unwrap_or(default_epochs);
+    // A default never refuses a --rounds the user gave: at most one epoch a round.
+    let epochs = args.epochs.unwrap_or(default_epochs.min(rounds));
     ensure!((1..=rounds).contains(&epochs), "--epochs {epochs}: valid are 1 to --rounds ({rounds})");
     let chosen = tls_bench::variants::select(&args.variants)?;
     let runtimes: Vec<String> = if args.sockets {
@@ -320,7 +338,7 @@ fn compare(args: RunArgs) -> Result<()> {
     }
 
     // Build every worker first: nothing is timed while a compiler runs.
-    let workers_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/compare-workers");
+    let workers_dir = paths::target_dir().join("compare-workers");
     let mut exes = Vec::new();
     // Variants share target directories (`target/release/compare` is each
     // one's build in turn): one run at a time builds and installs.
@@ -429,7 +447,7 @@ fn compare(args: RunArgs) -> Result<()> {
     let summary = model::summarise(&ordered);
     write_outputs(out.path(), &summary, &ordered, &environment, rounds)?;
     out.commit()?;
-    print!("{}", results::markdown(&summary, &environment, rounds as usize));
+    out!("{}", results::markdown(&summary, &environment, rounds as usize))?;
     eprintln!("compare: JSON, CSV, SVG and the environment are in {}", args.out.display());
     Ok(())
 }
@@ -469,9 +487,6 @@ fn shuffle<T>(v: &mut [T], rng: &mut oorandom::Rand64) {
     }
 }
 
-/// Keeps the cases of the libraries `selectors` name (all when empty), and
-/// of those libraries' crypto floors. Errors: a selector that names no
-/// library, listing the valid names.
 /// Says that nothing runnable matches `filter`, with the rows of the
 /// matrix (whatever the filter: what a filter can match).
 fn no_match(opts: &WorkerOptions, filter: Option<&str>) -> String {
@@ -502,6 +517,11 @@ fn check_selectors(libraries: &[&str], selectors: &[String]) -> Result<()> {
     Ok(())
 }
 
+/// Keeps the cases of the libraries `selectors` name (all when empty), and
+/// of those libraries' crypto floors. Errors: a selector that names no
+/// library, listing the valid names; selectors that name crypto floors
+/// only (a floor is measured beside its library, as a share of it: alone
+/// its tables would have no library's column).
 fn select_libraries(infos: Vec<(usize, CaseInfo)>, selectors: &[String]) -> Result<Vec<(usize, CaseInfo)>> {
     if selectors.is_empty() {
         return Ok(infos);
@@ -510,6 +530,15 @@ fn select_libraries(infos: Vec<(usize, CaseInfo)>, selectors: &[String]) -> Resu
     check_selectors(&names, selectors)?;
     let matches = |lib: &str, sel: &str| lib == sel || library_family(lib) == sel;
     let chosen = |c: &CaseInfo| selectors.iter().any(|s| matches(&c.library, s));
+    let is_floor =
+        |c: &CaseInfo| infos.iter().any(|(_, o)| o.crypto_floor.as_deref() == Some(c.library.as_str()));
+    if infos.iter().filter(|(_, c)| chosen(c)).all(|(_, c)| is_floor(c)) {
+        bail!(
+            "--libraries {}: crypto floors only; a floor runs beside its library (name the library: its floor \
+             comes with it)",
+            selectors.join(",")
+        );
+    }
     let floors: Vec<String> =
         infos.iter().filter(|(_, c)| chosen(c)).filter_map(|(_, c)| c.crypto_floor.clone()).collect();
     Ok(infos.into_iter().filter(|(_, c)| chosen(c) || floors.contains(&c.library)).collect())

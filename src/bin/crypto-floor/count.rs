@@ -17,6 +17,7 @@ use tls_bench_harness::{
     },
     harness::TlsLibrary,
     libs::{self, BackendVisitor},
+    outln,
     params::Params,
     runner::{Prepared, prepare},
     transport::Side,
@@ -188,26 +189,27 @@ pub fn run(parameters: &[String], asked: &[String]) -> Result<()> {
     let params = select_parameters(parameters)?;
     let libs = libraries();
     let selected = select_libraries(&libs, asked)?;
+    count::check_valgrind()?;
     let exe = std::env::current_exe().context("finding this program's path")?;
     let work: PathBuf = std::env::temp_dir();
     let mut failures = Vec::new();
-    println!(
+    outln!(
         "Calls to each primitive's functions per handshake, counted by Callgrind on each side \
          (table: the operation table's number, shown where it differs; HMACs may exceed it), \
          and instructions per side beside the crypto floor's.\n"
-    );
+    )?;
     for p in params {
         let flights = ops::handshake(&p);
-        println!("### {p}\n");
-        println!("| library | side | calls counted | instructions | crypto floor | floor / library |");
-        println!("|---|---|---|---:|---:|---:|");
+        outln!("### {p}\n")?;
+        outln!("| library | side | calls counted | instructions | crypto floor | floor / library |")?;
+        outln!("|---|---|---|---:|---:|---:|")?;
         let mut floors: HashMap<String, std::result::Result<Sides, String>> = HashMap::new();
         for c in &selected {
             let name = c.library.name();
             let sides = match count_one(&exe, &work, &libs, p, &name)? {
                 Ok(s) => s,
                 Err(why) => {
-                    println!("| {name} | skip: {why} | | | | |");
+                    outln!("| {name} | skip: {why} | | | | |")?;
                     continue;
                 }
             };
@@ -258,10 +260,10 @@ pub fn run(parameters: &[String], asked: &[String]) -> Result<()> {
                     }
                     Err(why) => (format!("skip: {why}"), String::new()),
                 };
-                println!(
+                outln!(
                     "| {name} | {side} | {} | {ir} | {floor_ir} | {ratio} |",
                     cell(c.profile, &checks, &hidden)
-                );
+                )?;
             }
         }
         // Each floor's own calls: the table's by construction, so a check
@@ -289,14 +291,14 @@ pub fn run(parameters: &[String], asked: &[String]) -> Result<()> {
                         profile.name
                     ));
                 }
-                println!(
+                outln!(
                     "| {floor} | {side} | {} | {} | | |",
                     cell(profile, &checks, &hidden),
                     sides[i].instructions
-                );
+                )?;
             }
         }
-        println!();
+        outln!()?;
     }
     if !failures.is_empty() {
         bail!(
@@ -305,8 +307,8 @@ pub fn run(parameters: &[String], asked: &[String]) -> Result<()> {
             failures.join("\n- ")
         );
     }
-    println!(
+    outln!(
         "Every count agrees with the operation table, and every floor is below its library on each side."
-    );
+    )?;
     Ok(())
 }

@@ -33,7 +33,9 @@ mod count;
 mod speed;
 
 use speed::{NAMES, Speed};
-use tls_bench_harness::{error::exit_code, floor::ops, params::Params, transport::Side};
+use tls_bench_harness::{
+    error::exit_code, floor::ops, out, outln, params::Params, parsed_or_exit, transport::Side,
+};
 use tls_bench_results::stats::median;
 
 #[derive(Parser)]
@@ -93,13 +95,13 @@ const AGREEMENT: f64 = 0.10;
 const JUDGED: usize = NAMES.len();
 
 fn main() -> ExitCode {
-    exit_code(run(Cli::parse()))
+    exit_code(run(parsed_or_exit!(Cli::try_parse())))
 }
 
 fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Cmd::Ops => {
-            print!("{}", ops_table());
+            out!("{}", ops_table())?;
             Ok(())
         }
         Cmd::Count { parameters, libraries } => count::run(&parameters, &libraries),
@@ -116,16 +118,16 @@ fn run(cli: Cli) -> Result<()> {
                 !backends.is_empty(),
                 "this build has no crypto floor (build with rustls, openssl, boring or wolfssl, and tools)"
             );
-            println!("| backend | {} |", NAMES.join(" | "));
-            println!("|---{}|", "|---".repeat(NAMES.len()));
+            outln!("| backend | {} |", NAMES.join(" | "))?;
+            outln!("|---{}|", "|---".repeat(NAMES.len()))?;
             for b in backends {
                 let rates = (b.measure)(each).with_context(|| b.backend.clone())?;
                 let cells: Vec<String> = rates.iter().map(|s| format!("{:.1}", s.rate)).collect();
-                println!("| {} | {} |", b.backend, cells.join(" | "));
+                outln!("| {} | {} |", b.backend, cells.join(" | "))?;
             }
-            println!(
+            outln!(
                 "\n(operations per second; aes-128-gcm 16384: 1000s of bytes per second, as openssl speed)"
-            );
+            )?;
             Ok(())
         }
     }
@@ -223,25 +225,25 @@ fn against_openssl(each: Duration, rounds: u32) -> Result<()> {
             rates[i].1.push(y.rate);
         }
     }
-    println!(
+    outln!(
         "| primitive | {} (floor) | openssl speed | floor / openssl speed (median of {rounds} rounds) |",
         ours.backend
-    );
-    println!("|---|---|---|---|");
+    )?;
+    outln!("|---|---|---|---|")?;
     let mut off = Vec::new();
     for (i, name) in NAMES.iter().enumerate() {
         let m = |v: &[f64]| median(v).unwrap_or(f64::NAN);
         let ratio = m(&ratios[i]);
-        println!("| {name} | {:.1} | {:.1} | {ratio:.3} |", m(&rates[i].0), m(&rates[i].1));
+        outln!("| {name} | {:.1} | {:.1} | {ratio:.3} |", m(&rates[i].0), m(&rates[i].1))?;
         if i < JUDGED && !((1.0 - AGREEMENT)..=(1.0 + AGREEMENT)).contains(&ratio) {
             off.push(format!("{name} ({ratio:.3})"));
         }
     }
-    println!(
+    outln!(
         "\n(operations per second; aes-128-gcm 16384 and hmac: 1000s of bytes per second; the hmac keyed once, \
          as openssl speed keys it)"
-    );
+    )?;
     ensure!(off.is_empty(), "more than {:.0}% from openssl speed: {}", AGREEMENT * 100.0, off.join(", "));
-    println!("every primitive within {:.0}% of openssl speed", AGREEMENT * 100.0);
+    outln!("every primitive within {:.0}% of openssl speed", AGREEMENT * 100.0)?;
     Ok(())
 }

@@ -45,7 +45,7 @@ use std::{
 use anyhow::{Context, Result, bail, ensure};
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
-use tls_bench_harness::skip;
+use tls_bench_harness::{error::exit_code, out::StdoutError, outln, parsed_or_exit, paths, skip};
 
 use crate::{
     build::Paths,
@@ -102,8 +102,9 @@ struct Selection {
     /// s2n-tls: every release from 0.0.8 instead of a spread of 12.
     #[arg(long)]
     all_releases: bool,
-    /// Only the N newest of the selected releases (CI's smoke run).
-    #[arg(long, value_name = "N")]
+    /// Only the N newest of the selected releases (CI's smoke run), at
+    /// least 1.
+    #[arg(long, value_name = "N", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     newest: Option<usize>,
 }
 
@@ -236,18 +237,13 @@ fn command() -> clap::Command {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::from_arg_matches(&command().get_matches()).unwrap_or_else(|e| e.exit());
-    match run(cli) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("historical-perf: error: {e:#}");
-            ExitCode::FAILURE
-        }
-    }
+    let cli =
+        parsed_or_exit!(command().try_get_matches().and_then(|matches| Cli::from_arg_matches(&matches)));
+    exit_code(run(cli))
 }
 
 fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+    paths::repo().to_path_buf()
 }
 
 fn run(cli: Cli) -> Result<()> {
@@ -256,7 +252,7 @@ fn run(cli: Cli) -> Result<()> {
             for r in select(&selection)? {
                 let unsupported =
                     r.supported().err().map_or(String::new(), |why| format!(" [unsupported: {why}]"));
-                println!("{} {} (crate {}){unsupported}", r.library, r.label(), r.version);
+                outln!("{} {} (crate {}){unsupported}", r.library, r.label(), r.version)?;
             }
             Ok(())
         }
@@ -319,8 +315,7 @@ fn run_and_report(args: RunArgs) -> Result<()> {
     if committed.update_committed {
         committed::precheck(&libraries, &out, &releases)?;
     }
-    let target = std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| repo().join("target"), PathBuf::from);
-    let paths = Paths { repo: repo(), target, work: base };
+    let paths = Paths { repo: repo(), target: paths::target_dir(), work: base };
     let how = How { suite, quick, rounds, add_to_kept: add_rounds };
     let outcomes = run_releases(&paths, &releases, how, &out)?;
     let drawn = for_each(&libraries, |lib| {
@@ -341,6 +336,10 @@ fn for_each(libraries: &[Library], f: impl Fn(Library) -> Result<()>) -> Result<
     let mut failed = Vec::new();
     for &lib in libraries {
         if let Err(e) = f(lib) {
+            // A closed or full stdout ends the run at once, as itself.
+            if e.chain().any(|c| c.is::<StdoutError>()) {
+                return Err(e);
+            }
             eprintln!("historical-perf: error: {e:#}");
             failed.push(lib.to_string());
         }

@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{Result, anyhow, ensure};
+use anyhow::{Context, Result, anyhow, ensure};
 use plotters::{
     coord::{Shift, types::RangedCoordf64},
     element::ErrorBar,
@@ -45,7 +45,7 @@ pub fn report(suite: Suite, library: Library, results: &[ReleaseResult], dir: &P
         Suite::Criterion | Suite::Instructions => draw_all(results, dir, &note(results))?,
     };
     crate::committed::remove_others(dir, "svg", &files)?;
-    println!("{}", table(library, results));
+    tls_bench_harness::outln!("{}", table(library, results))?;
     eprintln!("historical-perf: {} graphs in {}", files.len(), dir.display());
     Ok(files)
 }
@@ -100,7 +100,8 @@ pub fn note(results: &[ReleaseResult]) -> String {
 /// crypto floor ([`ReleaseResult::floor_of`]) is drawn with its floor as a
 /// second line; a floor has no graph of its own. Returns the files.
 pub fn draw_all(results: &[ReleaseResult], dir: &Path, note: &str) -> Result<Vec<PathBuf>> {
-    std::fs::create_dir_all(dir)?;
+    std::fs::create_dir_all(dir)
+        .with_context(|| format!("creating the graphs directory {}", dir.display()))?;
     let floors = floor_keys(results);
     let mut files = Vec::new();
     for key in keys(results).into_iter().filter(|k| !floors.contains(k)) {
@@ -116,10 +117,11 @@ pub fn draw_all(results: &[ReleaseResult], dir: &Path, note: &str) -> Result<Vec
             }
         }
         if floors.is_empty() {
-            draw(results, &key, note, &path)?;
+            draw(results, &key, note, &path).with_context(|| format!("writing {}", path.display()))?;
         } else {
             let lines: Vec<&String> = std::iter::once(&key).chain(&floors).collect();
-            draw_lines(results, &key, &lines, note, &path)?;
+            draw_lines(results, &key, &lines, note, &path)
+                .with_context(|| format!("writing {}", path.display()))?;
         }
         files.push(path);
     }
@@ -214,7 +216,8 @@ const PALETTE: [RGBColor; 6] = [
 /// receiver (DTLS 1.2 and TLS 1.2); a graph with no figure is not drawn.
 /// `note` goes under each title. Returns the files.
 pub fn draw_dtls(results: &[ReleaseResult], dir: &Path, note: &str) -> Result<Vec<PathBuf>> {
-    std::fs::create_dir_all(dir)?;
+    std::fs::create_dir_all(dir)
+        .with_context(|| format!("creating the graphs directory {}", dir.display()))?;
     let all = keys(results);
     let mut files = Vec::new();
     for graph in &DTLS_GRAPHS {
@@ -227,7 +230,8 @@ pub fn draw_dtls(results: &[ReleaseResult], dir: &Path, note: &str) -> Result<Ve
             continue;
         }
         let path = dir.join(graph.file);
-        draw_lines(results, graph.title, &lines, note, &path)?;
+        draw_lines(results, graph.title, &lines, note, &path)
+            .with_context(|| format!("writing {}", path.display()))?;
         files.push(path);
     }
     Ok(files)

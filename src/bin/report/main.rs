@@ -1,5 +1,5 @@
 //! Prints Markdown tables of Criterion results (medians) from
-//! `target/criterion`, one per benchmark group: a row per parameter set, a
+//! `target/criterion` (`CRITERION_HOME` or `CARGO_TARGET_DIR` when set), one per benchmark group: a row per parameter set, a
 //! column per library, each TLS figure with its ratio to the row's fastest
 //! TLS library, and the plaintext floor beside them.
 //!
@@ -32,7 +32,7 @@ use std::{path::PathBuf, process::ExitCode};
 
 use anyhow::{Result, bail};
 use clap::{Parser, Subcommand};
-use tls_bench_harness::error::exit_code;
+use tls_bench_harness::{error::exit_code, out, parsed_or_exit, paths};
 use tls_bench_results::{
     check::{self, README, RESULTS_README},
     criterion, criterion_json, gungraun_json, instructions, readme,
@@ -43,8 +43,9 @@ use tls_bench_results::{
 struct Args {
     #[command(subcommand)]
     command: Option<Command>,
-    /// Criterion's output directory.
-    #[arg(long, default_value = concat!(env!("CARGO_MANIFEST_DIR"), "/target/criterion"))]
+    /// Criterion's output directory, as Criterion finds it: `CRITERION_HOME`,
+    /// else `criterion` in the target directory (`CARGO_TARGET_DIR`).
+    #[arg(long, default_value_os_t = paths::criterion_home())]
     criterion_dir: PathBuf,
     /// Report the instruction counts (`cargo bench --bench instructions`)
     /// instead of Criterion's times.
@@ -58,8 +59,9 @@ struct Args {
     /// commit a run: `report results` tables them again from there).
     #[arg(long, conflicts_with = "instructions")]
     save: Option<PathBuf>,
-    /// gungraun's output directory (with --instructions).
-    #[arg(long, default_value = concat!(env!("CARGO_MANIFEST_DIR"), "/target/gungraun"))]
+    /// gungraun's output directory (with --instructions), in the target
+    /// directory (`CARGO_TARGET_DIR`).
+    #[arg(long, default_value_os_t = paths::target_dir().join("gungraun"))]
     gungraun_dir: PathBuf,
 }
 
@@ -80,7 +82,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    exit_code(run(Args::parse()))
+    exit_code(run(parsed_or_exit!(Args::try_parse())))
 }
 
 fn run(args: Args) -> Result<()> {
@@ -96,7 +98,7 @@ fn run(args: Args) -> Result<()> {
                 dir.display()
             );
         }
-        print!("{}", if args.noise { instructions::noise(&counts)? } else { instructions::tables(&counts) });
+        out!("{}", if args.noise { instructions::noise(&counts)? } else { instructions::tables(&counts) })?;
         return Ok(());
     }
     if let Some(save) = &args.save {
@@ -115,7 +117,7 @@ fn run(args: Args) -> Result<()> {
         std::fs::write(save, json).map_err(|e| anyhow::anyhow!("writing {}: {e}", save.display()))?;
         eprintln!("report: wrote {} figures to {}", results.len(), save.display());
     }
-    print!("{}", criterion::tables(&results));
+    out!("{}", criterion::tables(&results))?;
     Ok(())
 }
 

@@ -26,8 +26,9 @@ use tls_bench_harness::{
     bench::{Case, Workload, check_unique, library_family, small_write_params, small_write_workloads},
     error::exit_code,
     harness::TlsLibrary,
-    libs,
+    libs, out,
     params::{Aead, CipherSuite, Params, Protocol},
+    parsed_or_exit, paths,
     runner::{Prepared, Runner, prepare},
     workload::SmallWrites,
     writes::{MESSAGES, Message, Strategy, Wire},
@@ -81,10 +82,12 @@ struct Args {
     /// Where the results go: a new or empty directory, or one a previous
     /// run wrote (checked before any work, replaced whole when the run is
     /// done).
-    #[arg(long, default_value = concat!(env!("CARGO_MANIFEST_DIR"), "/target/small-writes"))]
+    #[arg(long, default_value_os_t = paths::target_dir().join("small-writes"))]
     out: PathBuf,
-    /// Criterion's output directory, read for the mean of the same ids.
-    #[arg(long, default_value = concat!(env!("CARGO_MANIFEST_DIR"), "/target/criterion"))]
+    /// Criterion's output directory, read for the mean of the same ids, as
+    /// Criterion finds it: `CRITERION_HOME`, else `criterion` in the target
+    /// directory (`CARGO_TARGET_DIR`).
+    #[arg(long, default_value_os_t = paths::criterion_home())]
     criterion_dir: PathBuf,
     /// Print the tables of the run saved in --out (results.json) again,
     /// with Criterion's current results, without running anything.
@@ -96,7 +99,7 @@ struct Args {
 const MAX_ITERATIONS: u64 = 100_000_000;
 
 fn main() -> ExitCode {
-    exit_code(run(Args::parse()))
+    exit_code(run(parsed_or_exit!(Args::try_parse())))
 }
 
 fn run(mut args: Args) -> Result<()> {
@@ -117,7 +120,7 @@ fn run(mut args: Args) -> Result<()> {
             "no saved run at {}: run `small-writes` without --report-only first",
             json.display()
         );
-        print!("{}", Report::load_json(&json)?.markdown(&criterion()?));
+        out!("{}", Report::load_json(&json)?.markdown(&criterion()?))?;
         return Ok(());
     }
     // The output directory, before any work: a bad --out loses nothing.
@@ -139,7 +142,7 @@ fn run(mut args: Args) -> Result<()> {
     fs::write(&md, &markdown).with_context(|| format!("writing {}", md.display()))?;
     out.commit()?;
     eprintln!("small-writes: wrote {} in {}", written.join(", "), args.out.display());
-    print!("{markdown}");
+    out!("{markdown}")?;
     Ok(())
 }
 

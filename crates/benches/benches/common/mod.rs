@@ -248,7 +248,7 @@ pub fn bench(c: &mut Criterion, bench: &str) {
     let Some(mut selection) = select(bench) else { return };
     // Beside Criterion's results, for `report`'s floor tables.
     if !selection.crypto_floors.is_empty() {
-        let dir = criterion_json::criterion_home(tls_bench::variants::repo());
+        let dir = tls_bench_harness::paths::criterion_home();
         criterion_json::record_crypto_floors(&dir, &selection.crypto_floors).unwrap_or_else(fail_on);
     }
     for (figure, name, cases) in selection.order() {

@@ -28,11 +28,12 @@
 
 use std::process::ExitCode;
 
+use anyhow::Context;
 use clap::Parser;
 use tls_bench_harness::{
     bench::find_case,
     error::exit_code,
-    libs,
+    libs, outln, parsed_or_exit,
     runner::{Prepared, prepare},
 };
 
@@ -57,10 +58,9 @@ struct Args {
 }
 
 fn main() -> ExitCode {
-    let args = Args::parse();
+    let args = parsed_or_exit!(Args::try_parse());
     let Some(id) = args.id else {
-        println!("{}", cpu_features());
-        return ExitCode::SUCCESS;
+        return exit_code(outln!("{}", cpu_features()).map_err(Into::into));
     };
     if args.fixed_random {
         libs::fix_random();
@@ -69,13 +69,17 @@ fn main() -> ExitCode {
     // libraries).
     let mut libs = libs::all();
     libs.extend(libs::crypto_floors());
-    let prepared = find_case(&id, &libs).and_then(|(case, _)| prepare(&case, &libs));
+    let prepared = find_case(&id, &libs)
+        .and_then(|(case, _)| prepare(&case, &libs).with_context(|| format!("case {id}")));
     match prepared {
         Ok(Prepared::Skipped(why)) => {
             eprintln!("error: {id} is not supported: {why}");
             ExitCode::from(2)
         }
-        Ok(Prepared::Ready { mut runner, .. }) => exit_code(runner.run_counted(args.iterations)),
+        // Every error names the case it came from.
+        Ok(Prepared::Ready { mut runner, .. }) => {
+            exit_code(runner.run_counted(args.iterations).with_context(|| format!("case {id}")))
+        }
         Err(e) => exit_code(Err(e)),
     }
 }

@@ -536,6 +536,23 @@ pub fn count_sides(program: &Path, args: &[String], work: &Path) -> Result<Sides
     result
 }
 
+/// What [`count_sides`] and [`check_valgrind`] say when valgrind is missing.
+const NO_VALGRIND: &str =
+    "valgrind is not installed: `apt-get install valgrind` (Debian, Ubuntu) or `dnf install valgrind`";
+
+/// Checks that valgrind runs (`valgrind --version`), for a tool to call
+/// before it prints or does anything. Errors: it is missing, or fails.
+pub fn check_valgrind() -> Result<()> {
+    match Command::new("valgrind").arg("--version").output() {
+        Ok(out) if out.status.success() => Ok(()),
+        Ok(out) => {
+            bail!("valgrind --version failed ({}): {}", out.status, String::from_utf8_lossy(&out.stderr))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => bail!("{NO_VALGRIND}"),
+        Err(e) => Err(e).context("running valgrind"),
+    }
+}
+
 fn unique_dir(work: &Path) -> Result<PathBuf> {
     use std::sync::atomic::{AtomicU64, Ordering};
     static NEXT: AtomicU64 = AtomicU64::new(0);
@@ -556,11 +573,7 @@ fn run_and_read(program: &Path, args: &[String], dir: &Path) -> Result<Sides> {
         .env("GLIBC_TUNABLES", GLIBC_TUNABLES);
     let out = match cmd.output() {
         Ok(out) => out,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            bail!(
-                "valgrind is not installed: `apt-get install valgrind` (Debian, Ubuntu) or `dnf install valgrind`"
-            )
-        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => bail!("{NO_VALGRIND}"),
         Err(e) => return Err(e).context("running valgrind"),
     };
     if !out.status.success() {

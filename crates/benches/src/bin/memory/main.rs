@@ -27,10 +27,13 @@ use anyhow::{Context, Result, bail, ensure};
 use clap::{CommandFactory, Parser, Subcommand};
 use tls_bench_harness::{
     bench::library_family,
+    error::exit_code,
     harness::TlsLibrary,
     libs,
     memory::Snapshot,
+    out, outln,
     params::{CertChain, HandshakeKind, Params, Protocol},
+    parsed_or_exit,
 };
 use tls_bench_results::outdir;
 
@@ -196,7 +199,7 @@ fn bounded(
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = parsed_or_exit!(Cli::try_parse());
     // `--update-committed` for less than a complete run is a usage error,
     // refused before any work (exit status 2, as clap's).
     if let Command::Variants(args) = &cli.command
@@ -207,13 +210,7 @@ fn main() -> ExitCode {
         let sub = cmd.find_subcommand_mut("variants").expect("the variants subcommand");
         sub.error(clap::error::ErrorKind::ArgumentConflict, why).exit();
     }
-    match run(cli) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("memory: error: {e:#}");
-            ExitCode::FAILURE
-        }
-    }
+    exit_code(run(cli))
 }
 
 fn run(cli: Cli) -> Result<()> {
@@ -223,13 +220,13 @@ fn run(cli: Cli) -> Result<()> {
         Command::Plot(args) => plot_reports(args),
         Command::List => {
             for lib in libs::all() {
-                println!("library {}", lib.name());
+                outln!("library {}", lib.name())?;
             }
             for k in HandshakeKind::ALL {
-                println!("kind {k}");
+                outln!("kind {k}")?;
             }
             for c in CertChain::ALL {
-                println!("chain {c}");
+                outln!("chain {c}")?;
             }
             Ok(())
         }
@@ -260,7 +257,7 @@ fn plot_reports(args: PlotArgs) -> Result<()> {
         .with_context(|| format!("writing {}", svg.display()))?;
     eprintln!("memory: wrote {}", svg.display());
     if args.markdown {
-        print!("{}", results::markdown(&rows));
+        out!("{}", results::markdown(&rows))?;
     }
     Ok(())
 }
@@ -281,6 +278,13 @@ fn create_parent(path: &Path) -> Result<()> {
 fn check_writable(path: &Path) -> Result<()> {
     create_parent(path)?;
     ensure!(!path.is_dir(), "cannot write the report {}: it is a directory", path.display());
+    // A device (/dev/full) or a pipe takes an open and refuses, or loses,
+    // the writes at the end of a run: a report is a file.
+    ensure!(
+        fs::metadata(path).map_or(true, |m| m.is_file()),
+        "cannot write the report {}: not a regular file (give a file's path)",
+        path.display()
+    );
     let existed = path.exists();
     OpenOptions::new()
         .append(true)

@@ -12,7 +12,11 @@ pub use tls_bench_results::memory::{
 /// `library,params,figure,unit,mean,stddev,min,max,connections`. Errors:
 /// the file cannot be written.
 pub fn write_csv(report: &Report, path: &Path) -> Result<()> {
-    let mut w = csv::Writer::from_path(path).with_context(|| format!("writing {}", path.display()))?;
+    write_csv_to(report, path).with_context(|| format!("writing {}", path.display()))
+}
+
+fn write_csv_to(report: &Report, path: &Path) -> Result<()> {
+    let mut w = csv::Writer::from_path(path)?;
     w.write_record(["library", "params", "figure", "unit", "mean", "stddev", "min", "max", "connections"])?;
     for row in &report.rows {
         for (figure, unit, s) in row.figures() {

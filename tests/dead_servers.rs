@@ -1,0 +1,378 @@
+//! A server that dies or stops during a run is a failed row, found at
+//! once: `https-compare`, `https-soak` and `https-attack` each run with a
+//! child server (nginx, Go's crypto/tls server) that the test kills
+//! (SIGKILL) or stops (SIGSTOP) mid-run. Each tool must say so on stderr
+//! naming the server and how it ended, write every other row's results,
+//! exit 1, and leave no process of its own behind (nginx's workers
+//! included). A machine without nginx or Go prints a skip; with
+//! `TLS_BENCH_REQUIRE_RUNTIMES` set (CI) that is a failure. Each run is
+//! bounded in time (a few seconds of load on 127.0.0.1).
+
+#![cfg(feature = "sockets")]
+
+mod common;
+
+use std::{
+    fs,
+    io::{BufRead, BufReader},
+    path::Path,
+    process::{Child, Command, Stdio},
+    sync::mpsc,
+    time::{Duration, Instant},
+};
+
+use tls_bench_sockets::runtimes::RUNTIMES;
+
+const REQUIRE: &str = "TLS_BENCH_REQUIRE_RUNTIMES";
+
+/// Whether nginx and Go's server can run here; a printed skip if not (a
+/// failure under [`REQUIRE`]).
+fn have(what: &str) -> bool {
+    let there = match what {
+        "nginx" => tls_bench_sockets::nginx::binary().is_ok(),
+        name => RUNTIMES.iter().find(|r| r.name == name).unwrap().installed(),
+    };
+    if !there {
+        assert!(std::env::var_os(REQUIRE).is_none(), "{REQUIRE} is set and {what} is missing");
+        println!("skip: {what} is not installed");
+    }
+    there
+}
+
+/// The first TLS library of this build: the row kept beside the failed one.
+fn a_tls_library() -> String {
+    tls_bench_sockets::libraries().into_iter().find(|l| !l.plaintext()).expect("a TLS library").name()
+}
+
+/// The processes whose parent is `pid`, and theirs, from `/proc`.
+fn descendants(pid: u32) -> Vec<u32> {
+    let mut found = Vec::new();
+    let mut parents = vec![pid];
+    while let Some(parent) = parents.pop() {
+        for entry in fs::read_dir("/proc").unwrap().flatten() {
+            let Some(child) = entry.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
+                continue;
+            };
+            let Ok(stat) = fs::read_to_string(format!("/proc/{child}/stat")) else { continue };
+            let Some((_, rest)) = stat.rsplit_once(')') else { continue };
+            let fields: Vec<&str> = rest.split_whitespace().collect();
+            if fields.len() > 1 && fields[1] == parent.to_string() && fields[0] != "Z" {
+                found.push(child);
+                parents.push(child);
+            }
+        }
+    }
+    found
+}
+
+fn running(pid: u32) -> bool {
+    fs::read_to_string(format!("/proc/{pid}/stat"))
+        .is_ok_and(|s| s.rsplit_once(')').is_some_and(|(_, r)| !r.trim_start().starts_with('Z')))
+}
+
+fn cmdline(pid: u32) -> String {
+    fs::read(format!("/proc/{pid}/cmdline"))
+        .map(|b| String::from_utf8_lossy(&b).replace('\0', " "))
+        .unwrap_or_default()
+}
+
+/// What a tool did with one of its servers killed.
+struct Ended {
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+}
+
+/// Runs `exe ARGS`; once a line of its stderr contains `when` (within
+/// 120 s; `None`: at once), waits `after`, then sends `signal` to its descendant whose
+/// command line contains `target` (within 30 s). Returns how the tool
+/// ended (within 120 s more: else the test fails, the tool killed), after
+/// checking that none of its processes is left running.
+fn kill_mid_run(
+    exe: &str,
+    args: &[&str],
+    when: Option<&str>,
+    after: Duration,
+    target: &str,
+    signal: i32,
+) -> Ended {
+    let mut tool: Child = Command::new(exe)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (tx, rx) = mpsc::channel::<String>();
+    let stderr = BufReader::new(tool.stderr.take().unwrap());
+    let reader = std::thread::spawn(move || {
+        let mut all = String::new();
+        for line in stderr.lines().map_while(Result::ok) {
+            all.push_str(&line);
+            all.push('\n');
+            let _ = tx.send(line);
+        }
+        all
+    });
+    let stdout = BufReader::new(tool.stdout.take().unwrap());
+    let out_reader = std::thread::spawn(move || std::io::read_to_string(stdout).unwrap_or_default());
+    let guard = KillOnDrop(tool.id());
+    let started = Instant::now();
+    if let Some(when) = when {
+        loop {
+            match rx.recv_timeout(Duration::from_secs(1)) {
+                Ok(line) if line.contains(when) => break,
+                Ok(_) | Err(mpsc::RecvTimeoutError::Timeout) => {}
+                Err(mpsc::RecvTimeoutError::Disconnected) => panic!("{exe} ended before {when:?}"),
+            }
+            assert!(started.elapsed() < Duration::from_secs(120), "{exe}: no {when:?} on stderr in 120 s");
+        }
+    }
+    std::thread::sleep(after);
+    let found = Instant::now();
+    let victim = loop {
+        if let Some(p) = descendants(tool.id()).into_iter().find(|&p| cmdline(p).contains(target)) {
+            break p;
+        }
+        assert!(found.elapsed() < Duration::from_secs(30), "{exe}: no process {target:?} to kill");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let family: Vec<u32> = descendants(tool.id());
+    // SAFETY: a signal to a descendant of the test's own child.
+    assert_eq!(unsafe { libc::kill(victim as i32, signal) }, 0);
+    let ended = Instant::now();
+    let status = loop {
+        if let Some(status) = tool.try_wait().unwrap() {
+            break status;
+        }
+        assert!(ended.elapsed() < Duration::from_secs(120), "{exe}: still running 120 s after the kill");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    drop(guard);
+    let stderr = reader.join().unwrap();
+    let stdout = out_reader.join().unwrap();
+    let until = Instant::now() + Duration::from_secs(10);
+    while family.iter().any(|&p| running(p)) && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let left: Vec<String> =
+        family.iter().copied().filter(|&p| running(p)).map(|p| format!("{p} {}", cmdline(p))).collect();
+    for &p in &family {
+        if running(p) {
+            // SAFETY: the test's own descendants, left behind.
+            unsafe { libc::kill(p as i32, libc::SIGKILL) };
+        }
+    }
+    assert!(left.is_empty(), "{exe}: processes left running: {left:?}\n{stderr}");
+    Ended { code: status.code(), stdout, stderr }
+}
+
+/// Kills the tool if a test fails before it ends.
+struct KillOnDrop(u32);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            // SAFETY: the test's own child.
+            unsafe { libc::kill(self.0 as i32, libc::SIGKILL) };
+        }
+    }
+}
+
+/// `results.json` of a run's `--out`.
+fn results(out: &Path) -> serde_json::Value {
+    let text =
+        fs::read_to_string(out.join("results.json")).unwrap_or_else(|e| panic!("{}: {e}", out.display()));
+    serde_json::from_str(&text).unwrap()
+}
+
+/// https-compare's server named `name` in the run's only row.
+fn compare_server<'a>(run: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    let servers = run["rows"][0]["servers"].as_array().unwrap();
+    servers
+        .iter()
+        .find(|s| s["server"].as_str().unwrap().starts_with(name))
+        .unwrap_or_else(|| panic!("{name}: {run}"))
+}
+
+/// https-compare, 3 rounds of 1 s: the victim killed in round 2.
+fn compare_args<'a>(out: &'a str, library: &'a str, runtimes: &'a str, nginx: bool) -> Vec<&'a str> {
+    let mut args = vec![
+        "--quick",
+        "--rounds",
+        "3",
+        "-c",
+        "2",
+        "--no-tools",
+        "--no-pin",
+        "--modes",
+        "new-connection",
+        "--servers",
+        library,
+        "--runtimes",
+        runtimes,
+        "--out",
+        out,
+    ];
+    if !nginx {
+        args.push("--no-nginx");
+    }
+    args
+}
+
+#[test]
+fn https_compare_marks_a_killed_nginx_failed_and_keeps_the_other_rows() {
+    if !have("nginx") {
+        return;
+    }
+    let dir = common::scratch("dead_servers", "compare-nginx");
+    let out = dir.join("out");
+    let library = a_tls_library();
+    let args = compare_args(out.to_str().unwrap(), &library, "none", true);
+    let ended = kill_mid_run(
+        env!("CARGO_BIN_EXE_https-compare"),
+        &args,
+        Some("round 2 of 3"),
+        Duration::ZERO,
+        "nginx: master",
+        libc::SIGKILL,
+    );
+    assert_eq!(ended.code, Some(1), "{}", ended.stderr);
+    assert!(ended.stderr.contains("error: server nginx failed in round 2 of 3"), "{}", ended.stderr);
+    assert!(ended.stderr.contains("signal: 9 (SIGKILL)"), "{}", ended.stderr);
+    assert!(ended.stdout.contains("| nginx | FAILED |"), "{}", ended.stdout);
+    let run = results(&out);
+    assert!(compare_server(&run, "nginx")["failure"].as_str().unwrap().contains("SIGKILL"), "{run}");
+    let kept = compare_server(&run, &library);
+    assert!(kept["failure"].is_null() && kept["rate"].as_f64().unwrap() > 0.0, "{run}");
+    assert_eq!(kept["rates"].as_array().unwrap().len(), 3, "{run}");
+}
+
+#[test]
+fn https_compare_marks_a_killed_runtime_server_failed_and_keeps_the_other_rows() {
+    if !have("go") {
+        return;
+    }
+    let dir = common::scratch("dead_servers", "compare-go");
+    let out = dir.join("out");
+    let library = a_tls_library();
+    let args = compare_args(out.to_str().unwrap(), &library, "go", false);
+    let ended = kill_mid_run(
+        env!("CARGO_BIN_EXE_https-compare"),
+        &args,
+        Some("round 2 of 3"),
+        Duration::ZERO,
+        "/runtimes/go/",
+        libc::SIGKILL,
+    );
+    assert_eq!(ended.code, Some(1), "{}", ended.stderr);
+    assert!(ended.stderr.contains("error: server go-crypto-tls-"), "{}", ended.stderr);
+    assert!(ended.stderr.contains("exited with signal: 9 (SIGKILL)"), "{}", ended.stderr);
+    let run = results(&out);
+    assert!(compare_server(&run, "go-crypto-tls")["failure"].as_str().unwrap().contains("SIGKILL"), "{run}");
+    let kept = compare_server(&run, &library);
+    assert!(kept["failure"].is_null() && kept["rates"].as_array().unwrap().len() == 3, "{run}");
+}
+
+#[test]
+fn https_compare_stops_loading_a_stopped_server_at_once() {
+    if !have("go") {
+        return;
+    }
+    let dir = common::scratch("dead_servers", "compare-stopped");
+    let out = dir.join("out");
+    let library = a_tls_library();
+    let args = compare_args(out.to_str().unwrap(), &library, "go", false);
+    let started = Instant::now();
+    let ended = kill_mid_run(
+        env!("CARGO_BIN_EXE_https-compare"),
+        &args,
+        Some("round 2 of 3"),
+        Duration::ZERO,
+        "/runtimes/go/",
+        libc::SIGSTOP,
+    );
+    assert_eq!(ended.code, Some(1), "{}", ended.stderr);
+    assert!(ended.stderr.contains("stopped (state T"), "{}", ended.stderr);
+    let run = results(&out);
+    assert!(
+        compare_server(&run, "go-crypto-tls")["failure"].as_str().unwrap().contains("answers nothing"),
+        "{run}"
+    );
+    // Loaded no more after its slice: not a 10-s timeout per round left.
+    assert!(started.elapsed() < Duration::from_secs(40), "{:?}", started.elapsed());
+}
+
+#[test]
+fn https_soak_marks_a_killed_nginx_failed_and_keeps_the_other_rows() {
+    if !have("nginx") {
+        return;
+    }
+    let dir = common::scratch("dead_servers", "soak-nginx");
+    let out = dir.join("out");
+    let args = ["-t", "6s", "-c", "1", "--runtimes", "none", "--out", out.to_str().unwrap()];
+    let ended = kill_mid_run(
+        env!("CARGO_BIN_EXE_https-soak"),
+        &args,
+        None,
+        Duration::from_secs(2),
+        "nginx: master",
+        libc::SIGKILL,
+    );
+    assert_eq!(ended.code, Some(1), "{}", ended.stderr);
+    assert!(ended.stderr.contains("error: server nginx failed"), "{}", ended.stderr);
+    assert!(ended.stderr.contains("signal: 9 (SIGKILL)"), "{}", ended.stderr);
+    // The header gives each load's window (-t), not the run's wall time.
+    assert!(
+        ended.stdout.contains("users per server, 6 s;") && ended.stdout.contains("| nginx | FAILED |"),
+        "{}",
+        ended.stdout
+    );
+    let run = results(&out);
+    let servers = run["servers"].as_array().unwrap();
+    let nginx = servers.iter().find(|s| s["server"] == "nginx").unwrap();
+    assert!(nginx["failure"].as_str().unwrap().contains("SIGKILL"), "{run}");
+    let kept: Vec<&serde_json::Value> = servers.iter().filter(|s| s["server"] != "nginx").collect();
+    assert!(!kept.is_empty() && kept.iter().all(|s| s["failure"].is_null()), "{run}");
+    assert!(kept.iter().all(|s| s["load"]["transactions"].as_u64().unwrap() > 0), "{run}");
+    assert!(out.join("rss.svg").is_file());
+}
+
+#[test]
+fn https_attack_says_its_runtime_server_died_and_keeps_the_first_phase() {
+    if !have("go") {
+        return;
+    }
+    let dir = common::scratch("dead_servers", "attack-go");
+    let json = dir.join("attack.json");
+    let library = a_tls_library();
+    let args = [
+        "--runtime",
+        "go",
+        "--library",
+        &library,
+        "-c",
+        "2",
+        "-t",
+        "2s",
+        "--kinds",
+        "garbage",
+        "--json",
+        json.to_str().unwrap(),
+    ];
+    let ended = kill_mid_run(
+        env!("CARGO_BIN_EXE_https-attack"),
+        &args,
+        Some("good load beside the attackers"),
+        Duration::from_millis(500),
+        "/runtimes/go/",
+        libc::SIGKILL,
+    );
+    assert_eq!(ended.code, Some(1), "{}", ended.stderr);
+    assert!(ended.stderr.contains("error: the server go-crypto-tls-"), "{}", ended.stderr);
+    assert!(ended.stderr.contains("during the attacks"), "{}", ended.stderr);
+    assert!(ended.stdout.contains("FAILED go-crypto-tls-"), "{}", ended.stdout);
+    let run: serde_json::Value = serde_json::from_str(&fs::read_to_string(&json).unwrap()).unwrap();
+    assert!(run["server_failure"].as_str().unwrap().contains("SIGKILL"), "{run}");
+    assert!(run["alone"]["transactions"].as_u64().unwrap() > 0, "{run}");
+}
