@@ -242,6 +242,11 @@ fn merge_refuses_reports_that_do_not_add_up() {
     let elsewhere = Report { server: "127.0.0.1:1".into(), ..b.clone() };
     let e = load::merge(&[a.clone(), elsewhere]).unwrap_err().to_string();
     assert!(e.contains("different servers"), "{e}");
+    // Another server on this machine (the same port of another loopback address).
+    let port = running.addr().port();
+    let beside = Report { server: format!("127.0.0.2:{port}"), ..b.clone() };
+    let e = load::merge(&[a.clone(), beside]).unwrap_err().to_string();
+    assert!(e.contains("two loopback addresses"), "{e}");
     // Runs one after the other.
     let later = Report { window_start_unix_s: b.window_start_unix_s.map(|s| s + 60.0), ..b.clone() };
     let e = load::merge(&[a.clone(), later]).unwrap_err().to_string();

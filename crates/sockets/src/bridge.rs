@@ -22,7 +22,7 @@ use std::{
 
 use anyhow::{Context as _, Result, anyhow, bail};
 use tokio::{
-    io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf},
+    io::{AsyncRead, AsyncWrite, AsyncWriteExt, ReadBuf},
     net::TcpStream,
 };
 
@@ -133,6 +133,8 @@ unsafe impl Sync for SendSession {}
 /// duplex (the wire), the socket, and the records waiting for the socket.
 struct Bridged {
     conn: Box<dyn TlsConnection>,
+    /// The connection's duplex (its queues shrunk after the handshake).
+    duplex: Duplex,
     wire: Endpoint,
     tcp: Tcp,
     /// Records the library wrote, not yet written to the socket.
@@ -163,14 +165,13 @@ impl Bridged {
         let duplex = Duplex::new();
         let conn = make(duplex.endpoint(side))?;
         let wire = duplex.endpoint(side.peer());
-        Ok(Bridged { conn, wire, tcp, out: Vec::new(), sent: 0, eof: false, shut: false })
+        Ok(Bridged { conn, duplex, wire, tcp, out: Vec::new(), sent: 0, eof: false, shut: false })
     }
 
     /// Runs the handshake: each step's records to the socket, the socket's
     /// bytes to the library, until this side is done and its records are
     /// written. Errors: the library's, the socket's, or the peer closing.
     async fn handshake(mut self) -> Result<Bridged> {
-        let mut buf = vec![0u8; 16384 + 256];
         loop {
             let step = self.conn.handshake();
             self.take_records();
@@ -191,14 +192,33 @@ impl Bridged {
                 self.sent = 0;
             }
             if done {
+                // The handshake's flights are sent: their room is freed
+                // (an echo's records need far less, grown when written).
+                self.out = Vec::new();
+                self.duplex.shrink_queues();
                 return Ok(self);
             }
-            let n = self.tcp.read(&mut buf).await.context("reading the peer's handshake")?;
+            // Read on the stack of the poll, not into a buffer the
+            // connection keeps while it waits for its peer (a connection's
+            // handshake waits most of its time: with many at once, a
+            // record-sized buffer each is most of their memory).
+            let n = std::future::poll_fn(|cx| self.poll_feed(cx))
+                .await
+                .context("reading the peer's handshake")?;
             if n == 0 {
                 bail!("the peer closed the connection during the handshake");
             }
-            self.wire.write_all_bytes(&buf[..n]);
         }
+    }
+
+    /// Reads what the socket has (at most a record) into the duplex, for
+    /// the library; `Ready(0)` at the socket's end.
+    fn poll_feed(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<usize>> {
+        let mut scratch = [0u8; 16384 + 256];
+        let mut read = ReadBuf::new(&mut scratch);
+        ready!(Pin::new(&mut self.tcp).poll_read(cx, &mut read))?;
+        self.wire.write_all_bytes(read.filled());
+        Poll::Ready(Ok(read.filled().len()))
     }
 
     /// Moves what the library wrote from the duplex to `out`.

@@ -18,7 +18,10 @@ use std::{
     collections::BTreeMap,
     future::Future,
     net::SocketAddr,
-    sync::Arc,
+    sync::{
+        Arc,
+        atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed},
+    },
     time::{Duration, Instant},
 };
 
@@ -117,19 +120,62 @@ pub(super) struct Plan {
 
 /// What [`run_clients`] measured.
 pub(super) struct Ran {
-    pub total: Tally,
+    pub total: Total,
     /// When the window opened.
     pub started: Instant,
     /// The window's length, seconds.
     pub seconds: f64,
     /// CPU time of the client's threads, seconds.
     pub client_cpu_seconds: f64,
+    /// This process's resident memory over the run (`None`: not Linux).
+    pub resident: Option<Resident>,
+    /// The clients' first connections were not all made when `-d` had
+    /// passed: the run stopped there ([`Unfinished`]).
+    pub unfinished: Option<Unfinished>,
 }
 
+/// This process's resident memory over a run, KiB
+/// ([`super::capacity::resident_kib`]).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Resident {
+    /// Before the first client.
+    pub before_kib: u64,
+    /// The run's peak: `VmHWM` reset at its start, or (where it cannot
+    /// be reset) the larger of the resident set when the window opened and
+    /// at the end.
+    pub peak_kib: u64,
+}
+
+impl Resident {
+    /// The peak's growth over `connections`, KiB each.
+    pub(super) fn kib_per(&self, connections: usize) -> f64 {
+        self.peak_kib.saturating_sub(self.before_kib) as f64 / connections.max(1) as f64
+    }
+}
+
+/// A run whose clients had not all made their first connection when its
+/// duration (at least [`SETUP_AT_LEAST`]) had passed since the start.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Unfinished {
+    /// Clients whose first connection was made or had failed.
+    pub joined: usize,
+    /// How long the setup was given.
+    pub after: Duration,
+}
+
+/// The least time the clients' first connections are given, whatever the
+/// duration: a short run on a busy machine (`handshake-scaling`'s points,
+/// a 300-ms `-d`) still gets its few handshakes.
+pub(super) const SETUP_AT_LEAST: Duration = Duration::from_secs(2);
+
 /// Runs `plan.clients` clients on `threads` (each speaking
-/// `protocol(index)`), and returns their tallies merged. Errors: the
-/// runtime, a histogram, a client task panicking, threads not on their
-/// cores. Failed transactions are not errors: they are counted.
+/// `protocol(index)`), and returns their tallies merged. On kept
+/// connections the clients' first connections must all be made within
+/// the run's duration (at least [`SETUP_AT_LEAST`]), counted from the
+/// start (`-d` holds for the setup too): past it the run stops there
+/// ([`Ran::unfinished`]). Errors: the
+/// runtime, a client task panicking, threads not on their cores. Failed
+/// transactions are not errors: they are counted.
 pub(super) fn run_clients<P: Protocol>(
     threads: super::threads::Threads,
     plan: Plan,
@@ -139,8 +185,14 @@ pub(super) fn run_clients<P: Protocol>(
     let bar = progress(plan.progress, plan.requests.map(|r| (r, plan.clients)), plan.duration);
     let window = Arc::new(Window::new(plan.clients, plan.warm));
     let connecting = connecting_bar(plan.progress && plan.warm, plan.clients);
-    let total = threads.runtime.block_on(async {
-        let mut tasks = Vec::new();
+    let workers = threads.runtime.metrics().num_workers();
+    let latencies = Arc::new(Latencies::new(plan.clients.min(2 * workers).max(1))?);
+    let peak_reset = super::capacity::reset_peak();
+    let before_kib = super::capacity::resident_kib().ok().map(|(now, _)| now);
+    let setup = plan.duration.map(|d| d.max(SETUP_AT_LEAST));
+    let setup_deadline = setup.map(|d| Instant::now() + d);
+    let (counts, at_window) = threads.runtime.block_on(async {
+        let mut tasks = Vec::with_capacity(plan.clients);
         if !plan.warm {
             window.open();
         }
@@ -148,28 +200,41 @@ pub(super) fn run_clients<P: Protocol>(
             let (plan, bar, window, connecting) =
                 (plan.clone(), bar.clone(), window.clone(), connecting.clone());
             let protocol = protocol(index);
+            let recorder = Recorder::new(latencies.clone(), index);
             tasks.push(tokio::spawn(async move {
-                let mut tally = Tally::new()?;
+                let mut tally = Tally::new(recorder);
                 drive(protocol, &plan, index, &window, &bar, &connecting, &mut tally).await;
-                anyhow::Ok(tally)
+                tally.flush();
+                tally
             }));
         }
-        window.open_when_ready(&connecting).await;
-        let mut total = Tally::new()?;
+        window.open_when_ready(&connecting, setup_deadline).await;
+        let at_window = super::capacity::resident_kib().ok().map(|(now, _)| now);
+        let mut total = Counts::default();
         for t in tasks {
-            total.merge(&t.await.context("a client task panicked")??)?;
+            total.add(t.await.context("a client task panicked")?);
         }
         // Interrupted before every client had connected: an empty window.
         window.open();
-        anyhow::Ok(total)
+        anyhow::Ok((total, at_window))
     })?;
     connecting.finish_and_clear();
     let started = window.started();
     let seconds = started.elapsed().as_secs_f64();
+    let resident = super::capacity::resident_kib().ok().zip(before_kib).map(|((now, hwm), before_kib)| {
+        let peak_kib = if peak_reset { hwm } else { now.max(at_window.unwrap_or(0)) };
+        Resident { before_kib, peak_kib }
+    });
+    let unfinished = window
+        .expired
+        .load(Relaxed)
+        .then(|| Unfinished { joined: window.joined.load(Relaxed), after: setup.unwrap_or_default() });
     threads.check_pinned()?;
     let client_cpu_seconds = threads.finish(Duration::from_secs(1));
     bar.finish_and_clear();
-    Ok(Ran { total, started, seconds, client_cpu_seconds })
+    let latencies = Arc::try_unwrap(latencies).map_err(|_| anyhow::anyhow!("a client outlived its run"))?;
+    let total = latencies.total(counts)?;
+    Ok(Ran { total, started, seconds, client_cpu_seconds, resident, unfinished })
 }
 
 /// Client `index`'s run: its first connection (before the window, when
@@ -229,6 +294,7 @@ async fn drive<P: Protocol>(
     };
     let stopped = tokio::select! {
         () = super::interrupt::wait() => true,
+        () = window.abandoned() => true,
         () = warmed => false,
     };
     if stopped {
@@ -308,18 +374,18 @@ async fn drive<P: Protocol>(
         match result {
             Ok(exchanged) => {
                 backoff.reset();
-                tally.requests += 1;
+                tally.counts.requests += 1;
                 if let Some(x) = exchanged {
                     let span = match plan.timed {
                         Timed::Request => x.ended - origin.unwrap_or(x.began),
                         Timed::Transaction => ended - began,
                     };
-                    tally.request.saturating_record(micros(span));
-                    tally.bytes += x.bytes;
+                    tally.record(Which::Request, span);
+                    tally.counts.bytes += x.bytes;
                 }
             }
             Err(f) => {
-                tally.failed_requests += 1;
+                tally.counts.failed_requests += 1;
                 backoff.after(&f);
                 tally.fail(f);
                 // Start again from a full handshake: the ticket may be spent.
@@ -350,13 +416,99 @@ async fn open<P: Protocol>(
 /// Largest latency recorded, in microseconds (longer ones are clamped).
 pub(super) const MAX_LATENCY_US: u64 = 600_000_000;
 
-/// One client's tallies, merged into the report.
-pub(super) struct Tally {
-    /// Request (or transaction) latency.
-    pub request: Histogram<u64>,
-    pub full: Histogram<u64>,
-    pub resumed: Histogram<u64>,
-    pub connect_handshake: Histogram<u64>,
+/// A latency histogram of a run: 1 µs to [`MAX_LATENCY_US`], 3 significant
+/// digits (172 KiB of counts each). Errors: none with these bounds.
+fn histogram() -> Result<Histogram<u64>> {
+    Histogram::<u64>::new_with_bounds(1, MAX_LATENCY_US, 3).context("making a histogram")
+}
+
+/// Which latency a value is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Which {
+    Request = 0,
+    Full = 1,
+    Resumed = 2,
+    ConnectHandshake = 3,
+}
+
+/// A run's latency histograms, in shards (each client records into one,
+/// [`Recorder`]), merged at the end. One set of four histograms per client
+/// cost 688 KiB per connection (`load -c 100000` took 23.5 GB before the
+/// kernel killed it); the shards cost that per shard, a few per run.
+pub(super) struct Latencies {
+    shards: Box<[std::sync::Mutex<[Histogram<u64>; 4]>]>,
+}
+
+impl Latencies {
+    fn new(shards: usize) -> Result<Latencies> {
+        let shards = (0..shards)
+            .map(|_| Ok(std::sync::Mutex::new([histogram()?, histogram()?, histogram()?, histogram()?])))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Latencies { shards: shards.into_boxed_slice() })
+    }
+
+    /// The shards merged, with the clients' `counts`. Errors: a shard's
+    /// lock was poisoned (a client panicked while recording).
+    fn total(self, counts: Counts) -> Result<Total> {
+        let [mut request, mut full, mut resumed, mut connect_handshake] =
+            [histogram()?, histogram()?, histogram()?, histogram()?];
+        for shard in self.shards {
+            let [r, f, s, c] =
+                shard.into_inner().map_err(|_| anyhow::anyhow!("a latency shard is poisoned"))?;
+            request.add(r).context("merging histograms")?;
+            full.add(f).context("merging histograms")?;
+            resumed.add(s).context("merging histograms")?;
+            connect_handshake.add(c).context("merging histograms")?;
+        }
+        Ok(Total { request, full, resumed, connect_handshake, counts })
+    }
+}
+
+/// Latencies one client keeps before it adds them to its shard (8 bytes
+/// each): its shard's lock is taken once per this many.
+const PENDING: usize = 64;
+
+/// One client's latencies on their way to its shard of [`Latencies`]:
+/// each value (µs, its [`Which`] in the top bits) waits in a buffer of at
+/// most [`PENDING`], allocated at the first.
+pub(super) struct Recorder {
+    shared: Arc<Latencies>,
+    shard: usize,
+    pending: Vec<u64>,
+}
+
+impl Recorder {
+    fn new(shared: Arc<Latencies>, index: usize) -> Recorder {
+        let shard = index % shared.shards.len();
+        Recorder { shared, shard, pending: Vec::new() }
+    }
+
+    fn record(&mut self, which: Which, d: Duration) {
+        if self.pending.capacity() == 0 {
+            self.pending.reserve_exact(PENDING);
+        }
+        self.pending.push((which as u64) << 48 | micros(d));
+        if self.pending.len() >= PENDING {
+            self.flush();
+        }
+    }
+
+    fn flush(&mut self) {
+        if self.pending.is_empty() {
+            return;
+        }
+        // A poisoned lock (another client panicked recording) still holds
+        // histograms: that client's panic is the run's error.
+        let mut shard = self.shared.shards[self.shard].lock().unwrap_or_else(|p| p.into_inner());
+        for v in self.pending.drain(..) {
+            shard[(v >> 48) as usize].saturating_record(v & ((1 << 48) - 1));
+        }
+    }
+}
+
+/// The counts of one client, or of all.
+#[derive(Default)]
+pub(super) struct Counts {
     pub requests: u64,
     /// Requests (transactions) that failed; the other errors are of
     /// connections outside a request (a close at the end, say).
@@ -366,47 +518,64 @@ pub(super) struct Tally {
     pub examples: Vec<String>,
 }
 
-impl Tally {
-    pub(super) fn new() -> Result<Tally> {
-        let h = || Histogram::<u64>::new_with_bounds(1, MAX_LATENCY_US, 3).context("making a histogram");
-        Ok(Tally {
-            request: h()?,
-            full: h()?,
-            resumed: h()?,
-            connect_handshake: h()?,
-            requests: 0,
-            failed_requests: 0,
-            bytes: 0,
-            errors: BTreeMap::new(),
-            examples: Vec::new(),
-        })
-    }
-
-    pub(super) fn fail(&mut self, f: Failure) {
+impl Counts {
+    fn fail(&mut self, f: Failure) {
         *self.errors.entry(f.kind).or_default() += 1;
         if self.examples.len() < 5 {
             self.examples.push(f.to_string());
         }
     }
 
-    pub(super) fn merge(&mut self, other: &Tally) -> Result<()> {
-        self.request.add(&other.request).context("merging histograms")?;
-        self.full.add(&other.full).context("merging histograms")?;
-        self.resumed.add(&other.resumed).context("merging histograms")?;
-        self.connect_handshake.add(&other.connect_handshake).context("merging histograms")?;
+    fn add(&mut self, tally: Tally) {
+        let other = tally.counts;
         self.requests += other.requests;
         self.failed_requests += other.failed_requests;
         self.bytes += other.bytes;
-        for (k, n) in &other.errors {
-            *self.errors.entry(*k).or_default() += n;
+        for (k, n) in other.errors {
+            *self.errors.entry(k).or_default() += n;
         }
-        for e in &other.examples {
+        for e in other.examples {
             if self.examples.len() < 5 {
-                self.examples.push(e.clone());
+                self.examples.push(e);
             }
         }
-        Ok(())
     }
+}
+
+/// One client's tallies: its counts, and its latencies on their way to
+/// the run's histograms ([`Recorder`]). About a hundred bytes, and the
+/// latencies' buffer: what a client keeps of its measuring.
+pub(super) struct Tally {
+    counts: Counts,
+    latencies: Recorder,
+}
+
+impl Tally {
+    fn new(latencies: Recorder) -> Tally {
+        Tally { counts: Counts::default(), latencies }
+    }
+
+    pub(super) fn fail(&mut self, f: Failure) {
+        self.counts.fail(f);
+    }
+
+    pub(super) fn record(&mut self, which: Which, d: Duration) {
+        self.latencies.record(which, d);
+    }
+
+    fn flush(&mut self) {
+        self.latencies.flush();
+    }
+}
+
+/// Every client's tallies merged: the report's figures.
+pub(super) struct Total {
+    /// Request (or transaction) latency.
+    pub request: Histogram<u64>,
+    pub full: Histogram<u64>,
+    pub resumed: Histogram<u64>,
+    pub connect_handshake: Histogram<u64>,
+    pub counts: Counts,
 }
 
 /// `d` in µs, within the histograms' bounds (1 µs to [`MAX_LATENCY_US`],
@@ -475,6 +644,12 @@ pub(super) struct Window {
     pub go: tokio::sync::Barrier,
     start: std::sync::OnceLock<Instant>,
     pub warm: bool,
+    /// Clients whose first connection was made or failed.
+    joined: AtomicUsize,
+    /// The setup was given up ([`Window::open_when_ready`]'s deadline):
+    /// the clients stop where they are.
+    expired: AtomicBool,
+    given_up: tokio::sync::Notify,
 }
 
 impl Window {
@@ -486,6 +661,9 @@ impl Window {
             go: tokio::sync::Barrier::new(clients + 1),
             start: std::sync::OnceLock::new(),
             warm,
+            joined: AtomicUsize::new(0),
+            expired: AtomicBool::new(false),
+            given_up: tokio::sync::Notify::new(),
         }
     }
 
@@ -498,25 +676,62 @@ impl Window {
     /// others and the window.
     pub(super) async fn join(&self, connecting: &indicatif::ProgressBar) {
         connecting.inc(1);
+        self.joined.fetch_add(1, Relaxed);
         self.ready.wait().await;
         self.go.wait().await;
     }
 
     /// The run's side of [`Window::join`] (when `warm`): once every client
     /// has joined, the window opens and they go. A signal ends the wait
-    /// (the clients see it too).
-    pub(super) async fn open_when_ready(&self, connecting: &indicatif::ProgressBar) {
+    /// (the clients see it too), and so does `deadline` when it comes
+    /// first: the setup is given up ([`Window::abandoned`]).
+    pub(super) async fn open_when_ready(
+        &self,
+        connecting: &indicatif::ProgressBar,
+        deadline: Option<Instant>,
+    ) {
         if !self.warm {
             return;
         }
-        tokio::select! {
-            () = super::interrupt::wait() => {}
-            () = async {
-                self.ready.wait().await;
-                connecting.finish_and_clear();
-                self.open();
-                self.go.wait().await;
-            } => {}
+        let expired = async {
+            match deadline {
+                Some(d) => {
+                    super::interrupt::sleep_until(d).await;
+                }
+                None => std::future::pending().await,
+            }
+        };
+        let all = tokio::select! {
+            () = super::interrupt::wait() => false,
+            () = expired => {
+                if !super::interrupt::stopping() {
+                    self.expired.store(true, Relaxed);
+                    self.given_up.notify_waiters();
+                }
+                false
+            }
+            _ = self.ready.wait() => true,
+        };
+        if all {
+            connecting.finish_and_clear();
+            self.open();
+            tokio::select! {
+                () = super::interrupt::wait() => {}
+                _ = self.go.wait() => {}
+            }
+        }
+    }
+
+    /// Resolves once the setup is given up ([`Window::open_when_ready`]).
+    pub(super) async fn abandoned(&self) {
+        loop {
+            let notified = self.given_up.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if self.expired.load(Relaxed) {
+                return;
+            }
+            notified.await;
         }
     }
 
@@ -541,7 +756,7 @@ pub(super) fn first_failed(
     backoff: &mut Backoff,
     bar: Option<&indicatif::ProgressBar>,
 ) -> u64 {
-    tally.failed_requests += 1;
+    tally.counts.failed_requests += 1;
     backoff.after(&f);
     tally.fail(f);
     if let Some(bar) = bar {
@@ -629,9 +844,8 @@ pub(super) async fn connect(
     let negotiated = stream.negotiated().map_err(|e| Failure::exactly(ErrorKind::Negotiated, e))?;
     if let Some(n) = negotiated {
         n.check(&wanted).map_err(|e| Failure::exactly(ErrorKind::Negotiated, e))?;
-        let h = if n.resumed { &mut tally.resumed } else { &mut tally.full };
-        h.saturating_record(micros(end - handshake_start));
-        tally.connect_handshake.saturating_record(micros(end - start));
+        tally.record(if n.resumed { Which::Resumed } else { Which::Full }, end - handshake_start);
+        tally.record(Which::ConnectHandshake, end - start);
     }
     Ok(Open { stream, ticket_due: resumes && negotiated.is_some() })
 }

@@ -72,6 +72,7 @@ macro_rules! forward_io {
 
 pub mod attack;
 pub mod bridge;
+pub mod capacity;
 pub mod cases;
 pub mod child;
 pub mod cli;

@@ -32,6 +32,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{
     ErrorKind, Failure, Library, RESUMPTIONS_PER_CHAIN, Stream, Ticket,
+    capacity::{self, CHUNK, Demand, Estimate},
     driver::{
         Exchanged, MAX_LATENCY_US, Open, Plan, Protocol, Ran, Tally, Timed, close, run_clients, unix_seconds,
     },
@@ -204,6 +205,20 @@ pub struct Report {
     /// (what [`merge`] checks the clients ran at once by).
     #[serde(default)]
     pub window_start_unix_s: Option<f64>,
+    /// The client's resident memory per connection, KiB: its peak over the
+    /// run less what it held before the first client, over the clients
+    /// (the library's connection state, the client's own and the
+    /// runtime's; [`crate::capacity`]). Merged: the clients' mean,
+    /// weighted by their connections. `None`: not measured (not Linux).
+    #[serde(default)]
+    pub resident_kib_per_connection: Option<f64>,
+    /// That peak: the client process's resident set at its highest, KiB.
+    #[serde(default)]
+    pub resident_peak_kib: Option<u64>,
+    /// The memory estimate checked before the run
+    /// ([`capacity::Estimate`]).
+    #[serde(default)]
+    pub memory_estimate: Option<Estimate>,
 }
 
 /// Several clients' reports of one run (clients on other hosts against one
@@ -242,6 +257,21 @@ pub fn merge(reports: &[Report]) -> Result<Report> {
         let port = |r: &Report| r.server.parse::<SocketAddr>().map(|a| a.port()).ok();
         if port(r) != port(first) {
             bail!("reports name different servers: {} vs {} (other ports)", first.server, r.server);
+        }
+        // Clients on other hosts name one server by the address each
+        // reaches it at (sockets_netns: one per veth pair); two loopback
+        // addresses are two servers of this machine.
+        let ip = |r: &Report| r.server.parse::<SocketAddr>().map(|a| a.ip()).ok();
+        if let (Some(a), Some(b)) = (ip(first), ip(r))
+            && a != b
+            && a.is_loopback()
+            && b.is_loopback()
+        {
+            bail!(
+                "reports name different servers: {} vs {} (two loopback addresses of this machine)",
+                first.server,
+                r.server
+            );
         }
         for (j, other) in reports.iter().enumerate().take(i) {
             if serde_json::to_value(r)? == serde_json::to_value(other)? {
@@ -332,6 +362,13 @@ pub fn merge(reports: &[Report]) -> Result<Report> {
         },
         interrupted: reports.iter().any(|r| r.interrupted),
         window_start_unix_s: reports.iter().filter_map(|r| r.window_start_unix_s).reduce(f64::min),
+        resident_kib_per_connection: reports
+            .iter()
+            .map(|r| r.resident_kib_per_connection.map(|k| k * r.connections as f64))
+            .sum::<Option<f64>>()
+            .map(|k| k / reports.iter().map(|r| r.connections).sum::<usize>().max(1) as f64),
+        resident_peak_kib: None,
+        memory_estimate: None,
     })
 }
 
@@ -376,6 +413,21 @@ impl Report {
                 (None, None) => ", before the window".to_string(),
             }
         ));
+        if let Some(kib) = self.resident_kib_per_connection {
+            let peak = self
+                .resident_peak_kib
+                .map_or(String::new(), |p| format!("; the client's peak {}", capacity::size(p as f64)));
+            let estimate = self.memory_estimate.as_ref().map_or(String::new(), |e| {
+                format!(
+                    "; estimated {:.0} KiB: the library's state {:.0}, the client's own {:.0}, the kernel's {:.0}",
+                    e.kib_per_connection, e.library_kib, e.own_kib, e.kernel_kib
+                )
+            });
+            out.push_str(&format!(
+                "| resident memory per connection | {kib:.1} KiB ({} connections{peak}{estimate}) |\n",
+                self.connections
+            ));
+        }
         out.push_str(
             "\n| latency, µs | count | p50 | p90 | p99 | p99.9 | max |\n|---|---|---|---|---|---|---|\n",
         );
@@ -415,6 +467,16 @@ pub fn run(library: &dyn Library, options: &LoadOptions) -> Result<Report> {
     {
         bail!("the request rate must be a positive number of requests per second, not {rate}");
     }
+    let (estimate, descriptors) = capacity::check(&Demand {
+        library: &library.name(),
+        clients: options.connections,
+        message: options.message,
+        target: options.connect,
+    })?;
+    // Connections each client may close in the background at once: as
+    // many as the descriptors left over allow, at most MAX_CLOSING.
+    let spare = descriptors.saturating_sub(capacity::SPARE_DESCRIPTORS + options.connections as u64);
+    let closing = (spare / options.connections as u64).min(MAX_CLOSING as u64) as usize;
     let threads = super::threads::start(options.threads, "tls-bench-load", &options.cores)?;
     let data: Arc<[u8]> = pattern(options.message).into();
     // Kept connections: every client connects first; the window (and the
@@ -439,11 +501,22 @@ pub fn run(library: &dyn Library, options: &LoadOptions) -> Result<Report> {
         timed: Timed::Request,
         progress: options.progress,
     };
-    let Ran { total, started, seconds, client_cpu_seconds } = run_clients(threads, plan, |_| Echo {
-        data: data.clone(),
-        buf: vec![0u8; data.len()],
-        closer: Closer::new(options.timeout),
-    })?;
+    let Ran { total, started, seconds, client_cpu_seconds, resident, unfinished } =
+        run_clients(threads, plan, |_| Echo {
+            data: data.clone(),
+            buf: Vec::new(),
+            closer: Closer::new(options.timeout, closing),
+        })?;
+    if let Some(u) = unfinished {
+        bail!(
+            "the clients' first connections were not all made within {:?} (-d, at least 2 s): {} of {} \
+             connected (or failed), so nothing was measured: give a longer -d, or fewer connections",
+            u.after,
+            u.joined,
+            options.connections
+        );
+    }
+    let counts = &total.counts;
     let window_unix_start = unix_seconds(started);
     let per_s = |n: u64| if seconds > 0.0 { n as f64 / seconds } else { 0.0 };
     Ok(Report {
@@ -464,12 +537,12 @@ pub fn run(library: &dyn Library, options: &LoadOptions) -> Result<Report> {
         }
         .to_string(),
         seconds,
-        requests: total.requests,
-        requests_per_s: per_s(total.requests),
-        bytes_sent: total.bytes,
-        bytes_received: total.bytes,
-        send_mb_per_s: per_s(total.bytes) / 1e6,
-        receive_mb_per_s: per_s(total.bytes) / 1e6,
+        requests: counts.requests,
+        requests_per_s: per_s(counts.requests),
+        bytes_sent: counts.bytes,
+        bytes_received: counts.bytes,
+        send_mb_per_s: per_s(counts.bytes) / 1e6,
+        receive_mb_per_s: per_s(counts.bytes) / 1e6,
         handshakes_full: total.full.len(),
         handshakes_resumed: total.resumed.len(),
         // Resumption on new connections: the full ones came before the window.
@@ -483,8 +556,8 @@ pub fn run(library: &dyn Library, options: &LoadOptions) -> Result<Report> {
         client_cpu_share: per_s(1) * client_cpu_seconds / options.threads as f64,
         cores: options.cores.clone(),
         threads: options.threads,
-        errors: total.errors,
-        error_examples: total.examples,
+        errors: counts.errors.clone(),
+        error_examples: counts.examples.clone(),
         histograms: Histograms {
             request: recorded(&total.request),
             full_handshake: recorded(&total.full),
@@ -493,15 +566,20 @@ pub fn run(library: &dyn Library, options: &LoadOptions) -> Result<Report> {
         },
         interrupted: super::interrupt::requested().is_some(),
         window_start_unix_s: Some(window_unix_start),
+        resident_kib_per_connection: resident.map(|r| r.kib_per(options.connections)),
+        resident_peak_kib: resident.map(|r| r.peak_kib),
+        memory_estimate: Some(estimate),
     })
 }
 
 /// `load`'s protocol: each request a message of `data` echoed back,
-/// checked byte for byte (none with an empty message: the handshake is the
-/// request); a connection ends with its ticket taken when due, then closes
-/// in the background ([`Closer`]).
+/// checked byte for byte as it arrives (none with an empty message: the
+/// handshake is the request); a connection ends with its ticket taken when
+/// due, then closes in the background ([`Closer`]).
 struct Echo {
     data: Arc<[u8]>,
+    /// The read buffer: the message, at most [`CHUNK`] (the echo is
+    /// compared a piece at a time); allocated at the first request.
     buf: Vec<u8>,
     closer: Closer,
 }
@@ -518,6 +596,9 @@ impl Protocol for Echo {
     async fn request(&mut self, conn: &mut Open, _last: bool) -> Result<Option<Exchanged>, Failure> {
         if self.data.is_empty() {
             return Ok(None);
+        }
+        if self.buf.is_empty() {
+            self.buf = vec![0u8; self.data.len().min(CHUNK)];
         }
         let (began, ended) = exchange(&mut conn.stream, &self.data, &mut self.buf).await?;
         Ok(Some(Exchanged { began, ended, bytes: self.data.len() as u64, closing: false }))
@@ -545,20 +626,28 @@ const MAX_CLOSING: usize = 64;
 /// of its own: the client opens its next connection without waiting the
 /// round trip for the server's close (`openssl s_time -new` does not wait
 /// either), while the server still closes first and holds the TIME_WAIT.
-/// At most [`MAX_CLOSING`] at once; their failures are counted at the end.
+/// At most `at_once` (up to [`MAX_CLOSING`], as the descriptors allow; 0:
+/// each close is waited for); their failures are counted at the end.
 struct Closer {
     limit: Duration,
+    at_once: usize,
     closing: std::collections::VecDeque<tokio::task::JoinHandle<Result<(), Failure>>>,
     failures: Vec<Failure>,
 }
 
 impl Closer {
-    fn new(limit: Duration) -> Closer {
-        Closer { limit, closing: std::collections::VecDeque::new(), failures: Vec::new() }
+    fn new(limit: Duration, at_once: usize) -> Closer {
+        Closer { limit, at_once, closing: std::collections::VecDeque::new(), failures: Vec::new() }
     }
 
     async fn close(&mut self, stream: Box<dyn Stream>) {
-        while self.closing.len() >= MAX_CLOSING || self.closing.front().is_some_and(|c| c.is_finished()) {
+        if self.at_once == 0 {
+            if let Err(f) = close(stream, self.limit, false).await {
+                self.failures.push(f);
+            }
+            return;
+        }
+        while self.closing.len() >= self.at_once || self.closing.front().is_some_and(|c| c.is_finished()) {
             let Some(oldest) = self.closing.pop_front() else { break };
             self.settle(oldest.await);
         }
@@ -584,23 +673,21 @@ impl Closer {
     }
 }
 
-/// Sends `data` and reads it back into `buf` (poisoned first), at once
-/// (so that neither side waits on a full socket buffer); the driver times
-/// the transaction out. Returns when the first byte was written and the
-/// last one read.
+/// Sends `data` and reads it back through `buf`, compared as it arrives,
+/// at once (so that neither side waits on a full socket buffer); the
+/// driver times the transaction out. Returns when the first byte was
+/// written and the last one read.
 async fn exchange(
     stream: &mut Box<dyn Stream>,
     data: &[u8],
     buf: &mut [u8],
 ) -> Result<(Instant, Instant), Failure> {
-    buf.fill(!data[0]);
     let start = Instant::now();
-    write_and_read(stream, data, buf)
+    let differ = write_and_read(&mut **stream, data, buf)
         .await
         .map_err(|e| Failure::new(anyhow::Error::new(e).context("echo"), ErrorKind::Handshake))?;
     let ended = Instant::now();
-    if buf != data {
-        let at = buf.iter().zip(data).position(|(a, b)| a != b).unwrap_or(0);
+    if let Some(at) = differ {
         return Err(Failure::exactly(
             ErrorKind::Corrupt,
             anyhow::anyhow!("echoed bytes differ from those sent, first at offset {at} of {}", data.len()),
@@ -609,17 +696,25 @@ async fn exchange(
     Ok((start, ended))
 }
 
-/// Writes all of `data` (then flushes) and reads exactly `buf.len()` bytes
-/// on one stream, both going on at once in one task: whichever can go on
+/// Writes all of `data` (then flushes) and reads `data.len()` bytes back on
+/// one stream, both going on at once in one task: whichever can go on
 /// does, so neither end waits on a full socket buffer. (What
 /// `tokio::io::split` and two futures would do, without its lock and its
-/// allocation per message.) Errors: the stream's, or its end before `buf`
-/// is full (`UnexpectedEof`).
-async fn write_and_read(stream: &mut Box<dyn Stream>, data: &[u8], buf: &mut [u8]) -> std::io::Result<()> {
+/// allocation per message.) Each read goes into `buf` (at most its
+/// length), poisoned first (every byte the complement of the first one
+/// expected there), and is compared with what was sent at its offset.
+/// Returns the first offset where the bytes read differ, if any. Errors:
+/// the stream's, or its end before all is read (`UnexpectedEof`).
+async fn write_and_read<S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + ?Sized>(
+    stream: &mut S,
+    data: &[u8],
+    buf: &mut [u8],
+) -> std::io::Result<Option<usize>> {
     use std::{io, pin::Pin, task::Poll};
     let (mut written, mut read, mut flushed) = (0, 0, false);
+    let (mut differ, mut poisoned) = (None, false);
     std::future::poll_fn(|cx| {
-        let mut s = Pin::new(&mut **stream);
+        let mut s = Pin::new(&mut *stream);
         while written < data.len() {
             match s.as_mut().poll_write(cx, &data[written..]) {
                 Poll::Ready(Ok(0)) => return Poll::Ready(Err(io::ErrorKind::WriteZero.into())),
@@ -635,18 +730,75 @@ async fn write_and_read(stream: &mut Box<dyn Stream>, data: &[u8], buf: &mut [u8
                 Poll::Pending => {}
             }
         }
-        while read < buf.len() {
-            let mut into = tokio::io::ReadBuf::new(&mut buf[read..]);
+        while read < data.len() {
+            let room = (data.len() - read).min(buf.len());
+            if !poisoned {
+                buf[..room].fill(!data[read]);
+                poisoned = true;
+            }
+            let mut into = tokio::io::ReadBuf::new(&mut buf[..room]);
             match s.as_mut().poll_read(cx, &mut into) {
                 Poll::Ready(Ok(())) if into.filled().is_empty() => {
                     return Poll::Ready(Err(io::ErrorKind::UnexpectedEof.into()));
                 }
-                Poll::Ready(Ok(())) => read += into.filled().len(),
+                Poll::Ready(Ok(())) => {
+                    let got = into.filled();
+                    let sent = &data[read..read + got.len()];
+                    if differ.is_none() && got != sent {
+                        differ = got.iter().zip(sent).position(|(a, b)| a != b).map(|at| read + at);
+                    }
+                    read += got.len();
+                    poisoned = false;
+                }
                 Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
                 Poll::Pending => break,
             }
         }
-        if flushed && read == buf.len() { Poll::Ready(Ok(())) } else { Poll::Pending }
+        if flushed && read == data.len() { Poll::Ready(Ok(differ)) } else { Poll::Pending }
     })
     .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An echo through `buf` (smaller than the message), with the byte at
+    /// `flip` changed on its way back: the offset of the first difference.
+    fn echo(len: usize, flip: Option<usize>) -> std::io::Result<Option<usize>> {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+        runtime.block_on(async {
+            let (mut client, mut server) = tokio::io::duplex(4096);
+            let echoer = tokio::spawn(async move {
+                use tokio::io::{AsyncReadExt, AsyncWriteExt};
+                let (mut at, mut piece) = (0, [0u8; 1000]);
+                while at < len {
+                    let n = server.read(&mut piece).await?;
+                    for (i, b) in piece[..n].iter_mut().enumerate() {
+                        if Some(at + i) == flip {
+                            *b ^= 1;
+                        }
+                    }
+                    server.write_all(&piece[..n]).await?;
+                    at += n;
+                }
+                std::io::Result::Ok(server)
+            });
+            let data = pattern(len);
+            let mut buf = vec![0u8; CHUNK.min(len)];
+            let differ = write_and_read(&mut client, &data, &mut buf).await?;
+            echoer.await??;
+            Ok(differ)
+        })
+    }
+
+    #[test]
+    fn an_echo_is_compared_a_piece_at_a_time() {
+        let len = 3 * CHUNK + 100;
+        assert_eq!(echo(len, None).unwrap(), None);
+        for at in [0, 5, CHUNK - 1, CHUNK, 2 * CHUNK + 7, len - 1] {
+            assert_eq!(echo(len, Some(at)).unwrap(), Some(at), "flipped at {at}");
+        }
+        assert_eq!(echo(10, Some(9)).unwrap(), Some(9));
+    }
 }

@@ -46,6 +46,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use super::{
     ErrorKind, Failure, Library, Stream, Ticket,
+    capacity::{self, Demand},
     driver::{Exchanged, Open, Plan, Protocol, Ran, Tally, Timed, close, run_clients, unix_seconds},
     load::latency_of,
 };
@@ -101,6 +102,12 @@ pub fn run(library: &dyn Library, options: &SiegeOptions) -> Result<SiegeReport>
     let client = library
         .client(&options.params, &super::https::CLIENT)
         .map_err(|e| anyhow::anyhow!("{}: {e}", library.name()))?;
+    capacity::check(&Demand {
+        library: &library.name(),
+        clients: options.clients,
+        message: options.body,
+        target: options.connect,
+    })?;
     let threads = super::threads::start(options.threads, "tls-bench-https-load", &options.cores)?;
     let expected = super::https::body(options.body);
     // Kept connections, and resumption: every user connects (or fetches its
@@ -120,11 +127,20 @@ pub fn run(library: &dyn Library, options: &SiegeOptions) -> Result<SiegeReport>
         timed: Timed::Transaction,
         progress: options.progress,
     };
-    let Ran { total, started, seconds, client_cpu_seconds } =
+    let Ran { total, started, seconds, client_cpu_seconds, resident: _, unfinished } =
         run_clients(threads, plan, |_| Http::new(expected.clone(), options.timeout))?;
+    if let Some(u) = unfinished {
+        bail!(
+            "the users' first connections were not all made within {:?} (-t, at least 2 s): {} of {} \
+             connected (or failed), so nothing was measured: give a longer -t, or fewer users",
+            u.after,
+            u.joined,
+            options.clients
+        );
+    }
     let per_s = |x: f64| if seconds > 0.0 { x / seconds } else { 0.0 };
-    let failed = total.failed_requests;
-    let ok = total.requests;
+    let failed = total.counts.failed_requests;
+    let ok = total.counts.requests;
     let t = &total.request;
     let secs = |us: f64| us / 1e6;
     Ok(SiegeReport {
@@ -141,16 +157,16 @@ pub fn run(library: &dyn Library, options: &SiegeOptions) -> Result<SiegeReport>
         transactions: ok,
         availability: if ok + failed == 0 { 0.0 } else { ok as f64 * 100.0 / (ok + failed) as f64 },
         elapsed_time: seconds,
-        data_transferred: total.bytes as f64 / SIEGE_MB,
+        data_transferred: total.counts.bytes as f64 / SIEGE_MB,
         response_time: if ok == 0 { 0.0 } else { secs(t.mean()) },
         transaction_rate: per_s(ok as f64),
-        throughput: per_s(total.bytes as f64 / SIEGE_MB),
+        throughput: per_s(total.counts.bytes as f64 / SIEGE_MB),
         concurrency: per_s(secs(t.mean() * ok as f64)),
         successful_transactions: ok,
         failed_transactions: failed,
         longest_transaction: if ok == 0 { 0.0 } else { secs(t.max() as f64) },
         shortest_transaction: if ok == 0 { 0.0 } else { secs(t.min() as f64) },
-        bytes: total.bytes,
+        bytes: total.counts.bytes,
         handshakes_full: total.full.len(),
         handshakes_resumed: total.resumed.len(),
         transaction_latency: latency_of(&total.request),
@@ -159,16 +175,21 @@ pub fn run(library: &dyn Library, options: &SiegeOptions) -> Result<SiegeReport>
         client_cpu_seconds,
         client_cpu_share: per_s(client_cpu_seconds) / options.threads as f64,
         threads: options.threads,
-        errors: total.errors,
-        error_examples: total.examples,
+        errors: total.counts.errors.clone(),
+        error_examples: total.counts.examples.clone(),
         interrupted: super::interrupt::requested().is_some(),
         window_start_unix_s: Some(unix_seconds(started)),
     })
 }
 
-/// Bytes of a connection's read buffer: the longest response head it takes
-/// (a longer one is a failed transaction), and the most read at once.
+/// The most bytes of a user's read buffer: the longest response head it
+/// takes (a longer one is a failed transaction), and the most read at once.
 const READ_BUFFER: usize = 16 * 1024;
+
+/// Room for a response head in a user's first read buffer, beside the
+/// body: `https-serve`'s head is about 100 bytes, nginx's about 250. A
+/// longer head grows the buffer, up to [`READ_BUFFER`].
+const HEAD_ROOM: usize = 512;
 
 /// Headers a response head may have (more is a failed transaction).
 const MAX_HEADERS: usize = 64;
@@ -180,11 +201,9 @@ fn request_bytes(last: bool) -> Vec<u8> {
     format!("GET / HTTP/1.1\r\nhost: {SERVER_NAME}\r\n{close}\r\n").into_bytes()
 }
 
-/// An HTTP/1.1 client connection over a library's stream, and its read
-/// buffer.
+/// An HTTP/1.1 client connection over a library's stream.
 struct HttpConn {
     stream: Box<dyn Stream>,
-    buf: Box<[u8]>,
     ticket_due: bool,
     /// Whether the server said it ends the connection after its last
     /// response ([`Head::closing`]).
@@ -300,18 +319,22 @@ impl BodyCheck<'_> {
 }
 
 impl HttpConn {
-    /// Sends `request` (a `GET /`), then reads its response: `200 OK` with
+    /// Sends `request` (a `GET /`), then reads its response through `buf`
+    /// (grown up to [`READ_BUFFER`] for a long head): `200 OK` with
     /// `expected` as its body, compared as it arrives (nothing collected).
     /// Reading stops at the body's last byte, as wrk's does: a kept
     /// connection has nothing pending between requests, and a byte past
     /// the response is a failure. Returns whether the server ends the
     /// connection after it ([`Head::closing`]).
-    async fn get(&mut self, request: &[u8], expected: &[u8]) -> Result<bool, Failure> {
+    async fn get(&mut self, request: &[u8], expected: &[u8], buf: &mut Vec<u8>) -> Result<bool, Failure> {
         self.stream.write_all(request).await.map_err(|e| io_failure(e, "HTTP request"))?;
         self.stream.flush().await.map_err(|e| io_failure(e, "HTTP request"))?;
         let mut filled = 0;
         let head = loop {
-            let Some(room) = self.buf.get_mut(filled..).filter(|r| !r.is_empty()) else {
+            if filled == buf.len() && buf.len() < READ_BUFFER {
+                buf.resize((2 * buf.len()).clamp(HEAD_ROOM, READ_BUFFER), 0);
+            }
+            let Some(room) = buf.get_mut(filled..).filter(|r| !r.is_empty()) else {
                 return Err(http_failure(format!("a response head longer than {READ_BUFFER} bytes")));
             };
             let n = self.stream.read(room).await.map_err(|e| io_failure(e, "HTTP response"))?;
@@ -322,23 +345,20 @@ impl HttpConn {
                 ));
             }
             filled += n;
-            if let Some(head) = response_head(&self.buf[..filled])? {
+            if let Some(head) = response_head(&buf[..filled])? {
                 break head;
             }
         };
         let mut body = BodyCheck { expected, read: 0, differ: None };
-        let (first, length) = (&self.buf[head.len..filled], head.body);
+        let (first, length) = (&buf[head.len..filled], head.body);
         if first.len() > length {
             return Err(http_failure("bytes past the response's Content-Length".into()));
         }
         body.take(first);
         while body.read < length {
-            let room = (length - body.read).min(self.buf.len());
-            let n = self
-                .stream
-                .read(&mut self.buf[..room])
-                .await
-                .map_err(|e| io_failure(e, "HTTP response body"))?;
+            let room = (length - body.read).min(buf.len());
+            let n =
+                self.stream.read(&mut buf[..room]).await.map_err(|e| io_failure(e, "HTTP response body"))?;
             if n == 0 {
                 return Err(Failure::exactly(
                     ErrorKind::Io,
@@ -348,7 +368,7 @@ impl HttpConn {
                     ),
                 ));
             }
-            body.take(&self.buf[..n]);
+            body.take(&buf[..n]);
         }
         body.result().map(|()| head.closing)
     }
@@ -362,11 +382,14 @@ struct Http {
     limit: Duration,
     /// The request on a kept connection, and a connection's last.
     request: [Vec<u8>; 2],
+    /// The user's read buffer: a head and the body, at most
+    /// [`READ_BUFFER`]; allocated at the first request.
+    buf: Vec<u8>,
 }
 
 impl Http {
     fn new(expected: Bytes, limit: Duration) -> Http {
-        Http { expected, limit, request: [request_bytes(false), request_bytes(true)] }
+        Http { expected, limit, request: [request_bytes(false), request_bytes(true)], buf: Vec::new() }
     }
 }
 
@@ -376,17 +399,15 @@ impl Protocol for Http {
     const TIMED_OUT: &'static str = "transaction not done in";
 
     async fn start(&mut self, open: Open) -> Result<HttpConn, Failure> {
-        Ok(HttpConn {
-            stream: open.stream,
-            buf: vec![0; READ_BUFFER].into_boxed_slice(),
-            ticket_due: open.ticket_due,
-            server_ends: false,
-        })
+        Ok(HttpConn { stream: open.stream, ticket_due: open.ticket_due, server_ends: false })
     }
 
     async fn request(&mut self, conn: &mut HttpConn, last: bool) -> Result<Option<Exchanged>, Failure> {
+        if self.buf.is_empty() {
+            self.buf = vec![0; (self.expected.len() + HEAD_ROOM).min(READ_BUFFER)];
+        }
         let began = Instant::now();
-        let closing = conn.get(&self.request[usize::from(last)], &self.expected).await?;
+        let closing = conn.get(&self.request[usize::from(last)], &self.expected, &mut self.buf).await?;
         conn.server_ends = closing;
         Ok(Some(Exchanged { began, ended: Instant::now(), bytes: self.expected.len() as u64, closing }))
     }
