@@ -91,3 +91,31 @@ fn generate_certs_refuses_to_replace_the_committed_chains() {
     assert!(stderr.contains("--force") && stderr.contains("git checkout -- certs"), "{stderr}");
     assert_eq!(before, key().unwrap());
 }
+
+/// A chain whose server leaf expired is named with its file, its
+/// certificate and its dates when it is read, before any library fails
+/// its handshake in its own words (`certificate verify failed`).
+#[cfg(feature = "tools")]
+#[test]
+fn an_expired_certificate_is_named_with_its_file_and_dates() {
+    let dir = std::env::temp_dir().join(format!("tls-bench-expired-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let good = certs::dir(CertChain::EcdsaP256);
+    for name in [certs::CA_CERT, certs::SERVER_KEY, certs::CLIENT_CHAIN, certs::CLIENT_KEY] {
+        std::fs::copy(good.join(name), dir.join(name)).unwrap();
+    }
+    let expired = |name: &str| {
+        let key = rcgen::KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256).unwrap();
+        let mut p = rcgen::CertificateParams::new(vec![name.to_string()]).unwrap();
+        p.not_before = rcgen::date_time_ymd(2020, 1, 1);
+        p.not_after = rcgen::date_time_ymd(2021, 1, 1);
+        p.self_signed(&key).unwrap().pem()
+    };
+    std::fs::write(dir.join(certs::SERVER_CHAIN), expired("localhost") + &expired("intermediate")).unwrap();
+    let e = format!("{:#}", certs::read(&dir).unwrap_err());
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert!(e.contains(certs::SERVER_CHAIN) && e.contains("certificate 1 ("), "{e}");
+    assert!(e.contains("expired: valid from") && e.contains("2021"), "{e}");
+    assert!(e.contains("generate-certs"), "{e}");
+}

@@ -113,3 +113,35 @@ fn a_default_never_refuses_the_rounds_given() {
     let (ok, _, err) = compare(&["--rounds", "5", "--out", dir.join("a-file").to_str().unwrap()]);
     assert!(!ok && !err.contains("--epochs") && err.contains("is not a directory"), "{err}");
 }
+
+#[test]
+fn only_the_libraries_selected_are_set_up() {
+    // A broken key in one chain: the library asked for names it; the
+    // others (s2n-tls, configured first) are never set up.
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("compare-selected");
+    let _ = fs::remove_dir_all(&dir);
+    let certs = dir.join("certs");
+    for chain in tls_bench_harness::params::CertChain::ALL {
+        let from = tls_bench_harness::certs::dir(chain);
+        let to = certs.join(from.file_name().unwrap());
+        fs::create_dir_all(&to).unwrap();
+        for entry in fs::read_dir(&from).unwrap().flatten() {
+            fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
+        }
+    }
+    let key = tls_bench_harness::certs::SERVER_KEY;
+    let broken =
+        certs.join(tls_bench_harness::certs::dir(Params::default().cert).file_name().unwrap()).join(key);
+    fs::write(&broken, "not a key").unwrap();
+    let centre = format!("^handshake/{}/", Params::default());
+    let out = Command::new(env!("CARGO_BIN_EXE_compare"))
+        .args(["--quick", "--libraries", "openssl", "--filter", &centre, "--out"])
+        .arg(dir.join("out"))
+        .env("TLS_BENCH_CERTS_DIR", &certs)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(err.contains("/openssl-") && err.contains(key), "{err}");
+    assert!(!err.contains("s2n-tls"), "a library not selected was set up: {err}");
+}

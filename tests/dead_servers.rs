@@ -21,6 +21,7 @@ use std::{
     time::{Duration, Instant},
 };
 
+use common::sockets::{descendants, running};
 use tls_bench_sockets::runtimes::RUNTIMES;
 
 const REQUIRE: &str = "TLS_BENCH_REQUIRE_RUNTIMES";
@@ -42,32 +43,6 @@ fn have(what: &str) -> bool {
 /// The first TLS library of this build: the row kept beside the failed one.
 fn a_tls_library() -> String {
     tls_bench_sockets::libraries().into_iter().find(|l| !l.plaintext()).expect("a TLS library").name()
-}
-
-/// The processes whose parent is `pid`, and theirs, from `/proc`.
-fn descendants(pid: u32) -> Vec<u32> {
-    let mut found = Vec::new();
-    let mut parents = vec![pid];
-    while let Some(parent) = parents.pop() {
-        for entry in fs::read_dir("/proc").unwrap().flatten() {
-            let Some(child) = entry.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
-                continue;
-            };
-            let Ok(stat) = fs::read_to_string(format!("/proc/{child}/stat")) else { continue };
-            let Some((_, rest)) = stat.rsplit_once(')') else { continue };
-            let fields: Vec<&str> = rest.split_whitespace().collect();
-            if fields.len() > 1 && fields[1] == parent.to_string() && fields[0] != "Z" {
-                found.push(child);
-                parents.push(child);
-            }
-        }
-    }
-    found
-}
-
-fn running(pid: u32) -> bool {
-    fs::read_to_string(format!("/proc/{pid}/stat"))
-        .is_ok_and(|s| s.rsplit_once(')').is_some_and(|(_, r)| !r.trim_start().starts_with('Z')))
 }
 
 fn cmdline(pid: u32) -> String {
@@ -248,30 +223,33 @@ fn https_compare_marks_a_killed_nginx_failed_and_keeps_the_other_rows() {
     assert_eq!(kept["rates"].as_array().unwrap().len(), 3, "{run}");
 }
 
+/// https-compare with Go's server beside a library of this build, `signal`
+/// sent to Go's server in round 2: the tool's end, its results, the
+/// library kept and the seconds the run took.
+fn compare_with_go(test: &str, signal: i32) -> (Ended, serde_json::Value, Duration) {
+    let out = common::scratch("dead_servers", test).join("out");
+    let library = a_tls_library();
+    let args = compare_args(out.to_str().unwrap(), &library, "go", false);
+    let started = Instant::now();
+    let exe = env!("CARGO_BIN_EXE_https-compare");
+    let ended = kill_mid_run(exe, &args, Some("round 2 of 3"), Duration::ZERO, "/runtimes/go/", signal);
+    let took = started.elapsed();
+    assert_eq!(ended.code, Some(1), "{}", ended.stderr);
+    assert!(ended.stderr.contains("error: server go-crypto-tls-"), "{}", ended.stderr);
+    let run = results(&out);
+    let kept = compare_server(&run, &library);
+    assert!(kept["failure"].is_null() && kept["rates"].as_array().unwrap().len() == 3, "{run}");
+    (ended, run, took)
+}
+
 #[test]
 fn https_compare_marks_a_killed_runtime_server_failed_and_keeps_the_other_rows() {
     if !have("go") {
         return;
     }
-    let dir = common::scratch("dead_servers", "compare-go");
-    let out = dir.join("out");
-    let library = a_tls_library();
-    let args = compare_args(out.to_str().unwrap(), &library, "go", false);
-    let ended = kill_mid_run(
-        env!("CARGO_BIN_EXE_https-compare"),
-        &args,
-        Some("round 2 of 3"),
-        Duration::ZERO,
-        "/runtimes/go/",
-        libc::SIGKILL,
-    );
-    assert_eq!(ended.code, Some(1), "{}", ended.stderr);
-    assert!(ended.stderr.contains("error: server go-crypto-tls-"), "{}", ended.stderr);
+    let (ended, run, _) = compare_with_go("compare-go", libc::SIGKILL);
     assert!(ended.stderr.contains("exited with signal: 9 (SIGKILL)"), "{}", ended.stderr);
-    let run = results(&out);
     assert!(compare_server(&run, "go-crypto-tls")["failure"].as_str().unwrap().contains("SIGKILL"), "{run}");
-    let kept = compare_server(&run, &library);
-    assert!(kept["failure"].is_null() && kept["rates"].as_array().unwrap().len() == 3, "{run}");
 }
 
 #[test]
@@ -279,28 +257,12 @@ fn https_compare_stops_loading_a_stopped_server_at_once() {
     if !have("go") {
         return;
     }
-    let dir = common::scratch("dead_servers", "compare-stopped");
-    let out = dir.join("out");
-    let library = a_tls_library();
-    let args = compare_args(out.to_str().unwrap(), &library, "go", false);
-    let started = Instant::now();
-    let ended = kill_mid_run(
-        env!("CARGO_BIN_EXE_https-compare"),
-        &args,
-        Some("round 2 of 3"),
-        Duration::ZERO,
-        "/runtimes/go/",
-        libc::SIGSTOP,
-    );
-    assert_eq!(ended.code, Some(1), "{}", ended.stderr);
+    let (ended, run, took) = compare_with_go("compare-stopped", libc::SIGSTOP);
     assert!(ended.stderr.contains("stopped (state T"), "{}", ended.stderr);
-    let run = results(&out);
-    assert!(
-        compare_server(&run, "go-crypto-tls")["failure"].as_str().unwrap().contains("answers nothing"),
-        "{run}"
-    );
+    let failure = compare_server(&run, "go-crypto-tls")["failure"].as_str().unwrap();
+    assert!(failure.contains("answers nothing"), "{run}");
     // Loaded no more after its slice: not a 10-s timeout per round left.
-    assert!(started.elapsed() < Duration::from_secs(40), "{:?}", started.elapsed());
+    assert!(took < Duration::from_secs(40), "{took:?}");
 }
 
 #[test]
@@ -375,4 +337,48 @@ fn https_attack_says_its_runtime_server_died_and_keeps_the_first_phase() {
     let run: serde_json::Value = serde_json::from_str(&fs::read_to_string(&json).unwrap()).unwrap();
     assert!(run["server_failure"].as_str().unwrap().contains("SIGKILL"), "{run}");
     assert!(run["alone"]["transactions"].as_u64().unwrap() > 0, "{run}");
+}
+
+#[test]
+fn compare_sockets_marks_a_killed_runtime_server_failed_and_keeps_the_other_rows() {
+    if !have("go") {
+        return;
+    }
+    let out = common::scratch("dead_servers", "compare-sockets").join("out");
+    let filter = "^echo/server-auth,TLSv1.3,TLS_AES_128_GCM_SHA256,x25519,ECDSA-P256,10conns,1024B/";
+    let args = [
+        "--sockets",
+        "--quick",
+        "--rounds",
+        "20",
+        "--slice-ms",
+        "50",
+        "--runtimes",
+        "go",
+        "--filter",
+        filter,
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    // The echo server starts at the first slice (calibration): killed
+    // there or in a round, the case fails the same way.
+    let ended = kill_mid_run(
+        env!("CARGO_BIN_EXE_compare"),
+        &args,
+        None,
+        Duration::from_secs(2),
+        "--echo",
+        libc::SIGKILL,
+    );
+    assert_eq!(ended.code, Some(1), "{}", ended.stderr);
+    assert!(ended.stderr.contains("the server go-crypto-tls-"), "{}", ended.stderr);
+    assert!(ended.stderr.contains("exited with signal: 9 (SIGKILL)"), "{}", ended.stderr);
+    assert!(ended.stdout.contains("- FAILED: go-crypto-tls-"), "{}", ended.stdout);
+    let run = results(&out);
+    let rows = run["rows"].as_array().unwrap();
+    let row = &rows[0];
+    let failed = row["failed"].as_array().unwrap();
+    assert!(failed.len() == 1 && failed[0][0].as_str().unwrap().starts_with("go-crypto-tls-"), "{run}");
+    let kept = row["libraries"].as_array().unwrap();
+    assert!(!kept.is_empty() && kept.iter().all(|l| l["rounds"].as_u64() == Some(20)), "{run}");
 }

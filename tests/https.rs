@@ -67,6 +67,9 @@ fn assert_clean(r: &SiegeReport, what: &str, transactions: u64) {
     assert_eq!(r.transaction_latency.count, transactions, "{what}");
     assert!(r.shortest_transaction > 0.0 && r.shortest_transaction <= r.longest_transaction, "{what}");
     assert!(r.concurrency > 0.0 && r.concurrency <= 2.0 + 1e-9, "{what}: {}", r.concurrency);
+    // The client's memory per connection is measured, and printed.
+    assert!(r.resident_kib_per_connection.is_some_and(|k| k >= 0.0), "{what}: {r:?}");
+    assert!(r.to_text().contains("Memory per connection:"), "{what}");
 }
 
 #[test]

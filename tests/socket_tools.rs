@@ -17,7 +17,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use common::sockets::{load_options, params, refusing_port, serve_options};
+use common::sockets::{descendants, load_options, params, refusing_port, running, serve_options};
 use tls_bench_harness::{
     error::ConfigureError,
     params::{HandshakeKind, Params},
@@ -325,31 +325,6 @@ fn an_interrupted_load_keeps_its_partial_report() {
     assert!(run["alone"]["transactions"].as_u64().unwrap() > 0 && run["beside"].is_null(), "{run}");
 }
 
-/// The processes whose parent is `pid`, and theirs, from `/proc`.
-fn descendants(pid: u32) -> Vec<u32> {
-    let mut found = Vec::new();
-    let mut parents = vec![pid];
-    while let Some(parent) = parents.pop() {
-        for entry in fs::read_dir("/proc").unwrap().flatten() {
-            let Some(child) = entry.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
-                continue;
-            };
-            let Ok(stat) = fs::read_to_string(format!("/proc/{child}/stat")) else { continue };
-            let fields: Vec<&str> = stat.rsplit_once(')').unwrap().1.split_whitespace().collect();
-            if fields[1] == parent.to_string() && fields[0] != "Z" {
-                found.push(child);
-                parents.push(child);
-            }
-        }
-    }
-    found
-}
-
-fn running(pid: u32) -> bool {
-    fs::read_to_string(format!("/proc/{pid}/stat"))
-        .is_ok_and(|s| s.rsplit_once(')').is_some_and(|(_, r)| !r.trim_start().starts_with('Z')))
-}
-
 #[test]
 fn no_server_outlives_the_soak_that_started_it() {
     let nginx = tls_bench_sockets::nginx::binary().is_ok();
@@ -396,6 +371,17 @@ fn no_server_outlives_the_soak_that_started_it() {
             unsafe { libc::kill(p as i32, libc::SIGKILL) };
         }
         assert!(left.is_empty(), "signal {sig}: servers left running: {left:?}");
+        if sig == libc::SIGTERM {
+            // The staged results directory goes with the run (a SIGKILL's
+            // is removed by the next run).
+            let staged: Vec<_> = fs::read_dir(&dir)
+                .unwrap()
+                .flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.contains(".partial-"))
+                .collect();
+            assert!(staged.is_empty(), "a staging directory was left: {staged:?}");
+        }
     }
 }
 

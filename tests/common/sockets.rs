@@ -119,3 +119,31 @@ pub fn refusing_port() -> RefusingPort {
         RefusingPort { _socket: socket, addr }
     }
 }
+
+/// The processes whose parent is `pid`, and theirs, from `/proc` (zombies
+/// left out).
+pub fn descendants(pid: u32) -> Vec<u32> {
+    let mut found = Vec::new();
+    let mut parents = vec![pid];
+    while let Some(parent) = parents.pop() {
+        for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+            let Some(child) = entry.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
+                continue;
+            };
+            let Ok(stat) = std::fs::read_to_string(format!("/proc/{child}/stat")) else { continue };
+            let Some((_, rest)) = stat.rsplit_once(')') else { continue };
+            let fields: Vec<&str> = rest.split_whitespace().collect();
+            if fields.len() > 1 && fields[1] == parent.to_string() && fields[0] != "Z" {
+                found.push(child);
+                parents.push(child);
+            }
+        }
+    }
+    found
+}
+
+/// Whether process `pid` runs (exists and is not a zombie).
+pub fn running(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .is_ok_and(|s| s.rsplit_once(')').is_some_and(|(_, r)| !r.trim_start().starts_with('Z')))
+}

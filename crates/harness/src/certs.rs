@@ -134,7 +134,8 @@ pub fn load(chain: CertChain) -> Result<Arc<CertFiles>> {
 /// Reads the PEM files of one chain directory and checks their shape, which
 /// every library would otherwise report in its own words, or not at all:
 /// the root file holds one certificate, each chain file two (leaf then
-/// intermediate), each key file a PKCS#8 private key. Whether a key belongs
+/// intermediate), each certificate valid now (an expired chain named as
+/// such), each key file a PKCS#8 private key. Whether a key belongs
 /// to its leaf is each library's own check when it loads them (the
 /// configuration layer names both files in its error); parsing keys here
 /// would need a crypto library in every build, old releases' included.
@@ -181,7 +182,37 @@ fn certificates(
     if certs.len() != expected {
         bail!("{}: holds {} PEM certificate(s); expected {expected} ({what})", path.display(), certs.len());
     }
+    for (i, der) in certs.iter().enumerate() {
+        in_validity(path, i + 1, der)?;
+    }
     Ok(certs)
+}
+
+/// Errors unless certificate number `n` of the file at `path` is valid now
+/// (RFC 5280, section 4.1.2.5): one expired or not yet valid is named,
+/// with its dates, before a library fails its handshake as "certificate
+/// verify failed" or in words of its own. Errors too: it does not parse.
+fn in_validity(path: &Path, n: usize, der: &CertificateDer<'_>) -> Result<()> {
+    use x509_parser::prelude::{ASN1Time, FromDer, X509Certificate};
+    let (_, cert) = X509Certificate::from_der(der.as_ref())
+        .map_err(|e| anyhow::anyhow!("{}: certificate {n} does not parse: {e}", path.display()))?;
+    let validity = cert.validity();
+    let now = ASN1Time::now();
+    let state = if now > validity.not_after {
+        "expired"
+    } else if now < validity.not_before {
+        "is not yet valid"
+    } else {
+        return Ok(());
+    };
+    bail!(
+        "{}: certificate {n} ({}) {state}: valid from {} to {}; make new chains with `cargo run --bin \
+         generate-certs -- DIR`",
+        path.display(),
+        cert.subject(),
+        validity.not_before,
+        validity.not_after
+    )
 }
 
 /// Checks that the PEM file at `path` (bytes `pem`) holds a PKCS#8 private

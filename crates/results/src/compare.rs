@@ -95,6 +95,11 @@ pub struct CaseResult {
     pub info: CaseInfo,
     /// Its slices, in round order.
     pub slices: Vec<Slice>,
+    /// Why the case failed during the run, when it did (a slice's error: a
+    /// check that failed, a server that died, in the worker's words): it
+    /// ran no more, its slices are not results, its row says `FAILED`.
+    #[serde(default)]
+    pub failure: Option<String>,
 }
 
 /// One library in a row.
@@ -176,6 +181,10 @@ pub struct RowSummary {
     pub crypto_floors: Vec<LibrarySummary>,
     /// `(library, reason)` of the libraries that skip this row.
     pub skipped: Vec<(String, String)>,
+    /// `(library, why)` of the libraries that failed during the run
+    /// ([`CaseResult::failure`]).
+    #[serde(default)]
+    pub failed: Vec<(String, String)>,
 }
 
 impl RowSummary {
@@ -346,7 +355,11 @@ fn tls_libraries(rows: &[&RowSummary]) -> Vec<String> {
     let names: BTreeSet<&str> = rows
         .iter()
         .flat_map(|r| {
-            r.libraries.iter().map(|l| l.library.as_str()).chain(r.skipped.iter().map(|s| s.0.as_str()))
+            r.libraries
+                .iter()
+                .map(|l| l.library.as_str())
+                .chain(r.skipped.iter().map(|s| s.0.as_str()))
+                .chain(r.failed.iter().map(|s| s.0.as_str()))
         })
         .filter(|l| *l != FLOOR && !is_crypto_floor(l))
         .collect();
@@ -367,6 +380,9 @@ fn table_line(cells: &[String]) -> String {
 fn library_cell(row: &RowSummary, library: &str, throughput: bool) -> String {
     if let Some(l) = row.libraries.iter().find(|l| l.library == library) {
         return figure_cell(l, throughput);
+    }
+    if row.failed.iter().any(|(lib, _)| lib == library) {
+        return "FAILED".to_string();
     }
     if row.skipped.iter().any(|(lib, _)| lib == library) { "skipped".to_string() } else { String::new() }
 }
@@ -633,6 +649,11 @@ fn notes(rows: &[&RowSummary]) -> String {
         }
     }
     let mut out = String::new();
+    for r in rows {
+        for (library, why) in &r.failed {
+            out.push_str(&format!("- FAILED: {library} {}: {why}\n", r.parameters));
+        }
+    }
     for ((library, reason), parameters) in &skips {
         out.push_str(&format!("- skipped: {library} {}: {reason}\n", parameters.join("; ")));
     }
@@ -785,6 +806,7 @@ mod tests {
             floor: None,
             crypto_floors: Vec::new(),
             skipped: Vec::new(),
+            failed: Vec::new(),
         }
     }
 

@@ -96,6 +96,14 @@ pub struct SiegeReport {
     /// When the measured window started, seconds since the Unix epoch.
     #[serde(default)]
     pub window_start_unix_s: Option<f64>,
+    /// The client's resident memory per connection, KiB: the process's
+    /// peak resident set over the run less its resident set before, over
+    /// the users (`load`'s figure; `None`: not measured, not Linux).
+    #[serde(default)]
+    pub resident_kib_per_connection: Option<f64>,
+    /// That peak, KiB.
+    #[serde(default)]
+    pub resident_peak_kib: Option<u64>,
 }
 
 /// An independent load tool.
@@ -882,6 +890,17 @@ impl SiegeReport {
         ];
         for (name, value) in rows {
             out.push_str(&format!("{:<25}{value:>14}\n", format!("{name}:")));
+        }
+        if let Some(kib) = self.resident_kib_per_connection {
+            out.push_str(&format!(
+                "{:<25}{:>14}\n",
+                "Memory per connection:",
+                format!(
+                    "{kib:.1} KiB ({} users, peak {} MiB)",
+                    self.clients,
+                    self.resident_peak_kib.unwrap_or(0) / 1024
+                )
+            ));
         }
         out.push_str(&format!(
             "\nhandshakes {} full + {} resumed\n\n| latency, µs | count | p50 | p90 | p99 | p99.9 | max |\n|---|---|---|---|---|---|---|\n",

@@ -225,6 +225,9 @@ enum Server {
 thread_local! {
     /// The servers started so far, by row and parameters.
     static SERVERS: RefCell<HashMap<(String, Params), Server>> = RefCell::new(HashMap::new());
+    /// The servers found down by a slice, which said so in its error:
+    /// [`stop_servers`] does not fail on them again.
+    static REPORTED_DOWN: RefCell<std::collections::HashSet<(String, Params)>> = RefCell::default();
 }
 
 /// Threads of each server and of the clients' runtime: the cores.
@@ -297,6 +300,7 @@ fn slice(library: &str, params: Params, load: Load) -> Result<Done> {
             Some(Server::Ours(running)) => running.addr(),
             Some(Server::Child(child)) => {
                 if let Some(why) = child.down() {
+                    REPORTED_DOWN.with(|r| r.borrow_mut().insert(key.clone()));
                     bail!("the server {library} failed: {why}");
                 }
                 child.addr()
@@ -322,7 +326,10 @@ fn slice(library: &str, params: Params, load: Load) -> Result<Done> {
     // A load that failed because the server went down says so (its exit
     // status and last stderr lines), not only what the client saw.
     let server_down = |e: anyhow::Error| match down(library, &params) {
-        Some(why) => e.context(format!("the server {library} failed: {why}")),
+        Some(why) => {
+            REPORTED_DOWN.with(|r| r.borrow_mut().insert((library.to_string(), params)));
+            e.context(format!("the server {library} failed: {why}"))
+        }
         None => e,
     };
     if started && remote.is_some() {
@@ -359,12 +366,19 @@ fn checked(report: load::Report) -> Result<load::Report> {
 }
 
 /// Stops the runtimes' servers this thread started, reads their summaries
-/// and removes the files (this build's servers stop with the process). Errors: one did
-/// not stop well, or counted a failure its client did not see (its
-/// message).
+/// and removes the files (this build's servers stop with the process); a
+/// server a slice found down (its error said so) is only killed. Errors:
+/// another did not stop well, or counted a failure its client did not see
+/// (its message).
 pub fn stop_servers() -> Result<()> {
     let servers: Vec<_> = SERVERS.with(|s| s.borrow_mut().drain().collect());
+    let reported = REPORTED_DOWN.with(|r| std::mem::take(&mut *r.borrow_mut()));
     for ((library, params), server) in servers {
+        // A server a slice found down: its cases failed with the reason
+        // (compare's rows say FAILED); killed as it is dropped.
+        if reported.contains(&(library.clone(), params)) {
+            continue;
+        }
         if let Server::Child(child) = server {
             let summary = child.stop().with_context(|| format!("{library} {params}"))?;
             if let Some(remote) = remote(&library) {

@@ -127,7 +127,7 @@ pub fn run(library: &dyn Library, options: &SiegeOptions) -> Result<SiegeReport>
         timed: Timed::Transaction,
         progress: options.progress,
     };
-    let Ran { total, started, seconds, client_cpu_seconds, resident: _, unfinished } =
+    let Ran { total, started, seconds, client_cpu_seconds, resident, unfinished } =
         run_clients(threads, plan, |_| Http::new(expected.clone(), options.timeout))?;
     if let Some(u) = unfinished {
         bail!(
@@ -179,6 +179,8 @@ pub fn run(library: &dyn Library, options: &SiegeOptions) -> Result<SiegeReport>
         error_examples: total.counts.examples.clone(),
         interrupted: super::interrupt::requested().is_some(),
         window_start_unix_s: Some(unix_seconds(started)),
+        resident_kib_per_connection: resident.map(|r| r.kib_per(options.clients)),
+        resident_peak_kib: resident.map(|r| r.peak_kib),
     })
 }
 

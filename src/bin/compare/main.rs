@@ -80,6 +80,8 @@ enum Sub {
         client: Option<String>,
         #[arg(long)]
         bridge: bool,
+        #[arg(long, value_delimiter = ',')]
+        libraries: Vec<String>,
     },
     /// Compares two runs' results.json, row by row, library against
     /// library (each library's time ratio to the row's fastest library of
@@ -214,10 +216,20 @@ fn run(cli: Cli) -> Result<()> {
             runtimes,
             client,
             bridge,
+            libraries,
         }) => {
             let matrix = Matrix::from_name(&matrix)?;
-            let opts =
-                WorkerOptions { matrix, filter, s2n_policies, dtls, sockets, runtimes, client, bridge };
+            let opts = WorkerOptions {
+                matrix,
+                filter,
+                s2n_policies,
+                dtls,
+                sockets,
+                runtimes,
+                client,
+                bridge,
+                libraries,
+            };
             worker::serve(&variant, &opts)
         }
         Some(Sub::Diff { a, b, max_percent }) => {
@@ -323,18 +335,19 @@ fn compare(args: RunArgs) -> Result<()> {
         runtimes,
         client: args.client.clone(),
         bridge: args.bridge,
+        libraries: args.libraries.clone(),
     };
 
     // This process is a default build: when it is the only variant, its own
     // cases say before any build whether the filter and the libraries
     // select anything (the workers say the same after their build).
     if chosen.iter().all(|v| v.name == "default") && tls_bench::variants::built_as_default() {
-        let (_, cases) = worker::cases(&opts)?;
+        let (libs, cases) = worker::cases(&opts)?;
+        let names: Vec<String> = libs.iter().map(|l| l.name()).collect();
+        check_selectors(&names, &args.libraries)?;
         if cases.is_empty() {
             bail!("{}", no_match(&opts, args.filter.as_deref()));
         }
-        let names: Vec<&str> = cases.iter().map(|c| c.library.as_str()).collect();
-        check_selectors(&names, &args.libraries)?;
     }
 
     // Build every worker first: nothing is timed while a compiler runs.
@@ -360,12 +373,15 @@ fn compare(args: RunArgs) -> Result<()> {
 
     let mut workers = Vec::new();
     let mut infos: Vec<(usize, CaseInfo)> = Vec::new();
+    let mut names: Vec<String> = Vec::new();
     for (name, exe) in &exes {
         eprintln!("compare: starting the {name} worker (configuring its cases)");
-        let (w, cases) = WorkerHandle::start(exe, name, &opts)?;
-        infos.extend(cases.into_iter().map(|c| (workers.len(), c)));
+        let (w, hello) = WorkerHandle::start(exe, name, &opts)?;
+        infos.extend(hello.cases.into_iter().map(|c| (workers.len(), c)));
+        names.extend(hello.libraries);
         workers.push(w);
     }
+    check_selectors(&names, &args.libraries)?;
     let infos = select_libraries(infos, &args.libraries)?;
     check_one_worker_per_library(&infos)?;
     for (_, c) in infos.iter().filter(|(_, c)| c.skip.is_some()) {
@@ -385,15 +401,26 @@ fn compare(args: RunArgs) -> Result<()> {
         ProgressStyle::with_template("{elapsed_precise} [{bar:40}] {pos}/{len} cases calibrated, {eta} left")
             .context("progress template")?,
     );
+    let mut results: BTreeMap<&str, CaseResult> = infos
+        .iter()
+        .map(|(_, c)| (c.id.as_str(), CaseResult { info: c.clone(), slices: Vec::new(), failure: None }))
+        .collect();
     for (w, c) in &runnable {
-        iters.insert(&c.id, calibrate(&mut workers[*w], &c.id, slice, args.sockets)?);
+        match calibrate(&mut workers[*w], &c.id, slice, args.sockets) {
+            Ok(n) => {
+                iters.insert(&c.id, n);
+            }
+            // As in the rounds below: said at once, the case runs no more.
+            Err(e) if e.downcast_ref::<worker::CaseFailed>().is_some() => {
+                bar.suspend(|| eprintln!("error: {} failed while calibrating: {e:#}; it runs no more", c.id));
+                let result = results.get_mut(c.id.as_str()).expect("every case has a result");
+                result.failure = Some(format!("calibrating: {e:#}"));
+            }
+            Err(e) => return Err(e.context(format!("calibrating {}", c.id))),
+        }
         bar.inc(1);
     }
     bar.finish_and_clear();
-    let mut results: BTreeMap<&str, CaseResult> = infos
-        .iter()
-        .map(|(_, c)| (c.id.as_str(), CaseResult { info: c.clone(), slices: Vec::new() }))
-        .collect();
     let mut rows: BTreeMap<&str, Vec<&(usize, CaseInfo)>> = BTreeMap::new();
     for r in &runnable {
         rows.entry(r.1.row.as_str()).or_default().push(r);
@@ -420,7 +447,9 @@ fn compare(args: RunArgs) -> Result<()> {
                 workers.push(WorkerHandle::start(exe, name, &opts)?.0);
             }
             for (w, c) in &runnable {
-                workers[*w].run(&c.id, 1)?;
+                if results[c.id.as_str()].failure.is_none() {
+                    workers[*w].run(&c.id, 1).with_context(|| format!("warming up {}", c.id))?;
+                }
             }
         }
         shuffle(&mut row_order, &mut rng);
@@ -428,9 +457,26 @@ fn compare(args: RunArgs) -> Result<()> {
             let mut cases = rows[row].clone();
             shuffle(&mut cases, &mut rng);
             for (w, c) in cases {
-                let mut s = workers[*w].run(&c.id, iters[c.id.as_str()])?;
-                s.round = round;
-                results.get_mut(c.id.as_str()).expect("every case has a result").slices.push(s);
+                let result = results.get_mut(c.id.as_str()).expect("every case has a result");
+                if result.failure.is_some() {
+                    bar.inc(1);
+                    continue;
+                }
+                match workers[*w].run(&c.id, iters[c.id.as_str()]) {
+                    Ok(mut s) => {
+                        s.round = round;
+                        result.slices.push(s);
+                    }
+                    // A case that failed (a check, a server that died) is
+                    // said at once and runs no more; the others go on.
+                    Err(e) if e.downcast_ref::<worker::CaseFailed>().is_some() => {
+                        bar.suspend(|| {
+                            eprintln!("error: {} failed in round {}: {e:#}; it runs no more", c.id, round + 1)
+                        });
+                        result.failure = Some(format!("round {}: {e:#}", round + 1));
+                    }
+                    Err(e) => return Err(e),
+                }
                 bar.inc(1);
             }
         }
@@ -449,6 +495,15 @@ fn compare(args: RunArgs) -> Result<()> {
     out.commit()?;
     out!("{}", results::markdown(&summary, &environment, rounds as usize))?;
     eprintln!("compare: JSON, CSV, SVG and the environment are in {}", args.out.display());
+    let failed: Vec<String> = ordered
+        .iter()
+        .filter_map(|c| c.failure.as_ref().map(|why| format!("{}: {why}", c.info.id)))
+        .collect();
+    ensure!(
+        failed.is_empty(),
+        "cases that failed (every other one is in the results):\n  {}",
+        failed.join("\n  ")
+    );
     Ok(())
 }
 
@@ -504,9 +559,9 @@ fn no_match(opts: &WorkerOptions, filter: Option<&str>) -> String {
 
 /// Errors unless each of `selectors` names one of `libraries` (whole, or
 /// its family), listing the valid names.
-fn check_selectors(libraries: &[&str], selectors: &[String]) -> Result<()> {
+fn check_selectors(libraries: &[String], selectors: &[String]) -> Result<()> {
     for sel in selectors {
-        if !libraries.iter().any(|lib| *lib == sel || library_family(lib) == *sel) {
+        if !libraries.iter().any(|lib| lib == sel || library_family(lib) == *sel) {
             let mut names: Vec<String> =
                 libraries.iter().flat_map(|lib| [lib.to_string(), library_family(lib)]).collect();
             names.sort();
@@ -518,16 +573,15 @@ fn check_selectors(libraries: &[&str], selectors: &[String]) -> Result<()> {
 }
 
 /// Keeps the cases of the libraries `selectors` name (all when empty), and
-/// of those libraries' crypto floors. Errors: a selector that names no
-/// library, listing the valid names; selectors that name crypto floors
+/// of those libraries' crypto floors (the workers configured no other:
+/// [`WorkerOptions::libraries`]; `check_selectors` has checked the names
+/// against every worker's libraries). Errors: selectors that name crypto floors
 /// only (a floor is measured beside its library, as a share of it: alone
 /// its tables would have no library's column).
 fn select_libraries(infos: Vec<(usize, CaseInfo)>, selectors: &[String]) -> Result<Vec<(usize, CaseInfo)>> {
     if selectors.is_empty() {
         return Ok(infos);
     }
-    let names: Vec<&str> = infos.iter().map(|(_, c)| c.library.as_str()).collect();
-    check_selectors(&names, selectors)?;
     let matches = |lib: &str, sel: &str| lib == sel || library_family(lib) == sel;
     let chosen = |c: &CaseInfo| selectors.iter().any(|s| matches(&c.library, s));
     let is_floor =

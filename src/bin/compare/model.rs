@@ -33,9 +33,14 @@ fn summarise_row(cases: &[&CaseResult]) -> RowSummary {
     let mut floor = None;
     let mut crypto_floors = Vec::new();
     let mut skipped = Vec::new();
+    let mut failed = Vec::new();
     for c in cases {
         if let Some(why) = &c.info.skip {
             skipped.push((c.info.library.clone(), why.clone()));
+            continue;
+        }
+        if let Some(why) = &c.failure {
+            failed.push((c.info.library.clone(), why.clone()));
             continue;
         }
         let Some(summary) = library_summary(c) else { continue };
@@ -85,6 +90,7 @@ fn summarise_row(cases: &[&CaseResult]) -> RowSummary {
         floor,
         crypto_floors,
         skipped,
+        failed,
     }
 }
 
@@ -138,6 +144,7 @@ mod tests {
 
     fn case(library: &str, times: &[f64]) -> CaseResult {
         CaseResult {
+            failure: None,
             info: CaseInfo {
                 id: format!("handshake/p/{library}"),
                 row: "handshake/p".into(),

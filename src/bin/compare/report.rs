@@ -14,7 +14,7 @@ use crate::model::RowSummary;
 /// Times are ns per iteration, `mb_per_s` 10^6 B/s (throughput only), ratios
 /// are time ratios to the row's best TLS library (empty for the floor). A
 /// library that skips a row is a line with empty figures and its reason in
-/// `skip`.
+/// `skip`; one that failed during the run, the same with `FAILED: <why>`.
 pub fn write_csv(path: &Path, rows: &[RowSummary]) -> Result<()> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
@@ -63,12 +63,15 @@ pub fn write_csv(path: &Path, rows: &[RowSummary]) -> Result<()> {
             ])
             .with_context(context)?;
         }
-        for (library, reason) in &r.skipped {
+        // A library that failed during the run: its reason in the same
+        // column, marked FAILED.
+        let failed = r.failed.iter().map(|(l, why)| (l.clone(), format!("FAILED: {why}")));
+        for (library, reason) in r.skipped.iter().cloned().chain(failed) {
             let mut record = vec![String::new(); 16];
             record[0] = r.group.clone();
             record[1] = r.parameters.clone();
-            record[2] = library.clone();
-            record[15] = reason.clone();
+            record[2] = library;
+            record[15] = reason;
             w.write_record(&record).with_context(context)?;
         }
     }
@@ -121,6 +124,7 @@ pub(crate) mod tests {
             floor: Some(floor),
             crypto_floors: vec![],
             skipped: vec![("gamma-3.0".into(), "no x25519".into())],
+            failed: vec![],
         };
         // 65536 B in 6225 ns: 10528 MB/s; alpha 65536 B in 81 µs: 809.1 MB/s.
         let mut floor = lib(FLOOR, 6_225.0, (1.0, 1.0, 1.0), false, Some(65536.0 / 6_225.0 * 1e3));
@@ -135,6 +139,7 @@ pub(crate) mod tests {
             floor: Some(floor),
             crypto_floors: vec![],
             skipped: vec![],
+            failed: vec![],
         };
         vec![throughput, handshake]
     }

@@ -15,7 +15,7 @@ use anyhow::{Context, Result, bail};
 use regex::Regex;
 use serde::{Deserialize, Serialize};
 use tls_bench_harness::{
-    bench::{Case, Figure, Matrix, Workload, cases_of},
+    bench::{Case, Figure, Matrix, Workload, cases_of, library_family},
     harness::TlsLibrary,
     libs,
     params::Params,
@@ -24,13 +24,32 @@ use tls_bench_harness::{
 
 use crate::model::{CaseInfo, Slice};
 
-/// What the worker prints first: every case the filter selects, with its
-/// skip reason when the library cannot run it.
+/// What the worker prints first: every case the filter and the library
+/// selection select, with its skip reason when the library cannot run it.
 #[derive(Serialize, Deserialize)]
 pub struct Hello {
     /// The cases.
     pub cases: Vec<CaseInfo>,
+    /// Every library of the worker's build (crypto floors included),
+    /// selected or not: what `--libraries` may name.
+    #[serde(default)]
+    pub libraries: Vec<String>,
 }
+
+/// The error [`WorkerHandle::run`] returns when the worker ran the case and
+/// it failed (its message): the worker goes on, and so can the run. Any
+/// other error of `run` is the worker's own (it died, or said nothing
+/// readable).
+#[derive(Debug)]
+pub struct CaseFailed(pub String);
+
+impl std::fmt::Display for CaseFailed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for CaseFailed {}
 
 /// A request: time `iters` iterations of case `id`.
 #[derive(Serialize, Deserialize)]
@@ -74,6 +93,10 @@ pub struct WorkerOptions {
     /// With `sockets`, the bridge's rows beside the native adapters
     /// (`tls_bench_sockets::cases::bridge_rows`).
     pub bridge: bool,
+    /// `--libraries`' selectors (a library's name or family): only their
+    /// cases and their crypto floors' are configured, so a library left
+    /// out is never set up (empty: every library).
+    pub libraries: Vec<String>,
 }
 
 impl WorkerOptions {
@@ -96,6 +119,9 @@ impl WorkerOptions {
         }
         if self.bridge {
             args.push("--bridge".into());
+        }
+        if !self.libraries.is_empty() {
+            args.extend(["--libraries".into(), self.libraries.join(",")]);
         }
         if variant == "default" && !self.runtimes.is_empty() {
             args.extend(["--runtimes".into(), self.runtimes.join(",")]);
@@ -146,9 +172,15 @@ pub fn cases(opts: &WorkerOptions) -> Result<(Libraries, Vec<Case>)> {
         let params: Vec<_> = opts.workloads().into_iter().map(|(_, p)| p).collect();
         libs.extend(libs::s2n_policy_alternatives(&params).map_err(|e| anyhow::anyhow!("{e}"))?);
     }
+    let chosen = |name: &str| {
+        opts.libraries.is_empty() || opts.libraries.iter().any(|s| name == s || library_family(name) == *s)
+    };
+    let floors: Vec<String> =
+        libs.iter().filter(|l| chosen(&l.name())).filter_map(|l| l.crypto_floor()).collect();
     let cases: Vec<Case> = cases_of(opts.workloads(), &libs)
         .into_iter()
         .filter(|c| filter.as_ref().is_none_or(|f| f.is_match(&c.to_string())))
+        .filter(|c| chosen(&c.library) || floors.contains(&c.library))
         .collect();
     Ok((libs, cases))
 }
@@ -186,7 +218,8 @@ pub fn serve(variant: &str, opts: &WorkerOptions) -> Result<()> {
     }
     let workloads: HashMap<String, _> = cases.iter().map(|c| (c.to_string(), c.workload)).collect();
     let mut out = BufWriter::new(std::io::stdout().lock());
-    writeln!(out, "{}", serde_json::to_string(&Hello { cases: infos })?)?;
+    let libraries = libs.iter().map(|l| l.name()).collect();
+    writeln!(out, "{}", serde_json::to_string(&Hello { cases: infos, libraries })?)?;
     out.flush()?;
     for line in std::io::stdin().lock().lines() {
         let req: Request = serde_json::from_str(&line?).context("worker request")?;
@@ -204,7 +237,7 @@ pub fn serve(variant: &str, opts: &WorkerOptions) -> Result<()> {
                         second_ns: per(Figure::Second),
                     })
                 }
-                Err(e) => Reply::Err(format!("{}: {e:#}", req.id)),
+                Err(e) => Reply::Err(format!("{e:#}")),
             },
         };
         writeln!(out, "{}", serde_json::to_string(&reply)?)?;
@@ -229,7 +262,7 @@ impl WorkerHandle {
     /// Starts `exe` as the worker of `variant` and reads its cases.
     /// Errors: the process cannot start, or exits before saying hello (its
     /// stderr, inherited, says why).
-    pub fn start(exe: &Path, variant: &str, opts: &WorkerOptions) -> Result<(WorkerHandle, Vec<CaseInfo>)> {
+    pub fn start(exe: &Path, variant: &str, opts: &WorkerOptions) -> Result<(WorkerHandle, Hello)> {
         let mut child = Command::new(exe)
             .args(opts.args(variant))
             .stdin(Stdio::piped())
@@ -241,17 +274,17 @@ impl WorkerHandle {
         let stdout = BufReader::new(child.stdout.take().context("worker stdout")?);
         let mut w = WorkerHandle { variant: variant.to_string(), child, stdin, stdout };
         let hello: Hello = serde_json::from_str(&w.read_line()?).context("worker hello")?;
-        Ok((w, hello.cases))
+        Ok((w, hello))
     }
 
     /// Times `iters` iterations of case `id`. Errors: the iteration failed
-    /// (the worker's message), or the worker died.
+    /// ([`CaseFailed`], the worker's message), or the worker died.
     pub fn run(&mut self, id: &str, iters: u64) -> Result<Slice> {
         let req = serde_json::to_string(&Request { id: id.to_string(), iters })?;
         writeln!(self.stdin, "{req}").and_then(|_| self.stdin.flush()).context("writing to a worker")?;
         match serde_json::from_str(&self.read_line()?).context("worker reply")? {
             Reply::Ok(s) => Ok(s),
-            Reply::Err(e) => bail!("{} worker: {e}", self.variant),
+            Reply::Err(e) => Err(CaseFailed(format!("{} worker: {e}", self.variant)).into()),
         }
     }
 
