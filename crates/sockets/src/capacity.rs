@@ -295,9 +295,11 @@ pub fn check(demand: &Demand) -> Result<(Estimate, u64)> {
 }
 
 /// Makes sure this process may open `needed` descriptors: the soft
-/// `RLIMIT_NOFILE` is raised to the hard limit when below `needed` (said
-/// on stderr once). Returns the soft limit now. Errors: the hard limit is
-/// below `needed`, or the limit cannot be read or set.
+/// `RLIMIT_NOFILE` is raised to the hard limit when below `needed`, and
+/// the hard limit itself to `needed` when it is below and this process
+/// may raise it (`CAP_SYS_RESOURCE`: root's, unless a container drops it; up to `fs.nr_open`), said on
+/// stderr once. Returns the soft limit now. Errors: the hard limit is below
+/// `needed` and cannot be raised, or the limit cannot be read or set.
 pub fn descriptors(needed: u64) -> Result<u64> {
     let mut limit = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
     // SAFETY: getrlimit fills the struct it is given.
@@ -307,32 +309,60 @@ pub fn descriptors(needed: u64) -> Result<u64> {
     if needed <= limit.rlim_cur {
         return Ok(limit.rlim_cur);
     }
-    if needed > limit.rlim_max {
-        let connections = needed.saturating_sub(SPARE_DESCRIPTORS);
-        bail!(
-            "{connections} connections need {needed} file descriptors ({SPARE_DESCRIPTORS} beside the sockets); \
-             this process may open {} (RLIMIT_NOFILE, hard limit {}: ulimit -Hn): use at most -c {}, \
-             or raise the hard limit",
-            limit.rlim_cur,
-            limit.rlim_max,
-            limit.rlim_max.saturating_sub(SPARE_DESCRIPTORS)
-        );
-    }
-    let raised = libc::rlimit { rlim_cur: limit.rlim_max, rlim_max: limit.rlim_max };
+    let connections = needed.saturating_sub(SPARE_DESCRIPTORS);
+    let (soft, hard) =
+        if needed > limit.rlim_max { (needed, needed) } else { (limit.rlim_max, limit.rlim_max) };
+    let raised = libc::rlimit { rlim_cur: soft, rlim_max: hard };
     // SAFETY: setrlimit reads the struct it is given.
     if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &raised) } != 0 {
-        bail!("setrlimit(RLIMIT_NOFILE) to {}: {}", limit.rlim_max, std::io::Error::last_os_error());
+        let why = std::io::Error::last_os_error();
+        if needed > limit.rlim_max {
+            bail!(
+                "{connections} connections need {needed} file descriptors ({SPARE_DESCRIPTORS} beside the \
+                 sockets); this process may open {} (RLIMIT_NOFILE, hard limit {}: ulimit -Hn) and cannot \
+                 raise it ({why}: raising it needs CAP_SYS_RESOURCE; up to fs.nr_open): use at most -c {}, or \
+                 raise the hard limit",
+                limit.rlim_cur,
+                limit.rlim_max,
+                limit.rlim_max.saturating_sub(SPARE_DESCRIPTORS)
+            );
+        }
+        bail!("setrlimit(RLIMIT_NOFILE) to {soft}: {why}");
     }
     static SAID: AtomicBool = AtomicBool::new(false);
     if !SAID.swap(true, std::sync::atomic::Ordering::Relaxed) {
+        let what = if hard > limit.rlim_max {
+            format!("and its hard limit from {} to {hard}", limit.rlim_max)
+        } else {
+            format!("to its hard limit {hard}")
+        };
         eprintln!(
-            "raised this process's open-file limit from {} to its hard limit {} (RLIMIT_NOFILE) for {} connections",
-            limit.rlim_cur,
-            limit.rlim_max,
-            needed.saturating_sub(SPARE_DESCRIPTORS)
+            "raised this process's open-file limit (RLIMIT_NOFILE) from {} {what} for {connections} connections",
+            limit.rlim_cur
         );
     }
-    Ok(limit.rlim_max)
+    Ok(soft)
+}
+
+/// For a server, whose connection limit is a bound, not a demand: raises
+/// the open-file limit toward `wanted` as far as this process may
+/// ([`descriptors`]'s raises, without its message or refusal), so that a
+/// server loaded by `load -c 20000` can accept them all. Returns the soft
+/// limit now (what it was, when nothing could be raised).
+pub fn allow_descriptors(wanted: u64) -> u64 {
+    let mut limit = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: getrlimit fills the struct it is given.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } != 0 || wanted <= limit.rlim_cur {
+        return limit.rlim_cur;
+    }
+    for target in [wanted, limit.rlim_max.min(wanted)] {
+        let raised = libc::rlimit { rlim_cur: target, rlim_max: target.max(limit.rlim_max) };
+        // SAFETY: setrlimit reads the struct it is given.
+        if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &raised) } == 0 {
+            return target;
+        }
+    }
+    limit.rlim_cur
 }
 
 /// The ephemeral port range (`net.ipv4.ip_local_port_range`), if readable.

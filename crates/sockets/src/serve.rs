@@ -261,6 +261,9 @@ pub fn start_with(
     if options.threads == 0 || options.max_connections == 0 {
         bail!("threads and max_connections must be at least 1");
     }
+    // Descriptors for every connection it may hold, as far as this process
+    // may raise its limit (a connection past it is refused at accept).
+    super::capacity::allow_descriptors(options.max_connections as u64 + super::capacity::SPARE_DESCRIPTORS);
     let server = library
         .server(&options.params, &protocol.extensions())
         .map_err(|e| anyhow::anyhow!("{}: {e}", library.name()))?;
