@@ -584,8 +584,9 @@ fn select_libraries(infos: Vec<(usize, CaseInfo)>, selectors: &[String]) -> Resu
     }
     let matches = |lib: &str, sel: &str| lib == sel || library_family(lib) == sel;
     let chosen = |c: &CaseInfo| selectors.iter().any(|s| matches(&c.library, s));
-    let is_floor =
-        |c: &CaseInfo| infos.iter().any(|(_, o)| o.crypto_floor.as_deref() == Some(c.library.as_str()));
+    // The workers configured only the selection (a floor named alone comes
+    // without its library): a floor is known by its name.
+    let is_floor = |c: &CaseInfo| tls_bench_results::compare::is_crypto_floor(&c.library);
     if infos.iter().filter(|(_, c)| chosen(c)).all(|(_, c)| is_floor(c)) {
         bail!(
             "--libraries {}: crypto floors only; a floor runs beside its library (name the library: its floor \
