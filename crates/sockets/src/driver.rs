@@ -163,6 +163,19 @@ pub(super) struct Unfinished {
     pub after: Duration,
 }
 
+impl Unfinished {
+    /// The run's error: `who` (`clients`, `users`) of `total` had not all
+    /// connected within `option` (`-d`, `-t`); `fewer` names what to lower.
+    pub(super) fn refusal(&self, total: usize, who: &str, option: &str, fewer: &str) -> anyhow::Error {
+        anyhow::anyhow!(
+            "the {who}' first connections were not all made within {:?} ({option}, at least 2 s): {} of {total} \
+             connected (or failed), so nothing was measured: give a longer {option}, or fewer {fewer}",
+            self.after,
+            self.joined
+        )
+    }
+}
+
 /// The least time the clients' first connections are given, whatever the
 /// duration: a short run on a busy machine (`handshake-scaling`'s points,
 /// a 300-ms `-d`) still gets its few handshakes.

@@ -508,13 +508,7 @@ pub fn run(library: &dyn Library, options: &LoadOptions) -> Result<Report> {
             closer: Closer::new(options.timeout, closing),
         })?;
     if let Some(u) = unfinished {
-        bail!(
-            "the clients' first connections were not all made within {:?} (-d, at least 2 s): {} of {} \
-             connected (or failed), so nothing was measured: give a longer -d, or fewer connections",
-            u.after,
-            u.joined,
-            options.connections
-        );
+        return Err(u.refusal(options.connections, "clients", "-d", "connections"));
     }
     let counts = &total.counts;
     let window_unix_start = unix_seconds(started);

@@ -130,13 +130,7 @@ pub fn run(library: &dyn Library, options: &SiegeOptions) -> Result<SiegeReport>
     let Ran { total, started, seconds, client_cpu_seconds, resident, unfinished } =
         run_clients(threads, plan, |_| Http::new(expected.clone(), options.timeout))?;
     if let Some(u) = unfinished {
-        bail!(
-            "the users' first connections were not all made within {:?} (-t, at least 2 s): {} of {} \
-             connected (or failed), so nothing was measured: give a longer -t, or fewer users",
-            u.after,
-            u.joined,
-            options.clients
-        );
+        return Err(u.refusal(options.clients, "users", "-t", "users"));
     }
     let per_s = |x: f64| if seconds > 0.0 { x / seconds } else { 0.0 };
     let failed = total.counts.failed_requests;
