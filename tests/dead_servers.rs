@@ -297,6 +297,11 @@ fn https_soak_marks_a_killed_nginx_failed_and_keeps_the_other_rows() {
     let kept: Vec<&serde_json::Value> = servers.iter().filter(|s| s["server"] != "nginx").collect();
     assert!(!kept.is_empty() && kept.iter().all(|s| s["failure"].is_null()), "{run}");
     assert!(kept.iter().all(|s| s["load"]["transactions"].as_u64().unwrap() > 0), "{run}");
+    // The failed server's load stopped when it was found down (within a
+    // second's sample and a user's back-off), not at the end of -t.
+    let seconds = |s: &serde_json::Value| s["load"]["elapsed_time"].as_f64().unwrap();
+    let shortest_kept = kept.iter().map(|s| seconds(s)).fold(f64::INFINITY, f64::min);
+    assert!(seconds(nginx) < shortest_kept - 1.0, "{run}");
     assert!(out.join("rss.svg").is_file());
 }
 
@@ -381,4 +386,42 @@ fn compare_sockets_marks_a_killed_runtime_server_failed_and_keeps_the_other_rows
     assert!(failed.len() == 1 && failed[0][0].as_str().unwrap().starts_with("go-crypto-tls-"), "{run}");
     let kept = row["libraries"].as_array().unwrap();
     assert!(!kept.is_empty() && kept.iter().all(|l| l["rounds"].as_u64() == Some(20)), "{run}");
+}
+
+#[test]
+fn compare_marks_the_case_of_a_killed_worker_failed_and_keeps_the_others() {
+    let out = common::scratch("dead_servers", "compare-worker").join("out");
+    let filter = "^handshake/server-auth,TLSv1.3,TLS_AES_128_GCM_SHA256,x25519,ECDSA-P256/";
+    let args = [
+        "--rounds",
+        "30",
+        "--epochs",
+        "2",
+        "--slice-ms",
+        "5",
+        "--filter",
+        filter,
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    // Killed in the second epoch's rounds: the case it ran fails, a new
+    // worker process takes the others to the last round.
+    let ended = kill_mid_run(
+        env!("CARGO_BIN_EXE_compare"),
+        &args,
+        Some("new worker processes (epoch 2)"),
+        Duration::from_millis(200),
+        "compare worker --variant default",
+        libc::SIGKILL,
+    );
+    assert_eq!(ended.code, Some(1), "{}", ended.stderr);
+    assert!(ended.stderr.contains("the default worker died (signal: 9 (SIGKILL))"), "{}", ended.stderr);
+    assert!(ended.stdout.contains("- FAILED: "), "{}", ended.stdout);
+    let run = results(&out);
+    let row = &run["rows"].as_array().unwrap()[0];
+    let failed = row["failed"].as_array().unwrap();
+    assert_eq!(failed.len(), 1, "{run}");
+    assert!(failed[0][1].as_str().unwrap().contains("worker died"), "{run}");
+    let kept = row["libraries"].as_array().unwrap();
+    assert!(kept.len() >= 2 && kept.iter().all(|l| l["rounds"].as_u64() == Some(30)), "{run}");
 }

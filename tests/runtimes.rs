@@ -20,7 +20,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::sockets::{BODY, child_options, load_options, params, siege_options};
+use common::sockets::{BODY, child_options, descendants, load_options, params, running, siege_options};
 use tls_bench_harness::{
     error::ConfigureError,
     params::{CipherSuite, HandshakeKind, KxGroup, Params},
@@ -317,6 +317,38 @@ fn echoes_every_byte(runtime: &Runtime) {
     assert!(failures >= attempts, "{library}: {attempts} attacks, {:?}", summary.errors);
 }
 
+/// A broken key (its PEM cut short) under `TLS_BENCH_CERTS_DIR` fails
+/// the runtime's `--probe` (exit 1, the key file named or the library's
+/// words), as it fails the start: not `supported`, then every handshake.
+fn refuses_a_broken_key(runtime: &Runtime) {
+    let Some(build) = built(runtime) else { return };
+    let certs = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("runtimes")
+        .join(format!("{}-broken-key-certs", runtime.name));
+    let _ = std::fs::remove_dir_all(&certs);
+    let from = std::path::Path::new(tls_bench_harness::certs::CERTS_DIR).join("ecdsa-p256");
+    let to = certs.join("ecdsa-p256");
+    std::fs::create_dir_all(&to).unwrap();
+    for entry in std::fs::read_dir(&from).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
+    }
+    let key = std::fs::read(from.join("server-key.pem")).unwrap();
+    std::fs::write(to.join("server-key.pem"), &key[..100]).unwrap();
+    for library in &build.libraries {
+        let out = std::process::Command::new(&build.exe)
+            .args(["--library", library, "--probe", "--cert", "ECDSA-P256"])
+            .env(tls_bench_harness::certs::CERTS_DIR_ENV, &certs)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert_eq!(out.status.code(), Some(1), "{library}: {stdout}{stderr}");
+        assert!(!stdout.contains("supported"), "{library}: {stdout}");
+        assert!(stderr.starts_with("error: ") && stderr.contains(library.as_str()), "{library}: {stderr}");
+    }
+}
+
 /// One test per runtime and check (the harness runs them two at a time, as
 /// it did the three checks over every runtime; most of a check is waiting on
 /// a child server), each a module named as the runtime.
@@ -338,6 +370,10 @@ macro_rules! per_runtime {
             fn echoes_every_byte_checked_on_both_sides() {
                 super::echoes_every_byte(runtime());
             }
+            #[test]
+            fn refuses_a_broken_key_at_the_probe() {
+                super::refuses_a_broken_key(runtime());
+            }
         })*
         /// Every runtime has its tests above.
         #[test]
@@ -350,3 +386,130 @@ macro_rules! per_runtime {
 }
 
 per_runtime!(go, node, java, jss, erlang);
+
+/// `https-attack --runtime java` on a machine without a JDK names what to
+/// install and no option it lacks (it has `--runtime`, not `--runtimes`);
+/// `https-compare` names its own way out (`--runtimes none`).
+#[test]
+fn a_missing_toolchain_is_named_with_each_tools_own_options() {
+    let library = libraries().into_iter().find(|l| !l.plaintext()).unwrap().name();
+    let run = |exe: &str, args: &[&str]| {
+        let out = std::process::Command::new(exe).args(args).env("PATH", "/nonexistent").output().unwrap();
+        (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
+    };
+    let (code, stderr) =
+        run(env!("CARGO_BIN_EXE_https-attack"), &["--runtime", "java", "--library", &library]);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stderr.starts_with("error: the java server needs a JDK"), "{stderr}");
+    assert!(!stderr.contains("--runtimes"), "{stderr}");
+    let (code, stderr) = run(env!("CARGO_BIN_EXE_https-compare"), &["--runtimes", "java", "--quick"]);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stderr.contains("the java server needs a JDK") && stderr.contains("--runtimes none"), "{stderr}");
+}
+
+/// Build directories (`.build-PID-...`) under `dir`.
+fn builds_aside(dir: &std::path::Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.starts_with(".build-"))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// A signal during a runtime's build (Java's: `javac` runs for seconds)
+/// leaves no compiler running: it dies with the tool, SIGKILL included.
+/// After SIGINT the tool removes its half-built directory itself (exit
+/// 130); after SIGKILL, which it cannot see, the next build removes it.
+#[test]
+fn a_build_interrupted_leaves_no_compiler_and_no_directory() {
+    let java = RUNTIMES.iter().find(|r| r.name == "java").unwrap();
+    if built(java).is_none() {
+        return;
+    }
+    let library = libraries().into_iter().find(|l| !l.plaintext()).unwrap().name();
+    for signal in [libc::SIGINT, libc::SIGKILL] {
+        // A target directory of its own: the build is not a cache hit.
+        let target = common::scratch("runtimes", &format!("interrupted-build-{signal}"));
+        let builds = target.join("runtimes").join("java");
+        let mut tool = std::process::Command::new(env!("CARGO_BIN_EXE_https-attack"))
+            .args(["--runtime", "java", "--library", &library, "-t", "1s"])
+            .env("CARGO_TARGET_DIR", &target)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let cmdline = |p: u32| std::fs::read(format!("/proc/{p}/cmdline")).unwrap_or_default();
+        let started = std::time::Instant::now();
+        let family = loop {
+            let family = descendants(tool.id());
+            let compiling = family.iter().any(|&p| String::from_utf8_lossy(&cmdline(p)).contains("javac"));
+            if compiling && !builds_aside(&builds).is_empty() {
+                break family;
+            }
+            if started.elapsed() > Duration::from_secs(60) {
+                let _ = tool.kill();
+                panic!("no javac building under {} in 60 s", builds.display());
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        // SAFETY: a signal to the test's own child.
+        assert_eq!(unsafe { libc::kill(tool.id() as i32, signal) }, 0);
+        let killed = std::time::Instant::now();
+        let status = loop {
+            if let Some(status) = tool.try_wait().unwrap() {
+                break status;
+            }
+            if killed.elapsed() > Duration::from_secs(30) {
+                let _ = tool.kill();
+                panic!("https-attack still running 30 s after signal {signal}");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let until = std::time::Instant::now() + Duration::from_secs(10);
+        while family.iter().any(|&p| running(p)) && std::time::Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let left: Vec<u32> = family.iter().copied().filter(|&p| running(p)).collect();
+        for &p in &left {
+            // SAFETY: the test's own descendants, left behind.
+            unsafe { libc::kill(p as i32, libc::SIGKILL) };
+        }
+        assert!(left.is_empty(), "signal {signal}: processes left running: {left:?}");
+        if signal == libc::SIGINT {
+            assert_eq!(status.code(), Some(130), "{status}");
+            assert!(builds_aside(&builds).is_empty(), "{:?}", builds_aside(&builds));
+        } else {
+            assert!(!builds_aside(&builds).is_empty(), "SIGKILL: the half-built directory is gone already");
+            java.build(&target.join("runtimes")).unwrap();
+            assert!(builds_aside(&builds).is_empty(), "{:?}", builds_aside(&builds));
+        }
+        std::fs::remove_dir_all(&target).unwrap();
+    }
+}
+
+/// An Erlang build that cannot start (its module gone) writes its crash
+/// dump beside its own files (`ERL_CRASH_DUMP`), never into the caller's
+/// working directory.
+#[test]
+fn a_broken_erlang_build_dumps_beside_itself() {
+    let erlang = RUNTIMES.iter().find(|r| r.name == "erlang").unwrap();
+    let Some(build) = built(erlang) else { return };
+    let root = common::scratch("runtimes", "broken-erlang");
+    let (copy, cwd) = (root.join("build"), root.join("caller"));
+    std::fs::create_dir_all(copy.join("ebin")).unwrap();
+    std::fs::create_dir_all(&cwd).unwrap();
+    std::fs::copy(&build.exe, copy.join("https-serve")).unwrap();
+    let out = std::process::Command::new(copy.join("https-serve"))
+        .arg("--list")
+        .current_dir(&cwd)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(!out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+    assert_eq!(std::fs::read_dir(&cwd).unwrap().count(), 0, "litter in the caller's directory");
+    assert!(copy.join("erl_crash.dump").is_file());
+}

@@ -156,3 +156,27 @@ fn every_library_fails_on_the_key_of_another_certificate() {
         assert!(stderr.contains(&dir.join(certs::SERVER_KEY).display().to_string()), "{library}: {stderr}");
     }
 }
+
+/// `run-case` (the instruction counts' runner) with a broken key: its error
+/// names the case it ran and the file, not only the library's own words.
+#[test]
+fn run_case_names_the_case_and_the_file() {
+    let root = copy_of_certs("run-case");
+    let dir = root.join("ecdsa-p256");
+    fs::write(
+        dir.join(certs::SERVER_KEY),
+        "-----BEGIN PRIVATE KEY-----\nnot base64 !!\n-----END PRIVATE KEY-----\n",
+    )
+    .unwrap();
+    let library = &built_libraries()[0];
+    let id = format!("handshake/server-auth,TLSv1.3,TLS_AES_128_GCM_SHA256,x25519,ECDSA-P256/{library}");
+    let out = Command::new(env!("CARGO_BIN_EXE_run-case"))
+        .arg(&id)
+        .env(certs::CERTS_DIR_ENV, &root)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.starts_with("error: ") && stderr.contains(&format!("case {id}")), "{stderr}");
+    assert!(stderr.contains(&dir.join(certs::SERVER_KEY).display().to_string()), "{stderr}");
+}

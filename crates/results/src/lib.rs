@@ -25,6 +25,8 @@
 //! - [`https`]: the HTTPS tools' saved models and tables (`https-load`,
 //!   `https-compare`, `https-soak`, `https-attack`).
 //! - [`readme`]: `results/README.md` and the README's headline.
+//! - [`reruns`]: runs of `compare` side by side: `compare diff`'s changes
+//!   with intervals, `compare coverage`.
 //! - [`check`]: the headline's markers, and `--check`'s differences.
 //! - [`host`]: the machine a measurement ran on.
 //! - [`outdir`]: a tool's output directory, checked before any work and
@@ -37,6 +39,8 @@ pub mod gungraun_json;
 pub mod compare;
 
 pub mod stats;
+
+pub mod reruns;
 
 pub mod criterion;
 

@@ -116,6 +116,16 @@ pub(super) struct Plan {
     pub timed: Timed,
     /// Draw progress bars on stderr.
     pub progress: bool,
+    /// Set by the caller to end the run early (its server failed): each
+    /// client stops at its next transaction, as on a signal.
+    pub stop: Option<Arc<AtomicBool>>,
+}
+
+impl Plan {
+    /// Whether the caller asked the run to end ([`Plan::stop`]).
+    fn stopped(&self) -> bool {
+        self.stop.as_ref().is_some_and(|s| s.load(Relaxed))
+    }
 }
 
 /// What [`run_clients`] measured.
@@ -324,7 +334,7 @@ async fn drive<P: Protocol>(
         match (plan.requests, deadline) {
             (Some(r), _) if done >= r => break,
             (None, Some(d)) if Instant::now() >= d => break,
-            _ if super::interrupt::stopping() => break,
+            _ if super::interrupt::stopping() || plan.stopped() => break,
             _ => {}
         }
         if !backoff.wait(deadline).await {

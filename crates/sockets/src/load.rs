@@ -500,6 +500,7 @@ pub fn run(library: &dyn Library, options: &LoadOptions) -> Result<Report> {
         rate: options.rate,
         timed: Timed::Request,
         progress: options.progress,
+        stop: None,
     };
     let Ran { total, started, seconds, client_cpu_seconds, resident, unfinished } =
         run_clients(threads, plan, |_| Echo {

@@ -37,6 +37,7 @@
 
 use std::{
     net::SocketAddr,
+    sync::{Arc, atomic::AtomicBool},
     time::{Duration, Instant},
 };
 
@@ -93,6 +94,17 @@ pub use tls_bench_results::https::SiegeReport;
 /// or failed configuration), the runtime cannot start. Failed transactions
 /// are not errors here: they are counted by kind in the report.
 pub fn run(library: &dyn Library, options: &SiegeOptions) -> Result<SiegeReport> {
+    run_until(library, options, None)
+}
+
+/// [`run`], ended early when `stop` is set (by another thread: the
+/// server's watcher, when it failed): each user stops at its next
+/// transaction, and the report holds what was measured until then.
+pub fn run_until(
+    library: &dyn Library,
+    options: &SiegeOptions,
+    stop: Option<Arc<AtomicBool>>,
+) -> Result<SiegeReport> {
     if options.clients == 0 || options.threads == 0 {
         bail!("clients and threads must be at least 1");
     }
@@ -126,6 +138,7 @@ pub fn run(library: &dyn Library, options: &SiegeOptions) -> Result<SiegeReport>
         rate: None,
         timed: Timed::Transaction,
         progress: options.progress,
+        stop,
     };
     let Ran { total, started, seconds, client_cpu_seconds, resident, unfinished } =
         run_clients(threads, plan, |_| Http::new(expected.clone(), options.timeout))?;

@@ -10,6 +10,10 @@ use std::{
     fs,
     net::SocketAddr,
     path::{Path, PathBuf},
+    sync::{
+        Arc,
+        atomic::{AtomicBool, Ordering::Relaxed},
+    },
     time::{Duration, Instant},
 };
 
@@ -174,11 +178,11 @@ pub fn run(
         servers.push((super::https_compare::NGINX.to_string(), Proc::Nginx(n), addr, other_client.name()));
     }
     // Every server sampled every second, here, while the loads run; a
-    // server found down is said at once, sampled no more, and its row
-    // marked failed (its load backs off against the closed port until the
-    // others end).
+    // server found down is said at once, sampled no more, its load stopped
+    // (at each user's next transaction), and its row marked failed.
     let mut samples: Vec<Vec<u64>> = vec![Vec::new(); servers.len()];
     let mut failed: Vec<Option<String>> = vec![None; servers.len()];
+    let stops: Vec<Arc<AtomicBool>> = servers.iter().map(|_| Arc::default()).collect();
     let started = Instant::now();
     let mut sample = |servers: &mut Vec<(String, Proc, SocketAddr, String)>| -> Result<()> {
         for (i, (name, proc, _, _)) in servers.iter_mut().enumerate() {
@@ -191,6 +195,7 @@ pub fn run(
                     started.elapsed().as_secs_f64()
                 );
                 failed[i] = Some(why);
+                stops[i].store(true, Relaxed);
                 continue;
             }
             samples[i].push(proc.rss_kib().with_context(|| format!("sampling {name}'s RSS"))?);
@@ -200,7 +205,8 @@ pub fn run(
     sample(&mut servers)?;
     let loads: Vec<_> = servers
         .iter()
-        .map(|(_, _, addr, client)| {
+        .zip(&stops)
+        .map(|((_, _, addr, client), stop)| {
             let loader = super::find(client);
             let siege = SiegeOptions {
                 params: options.params,
@@ -215,7 +221,8 @@ pub fn run(
                 timeout: Duration::from_secs(10),
                 progress: false,
             };
-            std::thread::spawn(move || super::siege::run(&*loader?, &siege))
+            let stop = stop.clone();
+            std::thread::spawn(move || super::siege::run_until(&*loader?, &siege, Some(stop)))
         })
         .collect();
     let mut next = started + Duration::from_secs(1);

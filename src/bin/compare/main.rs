@@ -40,12 +40,16 @@ use tls_bench_harness::{
     error::exit_code,
     out, parsed_or_exit, paths,
 };
-use tls_bench_results::{compare as results, outdir::RunDir};
+use tls_bench_results::{
+    compare as results,
+    outdir::RunDir,
+    reruns::{self, RunData},
+};
 
 use crate::{
     env::{EnvProbe, LibraryInfo},
     model::{CaseInfo, CaseResult, FLOOR},
-    worker::{WorkerHandle, WorkerOptions},
+    worker::{WorkerDied, WorkerHandle, WorkerOptions},
 };
 
 #[derive(Parser)]
@@ -85,9 +89,11 @@ enum Sub {
     },
     /// Compares two runs' results.json, row by row, library against
     /// library (each library's time ratio to the row's fastest library of
-    /// run A, in both runs: the runs' own best libraries may differ); exits
+    /// run A, in both runs, with its 95% interval over the epochs: the
+    /// runs' own best libraries may differ), each change with its interval
+    /// and a verdict (`no change` when the interval holds 0); exits
     /// non-zero when a ratio at the centre of the sweep moved more than
-    /// `--max-percent`.
+    /// `--max-percent` and beyond the noise.
     Diff {
         /// The first run's results.json.
         a: PathBuf,
@@ -97,6 +103,17 @@ enum Sub {
         /// number, 0 or more).
         #[arg(long, default_value_t = 3.0, value_parser = percent_arg)]
         max_percent: f64,
+    },
+    /// How well the intervals hold on a rerun: over two or more runs of
+    /// the same filter (their results.json, or the directories holding
+    /// them), the share of (run, other run, cell) triples whose other-run
+    /// ratio lies inside the run's 95% interval, per group, beside the
+    /// share calibrated intervals give; then each ratio's spread over the
+    /// runs beside its interval's width (`scripts/coverage.sh` makes the
+    /// runs).
+    Coverage {
+        /// The runs.
+        runs: Vec<PathBuf>,
     },
 }
 
@@ -130,12 +147,13 @@ struct RunArgs {
     slice_ms: Option<u64>,
     /// Worker processes per variant over the run, one after the other (the
     /// rounds are split between them): a process's own layout (code and
-    /// heap addresses) moves a library's figures by a few percent, and
-    /// several processes average that out. 1 to --rounds [default: 8;
-    /// --quick 2; --sockets 2, with --quick 1; never more than --rounds].
+    /// heap addresses) moves a library's figures by a few percent, so each
+    /// ratio's 95% interval is formed over the epochs (Student's t; over
+    /// the rounds when there is one). 1 to --rounds [default: 8; --quick
+    /// 4; --sockets 5, with --quick 1; never more than --rounds].
     #[arg(long)]
     epochs: Option<u32>,
-    /// A short run: 8 rounds of 5 ms slices, 2 epochs (a smoke test).
+    /// A short run: 8 rounds of 5 ms slices, 4 epochs (a smoke test).
     #[arg(long)]
     quick: bool,
     /// Also run s2n-tls under every other security policy that negotiates
@@ -153,7 +171,7 @@ struct RunArgs {
     /// 100 clients x 1, 16 and 64 KiB messages x every TLS 1.3 suite) and
     /// `socket-handshake`, full and resumed handshakes on new connections
     /// (10 clients); plaintext TCP as the floor. Default 10 rounds of 300
-    /// ms slices, 2 epochs; --quick 3 rounds of 30 ms, 1 epoch.
+    /// ms slices, 5 epochs; --quick 3 rounds of 30 ms, 1 epoch.
     #[arg(long, conflicts_with = "dtls")]
     sockets: bool,
     /// With --sockets, the echo servers of other runtimes that join the
@@ -233,19 +251,39 @@ fn run(cli: Cli) -> Result<()> {
             worker::serve(&variant, &opts)
         }
         Some(Sub::Diff { a, b, max_percent }) => {
-            let diffs = results::differences(&results::read_rows(&a)?, &results::read_rows(&b)?);
+            let changes = reruns::changes(&RunData::read(&a)?, &RunData::read(&b)?);
             ensure!(
-                !diffs.is_empty(),
+                !changes.is_empty(),
                 "{} and {} share no row where two libraries were measured in both runs",
                 a.display(),
                 b.display()
             );
-            out!("{}", results::diff_markdown(&diffs))?;
-            let worst = results::largest_differences(&diffs).0;
+            out!("{}", reruns::changes_markdown(&changes))?;
+            let failed: Vec<String> = reruns::gate(&changes, max_percent)
+                .iter()
+                .map(|c| {
+                    format!(
+                        "{} {}: {:.2}% {}",
+                        c.difference.row,
+                        c.difference.library,
+                        c.percent(),
+                        c.verdict()
+                    )
+                })
+                .collect();
             ensure!(
-                worst <= max_percent,
-                "a sweep-centre ratio moved {worst:.2}% (more than {max_percent}%)"
+                failed.is_empty(),
+                "sweep-centre ratios moved more than {max_percent}% and beyond the noise:\n  {}",
+                failed.join("\n  ")
             );
+            Ok(())
+        }
+        Some(Sub::Coverage { runs }) => {
+            ensure!(runs.len() >= 2, "compare coverage needs two runs or more, {} given", runs.len());
+            let data: Vec<RunData> = runs.iter().map(|r| RunData::read(r)).collect::<Result<_>>()?;
+            let (groups, spreads) = reruns::coverage(&data);
+            ensure!(!groups.is_empty(), "the runs share no row with two libraries measured in every run");
+            out!("{}", reruns::coverage_markdown(data.len(), &groups, &spreads))?;
             Ok(())
         }
         None => compare(cli.run),
@@ -266,13 +304,21 @@ const DEFAULT_ROUNDS: u32 = 80;
 const DEFAULT_SLICE_MS: u64 = 20;
 const QUICK_ROUNDS: u32 = 8;
 const QUICK_SLICE_MS: u64 = 5;
+/// Epochs: the intervals are Student-t intervals over the epochs
+/// (`tls_bench_results::stats::epoch_ratio`), which hold only when the
+/// epochs' values are independent: an epoch must outlast the machine's
+/// slow spells (batch means, docs/method.md). Measured with
+/// `scripts/coverage.sh 6` on the 2-core machine of docs/compare.md: 8
+/// epochs of 10 rounds covered a rerun's ratio as calibrated intervals do
+/// (92% and 84% against 86%); 16 epochs of 5 rounds, whose epochs last
+/// about as long as a slow spell there, 63% and 69% against 85%.
 const DEFAULT_EPOCHS: u32 = 8;
-const QUICK_EPOCHS: u32 = 2;
+const QUICK_EPOCHS: u32 = 4;
 /// The same for `--sockets`: each slice connects its clients first (outside
 /// the window), so slices are longer and rounds fewer.
 const SOCKET_ROUNDS: u32 = 10;
 const SOCKET_SLICE_MS: u64 = 300;
-const SOCKET_EPOCHS: u32 = 2;
+const SOCKET_EPOCHS: u32 = 5;
 const SOCKET_QUICK_ROUNDS: u32 = 3;
 const SOCKET_QUICK_SLICE_MS: u64 = 30;
 const SOCKET_QUICK_EPOCHS: u32 = 1;
@@ -406,17 +452,21 @@ fn compare(args: RunArgs) -> Result<()> {
         .map(|(_, c)| (c.id.as_str(), CaseResult { info: c.clone(), slices: Vec::new(), failure: None }))
         .collect();
     for (w, c) in &runnable {
-        match calibrate(&mut workers[*w], &c.id, slice, args.sockets) {
-            Ok(n) => {
-                iters.insert(&c.id, n);
+        if results[c.id.as_str()].failure.is_none() {
+            match calibrate(&mut workers[*w], &c.id, slice, args.sockets) {
+                Ok(n) => {
+                    iters.insert(&c.id, n);
+                }
+                // As in the rounds below: said at once, the case runs no more.
+                Err(e) if worker::fails_the_case(&e) => {
+                    let died = e.downcast_ref::<WorkerDied>().is_some();
+                    fail(&mut results, &c.id, "calibrating", &e, &bar);
+                    if died {
+                        warm_up(&mut workers[*w], *w, &runnable, &mut results, "calibrating", &bar)?;
+                    }
+                }
+                Err(e) => return Err(e.context(format!("calibrating {}", c.id))),
             }
-            // As in the rounds below: said at once, the case runs no more.
-            Err(e) if e.downcast_ref::<worker::CaseFailed>().is_some() => {
-                bar.suspend(|| eprintln!("error: {} failed while calibrating: {e:#}; it runs no more", c.id));
-                let result = results.get_mut(c.id.as_str()).expect("every case has a result");
-                result.failure = Some(format!("calibrating: {e:#}"));
-            }
-            Err(e) => return Err(e.context(format!("calibrating {}", c.id))),
         }
         bar.inc(1);
     }
@@ -446,10 +496,9 @@ fn compare(args: RunArgs) -> Result<()> {
             for (name, exe) in &exes {
                 workers.push(WorkerHandle::start(exe, name, &opts)?.0);
             }
-            for (w, c) in &runnable {
-                if results[c.id.as_str()].failure.is_none() {
-                    workers[*w].run(&c.id, 1).with_context(|| format!("warming up {}", c.id))?;
-                }
+            let when = format!("warming up epoch {}", round / rounds_per_epoch + 1);
+            for (w, worker) in workers.iter_mut().enumerate() {
+                warm_up(worker, w, &runnable, &mut results, &when, &bar)?;
             }
         }
         shuffle(&mut row_order, &mut rng);
@@ -457,23 +506,27 @@ fn compare(args: RunArgs) -> Result<()> {
             let mut cases = rows[row].clone();
             shuffle(&mut cases, &mut rng);
             for (w, c) in cases {
-                let result = results.get_mut(c.id.as_str()).expect("every case has a result");
-                if result.failure.is_some() {
+                if results[c.id.as_str()].failure.is_some() {
                     bar.inc(1);
                     continue;
                 }
                 match workers[*w].run(&c.id, iters[c.id.as_str()]) {
                     Ok(mut s) => {
                         s.round = round;
-                        result.slices.push(s);
+                        s.epoch = round / rounds_per_epoch;
+                        results.get_mut(c.id.as_str()).expect("every case has a result").slices.push(s);
                     }
-                    // A case that failed (a check, a server that died) is
-                    // said at once and runs no more; the others go on.
-                    Err(e) if e.downcast_ref::<worker::CaseFailed>().is_some() => {
-                        bar.suspend(|| {
-                            eprintln!("error: {} failed in round {}: {e:#}; it runs no more", c.id, round + 1)
-                        });
-                        result.failure = Some(format!("round {}: {e:#}", round + 1));
+                    // A case that failed (a check, a server that died, its
+                    // worker process that died) is said at once and runs no
+                    // more; the others go on, a dead worker's in a new,
+                    // warmed-up process.
+                    Err(e) if worker::fails_the_case(&e) => {
+                        let when = format!("round {}", round + 1);
+                        let died = e.downcast_ref::<WorkerDied>().is_some();
+                        fail(&mut results, &c.id, &when, &e, &bar);
+                        if died {
+                            warm_up(&mut workers[*w], *w, &runnable, &mut results, &when, &bar)?;
+                        }
                     }
                     Err(e) => return Err(e),
                 }
@@ -505,6 +558,53 @@ fn compare(args: RunArgs) -> Result<()> {
         failed.join("\n  ")
     );
     Ok(())
+}
+
+/// Marks case `id` failed `when` (calibrating, a round) with `e`, said at
+/// once on stderr: it runs no more.
+fn fail(
+    results: &mut BTreeMap<&str, CaseResult>,
+    id: &str,
+    when: &str,
+    e: &anyhow::Error,
+    bar: &ProgressBar,
+) {
+    bar.suspend(|| eprintln!("error: {id} failed ({when}): {e:#}; it runs no more"));
+    let result = results.get_mut(id).expect("every case has a result");
+    result.failure = Some(format!("{when}: {e:#}"));
+}
+
+/// Runs one iteration of each case of worker `w` still running (a new
+/// process's one-time initialisation, outside every slice). A case that
+/// fails is said and runs no more ([`fail`]); when the process dies, the
+/// case it ran fails and the warm-up starts over in the next process.
+/// Errors: a new process could not start, or its reply was unreadable.
+fn warm_up(
+    worker: &mut WorkerHandle,
+    w: usize,
+    runnable: &[&(usize, CaseInfo)],
+    results: &mut BTreeMap<&str, CaseResult>,
+    when: &str,
+    bar: &ProgressBar,
+) -> Result<()> {
+    'process: loop {
+        for (_, c) in runnable.iter().filter(|(i, _)| *i == w) {
+            if results[c.id.as_str()].failure.is_some() {
+                continue;
+            }
+            match worker.run(&c.id, 1) {
+                Ok(_) => {}
+                Err(e) if worker::fails_the_case(&e) => {
+                    fail(results, &c.id, &format!("{when}, warming up"), &e, bar);
+                    if e.downcast_ref::<WorkerDied>().is_some() {
+                        continue 'process;
+                    }
+                }
+                Err(e) => return Err(e.context(format!("warming up {}", c.id))),
+            }
+        }
+        return Ok(());
+    }
 }
 
 /// Iterations per slice for case `id`: one untimed-by-the-report warm-up
@@ -633,8 +733,10 @@ fn write_outputs(
     let json = serde_json::json!({
         "environment": environment,
         "rounds": rounds,
-        "method": "interleaved rounds; ratio = median of per-round paired time ratios to the row's best \
-                   TLS library (lowest median), 95% percentile bootstrap interval, 10000 resamples",
+        "method": "interleaved rounds in epochs of new worker processes; ratio to the row's best TLS \
+                   library (lowest median) = geometric mean over the epochs of each epoch's median \
+                   per-round paired time ratio, 95% Student-t interval over the epochs (over the rounds \
+                   with one epoch)",
         "rows": summary,
         "cases": results,
     });

@@ -10,7 +10,10 @@ pub use tls_bench_results::compare::{
     CaseInfo, CaseResult, FLOOR, LibrarySummary, ProtocolCost, RowSummary, Slice, is_crypto_floor,
 };
 
-use tls_bench_results::stats::{median, paired_ratio};
+use tls_bench_results::{
+    reruns::paired,
+    stats::{epoch_ratio, median},
+};
 
 /// Summarises `results` row by row, in the order rows first appear.
 /// Rounds are paired by [`Slice::round`]: a ratio uses only the rounds both
@@ -61,20 +64,17 @@ fn summarise_row(cases: &[&CaseResult]) -> RowSummary {
         .min_by(|a, b| a.median_ns.total_cmp(&b.median_ns))
         .map(|b| b.library.clone());
     if let Some(best) = best {
-        let times = |lib: &str| -> BTreeMap<u32, f64> {
+        let slices = |lib: &str| -> &[Slice] {
             let c = cases.iter().find(|c| c.info.library == lib).expect("a summarised library has a case");
-            c.slices.iter().map(|s| (s.round, s.both_ns)).collect()
+            &c.slices
         };
-        let best_times = times(&best);
+        let best_slices = slices(&best);
         for l in &mut libraries {
             l.best = l.library == best;
-            let mine = times(&l.library);
-            let (a, b): (Vec<f64>, Vec<f64>) =
-                mine.iter().filter_map(|(round, t)| best_times.get(round).map(|bt| (*t, *bt))).unzip();
             l.ratio = if l.best {
                 Some(Interval { estimate: 1.0, low: 1.0, high: 1.0 })
             } else {
-                paired_ratio(&a, &b)
+                epoch_ratio(&paired(slices(&l.library), best_slices, |s| s.both_ns))
             };
         }
     }
@@ -163,6 +163,7 @@ mod tests {
                 .enumerate()
                 .map(|(i, &t)| Slice {
                     round: i as u32,
+                    epoch: i as u32 / 2,
                     iters: 1,
                     both_ns: t,
                     first_ns: t / 2.0,

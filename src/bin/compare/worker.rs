@@ -7,7 +7,7 @@
 use std::{
     collections::HashMap,
     io::{BufRead, BufReader, BufWriter, Write},
-    path::Path,
+    path::{Path, PathBuf},
     process::{Child, ChildStdin, ChildStdout, Command, Stdio},
 };
 
@@ -50,6 +50,26 @@ impl std::fmt::Display for CaseFailed {
 }
 
 impl std::error::Error for CaseFailed {}
+
+/// The error [`WorkerHandle::run`] returns when the worker process died
+/// (its exit status or signal): the case it ran fails, and the handle
+/// starts another process for the next request.
+#[derive(Debug)]
+pub struct WorkerDied(pub String);
+
+impl std::fmt::Display for WorkerDied {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for WorkerDied {}
+
+/// Whether `e` is a case's own failure ([`CaseFailed`], [`WorkerDied`]),
+/// after which the run goes on without the case, not a failure of the run.
+pub fn fails_the_case(e: &anyhow::Error) -> bool {
+    e.downcast_ref::<CaseFailed>().is_some() || e.downcast_ref::<WorkerDied>().is_some()
+}
 
 /// A request: time `iters` iterations of case `id`.
 #[derive(Serialize, Deserialize)]
@@ -231,6 +251,7 @@ pub fn serve(variant: &str, opts: &WorkerOptions) -> Result<()> {
                     let per = |f| m.of(w, f).as_nanos() as f64 / m.iters as f64;
                     Reply::Ok(Slice {
                         round: 0,
+                        epoch: 0,
                         iters: m.iters,
                         both_ns: per(Figure::Both),
                         first_ns: per(Figure::First),
@@ -249,20 +270,28 @@ pub fn serve(variant: &str, opts: &WorkerOptions) -> Result<()> {
     Ok(())
 }
 
-/// A running worker process, seen from the parent.
+/// A worker seen from the parent: one process at a time, started again
+/// after one died (a library that crashed, a signal), so that its other
+/// cases go on.
 pub struct WorkerHandle {
     /// The build variant.
     pub variant: String,
+    exe: PathBuf,
+    opts: WorkerOptions,
+    /// `None` after the process died: the next request starts another.
+    process: Option<Process>,
+}
+
+/// One worker process and its pipes.
+struct Process {
     child: Child,
     stdin: ChildStdin,
     stdout: BufReader<ChildStdout>,
 }
 
-impl WorkerHandle {
-    /// Starts `exe` as the worker of `variant` and reads its cases.
-    /// Errors: the process cannot start, or exits before saying hello (its
-    /// stderr, inherited, says why).
-    pub fn start(exe: &Path, variant: &str, opts: &WorkerOptions) -> Result<(WorkerHandle, Hello)> {
+impl Process {
+    /// Starts `exe` as the worker of `variant` and reads its [`Hello`].
+    fn start(exe: &Path, variant: &str, opts: &WorkerOptions) -> Result<(Process, Hello)> {
         let mut child = Command::new(exe)
             .args(opts.args(variant))
             .stdin(Stdio::piped())
@@ -272,38 +301,88 @@ impl WorkerHandle {
             .with_context(|| format!("starting the {variant} worker {}", exe.display()))?;
         let stdin = child.stdin.take().context("worker stdin")?;
         let stdout = BufReader::new(child.stdout.take().context("worker stdout")?);
-        let mut w = WorkerHandle { variant: variant.to_string(), child, stdin, stdout };
-        let hello: Hello = serde_json::from_str(&w.read_line()?).context("worker hello")?;
-        Ok((w, hello))
+        let mut p = Process { child, stdin, stdout };
+        let line =
+            p.read_line().map_err(|status| anyhow::anyhow!("the {variant} worker exited ({status})"))?;
+        let hello: Hello = serde_json::from_str(&line).context("worker hello")?;
+        Ok((p, hello))
     }
 
-    /// Times `iters` iterations of case `id`. Errors: the iteration failed
-    /// ([`CaseFailed`], the worker's message), or the worker died.
+    /// One line of the worker's stdout. Errors (the exit status, or why
+    /// reading failed): the worker ended or its pipe broke.
+    fn read_line(&mut self) -> std::result::Result<String, String> {
+        let mut line = String::new();
+        match self.stdout.read_line(&mut line) {
+            Ok(0) | Err(_) => Err(self.ended()),
+            Ok(_) => Ok(line),
+        }
+    }
+
+    /// How the process ended (waited for: a worker whose pipe closed is
+    /// ending).
+    fn ended(&mut self) -> String {
+        match self.child.wait() {
+            Ok(status) => status.to_string(),
+            Err(e) => format!("its status unknown: {e}"),
+        }
+    }
+}
+
+impl WorkerHandle {
+    /// Starts `exe` as the worker of `variant` and reads its cases.
+    /// Errors: the process cannot start, or exits before saying hello (its
+    /// stderr, inherited, says why).
+    pub fn start(exe: &Path, variant: &str, opts: &WorkerOptions) -> Result<(WorkerHandle, Hello)> {
+        let (process, hello) = Process::start(exe, variant, opts)?;
+        let handle = WorkerHandle {
+            variant: variant.to_string(),
+            exe: exe.to_path_buf(),
+            opts: opts.clone(),
+            process: Some(process),
+        };
+        Ok((handle, hello))
+    }
+
+    /// Times `iters` iterations of case `id`, in a new process if the last
+    /// one died. Errors: the iteration failed ([`CaseFailed`], the worker's
+    /// message); the worker died while running it ([`WorkerDied`]: the next
+    /// request starts another, cold, process); a new process could not
+    /// start (the run cannot go on).
     pub fn run(&mut self, id: &str, iters: u64) -> Result<Slice> {
+        let process = match &mut self.process {
+            Some(p) => p,
+            None => {
+                let (p, _) = Process::start(&self.exe, &self.variant, &self.opts)
+                    .context("starting a worker again after one died")?;
+                self.process.insert(p)
+            }
+        };
         let req = serde_json::to_string(&Request { id: id.to_string(), iters })?;
-        writeln!(self.stdin, "{req}").and_then(|_| self.stdin.flush()).context("writing to a worker")?;
-        match serde_json::from_str(&self.read_line()?).context("worker reply")? {
+        let reply = match writeln!(process.stdin, "{req}").and_then(|_| process.stdin.flush()) {
+            Ok(()) => process.read_line(),
+            Err(_) => Err(process.ended()),
+        };
+        let line = match reply {
+            Ok(line) => line,
+            Err(status) => {
+                self.process = None;
+                return Err(WorkerDied(format!("the {} worker died ({status})", self.variant)).into());
+            }
+        };
+        match serde_json::from_str(&line).context("worker reply")? {
             Reply::Ok(s) => Ok(s),
             Reply::Err(e) => Err(CaseFailed(format!("{} worker: {e}", self.variant)).into()),
         }
     }
 
-    fn read_line(&mut self) -> Result<String> {
-        let mut line = String::new();
-        if self.stdout.read_line(&mut line)? == 0 {
-            let status = self.child.wait()?;
-            bail!("the {} worker exited ({status})", self.variant);
-        }
-        Ok(line)
-    }
-
-    /// Closes stdin and waits for the worker. Errors: it failed.
+    /// Closes stdin and waits for the worker (none: it died, and the case it
+    /// was running is a failed row already). Errors: it failed.
     pub fn finish(self) -> Result<()> {
-        let WorkerHandle { variant, mut child, stdin, .. } = self;
+        let Some(Process { mut child, stdin, .. }) = self.process else { return Ok(()) };
         drop(stdin);
         let status = child.wait()?;
         if !status.success() {
-            bail!("the {variant} worker exited with {status}");
+            bail!("the {} worker exited with {status}", self.variant);
         }
         Ok(())
     }

@@ -105,7 +105,8 @@ params(Args) ->
     #{kind => Kind, suite => Suite, group => Group, cert => Cert, tls13 => Tls13, protocol => Protocol,
       id => lists:flatten(lists:join(",", [Kind, Protocol, Suite, Group, Cert]))}.
 
-%% The listen options for P: {ok, Options} or {unsupported, Why}.
+%% The listen options for P: {ok, Options}, {unsupported, Why}, or
+%% {failed, Why} when a certificate or key file is broken.
 options(#{kind := Kind, suite := Suite, group := Group, cert := Cert, tls13 := Tls13}, CertsDir) ->
     OldOtp = list_to_integer(erlang:system_info(otp_release)) =< 25,
     Mismatch = not Tls13 andalso lists:prefix("TLS_ECDHE_ECDSA_", Suite) =/= lists:prefix("ECDSA", Cert),
@@ -159,7 +160,33 @@ options(#{kind := Kind, suite := Suite, group := Group, cert := Cert, tls13 := T
                                   {cacertfile, filename:join(Dir, "ca-cert.pem")}];
                        _ -> [{verify, verify_none}]
                    end,
-            {ok, Base ++ Tickets ++ Mtls}
+            %% ssl:listen reads the files at the first handshake only: the
+            %% chain and key are decoded here, so a broken file fails the
+            %% start and --probe, not every handshake.
+            Files = [{filename:join(Dir, "server-chain.pem"), certificate},
+                     {filename:join(Dir, "server-key.pem"), key}]
+                    ++ [{filename:join(Dir, "ca-cert.pem"), certificate} || Kind =:= "mTLS"],
+            case [Why || {File, Want} <- Files, {error, Why} <- [pem_file(File, Want)]] of
+                [] -> {ok, Base ++ Tickets ++ Mtls};
+                [Why | _] -> {failed, Why}
+            end
+    end.
+
+%% ok when File holds at least one PEM entry of the kind wanted (a
+%% certificate, or a private key) and every such entry decodes; else
+%% {error, Why}, naming the file.
+pem_file(File, Want) ->
+    try
+        {ok, Bin} = file:read_file(File),
+        Entries = [E || {Type, _, _} = E <- public_key:pem_decode(Bin),
+                        (Type =:= 'Certificate') =:= (Want =:= certificate)],
+        Entries =/= [] orelse throw(io_lib:format("no ~s in it", [Want])),
+        _ = [public_key:pem_entry_decode(E) || E <- Entries],
+        ok
+    catch
+        throw:Why -> {error, lists:flatten(io_lib:format("~s: ~s", [File, Why]))};
+        Class:Why -> {error, lists:flatten(io_lib:format("~s: not a readable PEM ~s (~p:~p)",
+                                                        [File, Want, Class, Why]))}
     end.
 
 pattern(N) -> pattern(N, 16#9E3779B97F4A7C15, []).
@@ -417,6 +444,7 @@ main(Argv) ->
                   {unsupported, Why} ->
                       maps:is_key("probe", Args) andalso begin io:format("unsupported: ~s~n", [Why]), erlang:halt(0) end,
                       fail(1, "~s ~s: ~s", [Library, maps:get(id, P), Why]);
+                  {failed, Why} -> fail(1, "~s ~s: ~s", [Library, maps:get(id, P), Why]);
                   {ok, O} -> O
               end,
     BodyLen = integer("body", maps:get("body", Args, "1024"), 0),

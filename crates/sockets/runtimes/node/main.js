@@ -140,6 +140,9 @@ function tlsOptions(p, certsDir) {
     options.rejectUnauthorized = true;
     options.ca = read('ca-cert.pem');
   }
+  // The chain and key parsed now, as the server's first connection would:
+  // a broken file fails the start and --probe, not every handshake.
+  tls.createSecureContext(options);
   return options;
 }
 
