@@ -126,9 +126,11 @@ pub struct LibrarySummary {
     pub second_median_ns: f64,
     /// Throughput rows: application MB/s (10^6 B/s) at the median time.
     pub mb_per_s: Option<f64>,
-    /// Time ratio to the row's best TLS library (>= 1 is slower), the
-    /// median of the per-round paired ratios with its 95% bootstrap
-    /// interval; for the best itself exactly 1. `None` for the floor.
+    /// Time ratio to the row's best TLS library (>= 1 is slower), over
+    /// the epochs with its 95% interval (`stats::epoch_ratio`; runs before
+    /// 2026-12-07: the median of the per-round paired ratios with a
+    /// bootstrap interval); for the best itself exactly 1. `None` for the
+    /// floor.
     pub ratio: Option<Interval>,
     /// Whether this is the row's best TLS library (lowest median time).
     pub best: bool,
@@ -304,9 +306,10 @@ pub fn format_duration(seconds: f64) -> String {
 
 /// The method line of the report header.
 pub const METHOD: &str = "Method: interleaved rounds (every library of every row once per round, in a fresh random \
-                      order); a cell's ratio is the median of the per-round paired ratios to the row's best \
-                      library with a 95% percentile-bootstrap interval (10,000 resamples); ≈ marks an interval \
-                      that includes 1.0.";
+                      order) in epochs of new worker processes; a cell's ratio to the row's best library is \
+                      the geometric mean over the epochs of each epoch's median per-round paired ratio, with \
+                      a 95% Student-t interval over the epochs (docs/method.md); ≈ marks an interval that \
+                      includes 1.0.";
 
 /// Bytes of the unit the throughput per-side table is in (64 KiB).
 const SIDE_BLOCK_BYTES: f64 = 65536.0;

@@ -13,8 +13,9 @@
 //! - [`criterion_json`]: Criterion's results read back from disk.
 //! - [`gungraun_json`]: gungraun's instruction counts read back from disk.
 //! - [`compare`]: `compare`'s rows, environment, tables and `diff`.
-//! - [`stats`]: medians and bootstrap confidence intervals of paired
-//!   ratios (whose [`compare::Interval`] is saved with `compare`'s rows).
+//! - [`stats`]: medians, and confidence intervals of paired ratios over
+//!   `compare`'s epochs or (`https-compare`) a bootstrap of the rounds
+//!   (whose [`compare::Interval`] is saved with the rows).
 //! - [`criterion`]: Criterion's figures as `report` tables them.
 //! - [`small_writes`]: the `small-writes` report and its tables.
 //! - [`memory`]: the `memory` report and its tables.

@@ -13,7 +13,7 @@ use anyhow::{Context, Result};
 
 use crate::{
     compare::{CaseResult, Difference, RowSummary, Slice, differences, read_rows},
-    stats::{LogRatio, Paired, epoch_log_ratio, t_quantile, t_within},
+    stats::{LogRatio, Paired, epoch_excess, epoch_log_ratio, t_quantile, t_within},
 };
 
 /// A `results.json` written by `compare`: its rows and its cases with
@@ -50,12 +50,16 @@ impl RunData {
         (c.failure.is_none() && !c.slices.is_empty()).then_some(c.slices.as_slice())
     }
 
+    /// `library`'s and `reference`'s slices in `row`, paired by round.
+    /// `None`: either did not run there.
+    fn pairs(&self, row: &str, library: &str, reference: &str) -> Option<Vec<Paired>> {
+        Some(paired(self.slices(row, library)?, self.slices(row, reference)?, |s| s.both_ns))
+    }
+
     /// `library`'s time ratio to `reference` in `row` ([`epoch_log_ratio`]
     /// of their paired slices). `None`: either did not run there.
     pub fn log_ratio(&self, row: &str, library: &str, reference: &str) -> Option<LogRatio> {
-        let a = self.slices(row, library)?;
-        let b = self.slices(row, reference)?;
-        epoch_log_ratio(&paired(a, b, |s| s.both_ns))
+        epoch_log_ratio(&self.pairs(row, library, reference)?)
     }
 }
 
@@ -225,6 +229,10 @@ pub struct Spread {
     pub spread_percent: f64,
     /// The median over the runs of (high / low - 1), percent.
     pub interval_percent: f64,
+    /// The median over the runs of [`epoch_excess`]: about 1 when the
+    /// ratio's noise is per slice, above when it lasts an epoch (a
+    /// process, or the machine's longer spells). NaN without epochs.
+    pub epoch_excess: f64,
 }
 
 /// Over `runs` (two or more of the same filter): for each group, the
@@ -280,6 +288,15 @@ pub fn coverage(runs: &[RunData]) -> (Vec<Coverage>, Vec<Spread>) {
                 reference: reference.clone(),
                 spread_percent: (hi / lo - 1.0) * 100.0,
                 interval_percent: crate::stats::median(&widths).unwrap_or(f64::NAN),
+                epoch_excess: {
+                    let excess: Option<Vec<f64>> = runs
+                        .iter()
+                        .map(|r| {
+                            r.pairs(&row.row, &lib.library, &reference).as_deref().and_then(epoch_excess)
+                        })
+                        .collect();
+                    excess.and_then(|e| crate::stats::median(&e)).unwrap_or(f64::NAN)
+                },
             });
         }
     }
@@ -308,14 +325,18 @@ pub fn coverage_markdown(runs: usize, groups: &[Coverage], spreads: &[Spread]) -
     }
     out.push_str(
         "\nSpread of each ratio over the runs (largest / smallest - 1) beside its interval's width (high / \
-         low - 1, the runs' median); `!` marks a spread above 1% and above the width.\n\n\
-         | row | library | against | spread | interval width | |\n| --- | --- | --- | --- | --- | --- |\n",
+         low - 1, the runs' median); `!` marks a spread above 1% and above the width. Epoch excess: how \
+         much more a run's epochs differ than their rounds' noise predicts (the runs' median; about 1: \
+         the noise is per slice; above: something lasts an epoch, a process's layout or the machine's \
+         longer spells).\n\n\
+         | row | library | against | spread | interval width | epoch excess | |\n\
+         | --- | --- | --- | --- | --- | --- | --- |\n",
     );
     for s in spreads {
         let mark = if s.spread_percent > 1.0 && s.spread_percent > s.interval_percent { "!" } else { "" };
         out.push_str(&format!(
-            "| {} | {} | {} | {:.2}% | {:.2}% | {mark} |\n",
-            s.row, s.library, s.reference, s.spread_percent, s.interval_percent
+            "| {} | {} | {} | {:.2}% | {:.2}% | {:.1} | {mark} |\n",
+            s.row, s.library, s.reference, s.spread_percent, s.interval_percent, s.epoch_excess
         ));
     }
     out

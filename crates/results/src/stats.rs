@@ -161,6 +161,39 @@ pub fn epoch_log_ratio(pairs: &[Paired]) -> Option<LogRatio> {
     Some(LogRatio { mean, se, units: n, epochs })
 }
 
+/// How much more the epochs of `pairs` differ than their rounds' noise
+/// predicts: `sqrt(var(epoch means) / (mean within-epoch variance / mean
+/// rounds per epoch))` of the rounds' log ratios. About 1 when the noise
+/// is per slice (an epoch's mean is as steady as its rounds make it);
+/// well above 1 when something lasts an epoch (a process's layout, or the
+/// machine's spells longer than a slice). `None` with fewer than two
+/// epochs of two rounds or more, or a time that is not positive and
+/// finite.
+pub fn epoch_excess(pairs: &[Paired]) -> Option<f64> {
+    let ok = |x: f64| x.is_finite() && x > 0.0;
+    if !pairs.iter().all(|p| ok(p.a) && ok(p.b)) {
+        return None;
+    }
+    let mut by_epoch: std::collections::BTreeMap<u32, Vec<f64>> = Default::default();
+    for p in pairs {
+        by_epoch.entry(p.epoch).or_default().push((p.a / p.b).ln());
+    }
+    let epochs: Vec<&Vec<f64>> = by_epoch.values().filter(|v| v.len() >= 2).collect();
+    if epochs.len() < 2 {
+        return None;
+    }
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    let var = |v: &[f64]| {
+        let m = mean(v);
+        v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (v.len() - 1) as f64
+    };
+    let means: Vec<f64> = epochs.iter().map(|v| mean(v)).collect();
+    let within: Vec<f64> = epochs.iter().map(|v| var(v)).collect();
+    let rounds = epochs.iter().map(|v| v.len() as f64).sum::<f64>() / epochs.len() as f64;
+    let expected = mean(&within) / rounds;
+    (expected > 0.0).then(|| (var(&means) / expected).sqrt())
+}
+
 /// [`epoch_log_ratio`]'s [`CONFIDENCE`] interval ([`LogRatio::interval`]).
 pub fn epoch_ratio(pairs: &[Paired]) -> Option<Interval> {
     epoch_log_ratio(pairs).map(|r| r.interval())
@@ -260,6 +293,26 @@ mod tests {
         assert!((one.estimate - 2.0).abs() < 1e-12 && one.low == 0.0 && one.high == f64::INFINITY, "{one:?}");
         assert!(epoch_ratio(&[]).is_none());
         assert!(epoch_ratio(&[Paired { epoch: 0, a: 0.0, b: 1.0 }]).is_none());
+    }
+
+    #[test]
+    fn epochs_that_differ_beyond_their_rounds_show_an_excess() {
+        // Rounds alternating ±1% around each epoch's value.
+        let noisy = |epoch_ratio: &dyn Fn(u32) -> f64| -> Vec<Paired> {
+            (0..80u32)
+                .map(|r| {
+                    let e = r / 10;
+                    let wiggle = if r % 2 == 0 { 1.01 } else { 0.99 };
+                    Paired { epoch: e, a: 100.0 * epoch_ratio(e) * wiggle, b: 100.0 }
+                })
+                .collect()
+        };
+        // Every epoch alike: no excess.
+        assert!(epoch_excess(&noisy(&|_| 1.5)).unwrap() < 0.1);
+        // Epochs ±3% apart: far beyond ±1% rounds averaged over 10.
+        let apart = epoch_excess(&noisy(&|e| 1.5 * if e % 2 == 0 { 1.03 } else { 0.97 })).unwrap();
+        assert!(apart > 5.0, "{apart}");
+        assert!(epoch_excess(&noisy(&|_| 1.5)[..10]).is_none());
     }
 
     #[test]

@@ -309,9 +309,12 @@ const QUICK_SLICE_MS: u64 = 5;
 /// epochs' values are independent: an epoch must outlast the machine's
 /// slow spells (batch means, docs/method.md). Measured with
 /// `scripts/coverage.sh 6` on the 2-core machine of docs/compare.md: 8
-/// epochs of 10 rounds covered a rerun's ratio as calibrated intervals do
-/// (92% and 84% against 86%); 16 epochs of 5 rounds, whose epochs last
-/// about as long as a slow spell there, 63% and 69% against 85%.
+/// epochs of 10 rounds covered a rerun's ratio in 92% and 84%, then 76%
+/// and 68% of cases (handshake, throughput; calibrated: 86%); 16 epochs of
+/// 5 rounds, narrower by t(0.975, 15)/4 against t(0.975, 7)/sqrt(8), in
+/// 63% and 69% (calibrated: 85%): no better, so the default stays at 8. A
+/// new epoch costs about 0.5 s there (the default sweep's workers started,
+/// configured and warmed up).
 const DEFAULT_EPOCHS: u32 = 8;
 const QUICK_EPOCHS: u32 = 4;
 /// The same for `--sockets`: each slice connects its clients first (outside
