@@ -211,6 +211,39 @@ pub struct Run {
     pub rounds: usize,
     /// One summary per row, in the run's order.
     pub rows: Vec<RowSummary>,
+    /// How the run formed its ratios and intervals, in words (empty in
+    /// files without it): [`Intervals::of`] tells the two methods apart.
+    #[serde(default)]
+    pub method: String,
+}
+
+/// How a run's intervals were made: the method its report states.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Intervals {
+    /// Over the epochs (`stats::epoch_ratio`): every run since 2026-12-07.
+    Epochs,
+    /// A percentile bootstrap of the rounds: the runs before.
+    RoundBootstrap,
+}
+
+impl Intervals {
+    /// The method of a run whose `results.json` says `method`.
+    pub fn of(method: &str) -> Intervals {
+        if method.contains("epochs") { Intervals::Epochs } else { Intervals::RoundBootstrap }
+    }
+
+    /// The report's method line.
+    fn sentence(self) -> &'static str {
+        match self {
+            Intervals::Epochs => METHOD,
+            Intervals::RoundBootstrap => {
+                "Method: interleaved rounds (every library of every row once per round, in a fresh random \
+                 order); a cell's ratio is the median of the per-round paired ratios to the row's best \
+                 library with a 95% percentile-bootstrap interval (10,000 resamples); ≈ marks an interval \
+                 that includes 1.0."
+            }
+        }
+    }
 }
 
 impl Run {
@@ -315,18 +348,18 @@ pub const METHOD: &str = "Method: interleaved rounds (every library of every row
 const SIDE_BLOCK_BYTES: f64 = 65536.0;
 
 /// The whole Markdown report: a header (`rounds`, the environment bullets,
-/// the method line), then per group (`handshake`, then `throughput`, then
+/// the method line of `intervals`), then per group (`handshake`, then `throughput`, then
 /// any other group in first-seen order) one table of figures and ratios
 /// with the skip and settings notes under it, and a smaller per-side table.
 ///
 /// Figures: handshake in µs per handshake (median), throughput in MB/s
 /// (10^6 B/s) at the median time; ratios are time ratios to the row's best
 /// TLS library (>= 1 is slower) with their 95% interval.
-pub fn markdown(rows: &[RowSummary], env: &Environment, rounds: usize) -> String {
+pub fn markdown(rows: &[RowSummary], env: &Environment, rounds: usize, intervals: Intervals) -> String {
     let mut out = String::from("## tls-bench compare\n\n");
     out.push_str(&format!("- rounds: {rounds}\n"));
     out.push_str(&env.markdown());
-    out.push_str(&format!("\n{METHOD}\n"));
+    out.push_str(&format!("\n{}\n", intervals.sentence()));
     for group in groups(rows) {
         let in_group: Vec<&RowSummary> = rows.iter().filter(|r| r.group == group).collect();
         out.push('\n');

@@ -105,7 +105,7 @@ mod tests {
             let env: compare::Environment =
                 serde_json::from_str(&committed(&format!("{dir}/environment.json"))).unwrap();
             assert_eq!(
-                compare::markdown(&run.rows, &env, run.rounds),
+                compare::markdown(&run.rows, &env, run.rounds, compare::Intervals::of(&run.method)),
                 committed(&format!("{dir}/{md}")),
                 "{dir}"
             );

@@ -549,7 +549,7 @@ fn compare(args: RunArgs) -> Result<()> {
     let summary = model::summarise(&ordered);
     write_outputs(out.path(), &summary, &ordered, &environment, rounds)?;
     out.commit()?;
-    out!("{}", results::markdown(&summary, &environment, rounds as usize))?;
+    out!("{}", results::markdown(&summary, &environment, rounds as usize, results::Intervals::Epochs))?;
     eprintln!("compare: JSON, CSV, SVG and the environment are in {}", args.out.display());
     let failed: Vec<String> = ordered
         .iter()

@@ -81,7 +81,7 @@ pub fn write_csv(path: &Path, rows: &[RowSummary]) -> Result<()> {
 
 #[cfg(test)]
 pub(crate) mod tests {
-    use tls_bench_results::compare::{FLOOR, Interval, LibrarySummary, METHOD, markdown};
+    use tls_bench_results::compare::{FLOOR, Interval, Intervals, LibrarySummary, METHOD, markdown};
 
     use super::*;
     use crate::env::{EnvProbe, LibraryInfo};
@@ -148,7 +148,7 @@ pub(crate) mod tests {
     fn markdown_cells() {
         let env = EnvProbe::start()
             .finish(vec![LibraryInfo { library: "a".into(), variant: "v".into() }], "c".into());
-        let md = markdown(&fixture(), &env, 10);
+        let md = markdown(&fixture(), &env, 10, Intervals::Epochs);
         assert!(md.contains("- rounds: 10\n") && md.contains(METHOD), "{md}");
         // Handshake first, though its row comes second.
         let hs =
