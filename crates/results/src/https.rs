@@ -613,24 +613,29 @@ fn percent(share: Option<f64>) -> String {
 }
 
 impl SoakRun {
-    /// The RSS table: one line per server.
+    /// The RSS table: one line per server, with its load's rate,
+    /// availability and mean response time (siege's, in ms: a server slowed
+    /// by the others' load shows there, not only in its rate).
     pub fn markdown(&self) -> String {
         let mut out = format!(
-            "RSS under load: {}, {}, {} users per server, {:.0} s; flagged above {} KiB/min over the last half.\n\n\
-             | server | transactions/s | availability % | RSS start KiB | peak KiB | end KiB | last-half slope KiB/min | growing |\n\
-             |---|---|---|---|---|---|---|---|\n",
+            "RSS under load: {}, {}, {} users per server, {:.0} s; flagged above {} KiB/min over the last half. \
+             Every server is loaded at once on the same cores: a server's response time is its own and the \
+             others' load.\n\n\
+             | server | transactions/s | availability % | response time ms | RSS start KiB | peak KiB | end KiB | last-half slope KiB/min | growing |\n\
+             |---|---|---|---|---|---|---|---|---|\n",
             self.parameters, self.mode, self.concurrent, self.seconds, self.max_growth_kib_per_min
         );
         for s in &self.servers {
             if s.failure.is_some() {
-                out.push_str(&format!("| {} | FAILED | - | - | - | - | - | - |\n", s.server));
+                out.push_str(&format!("| {} | FAILED | - | - | - | - | - | - | - |\n", s.server));
                 continue;
             }
             out.push_str(&format!(
-                "| {} | {:.0} | {:.2} | {} | {} | {} | {} | {} |\n",
+                "| {} | {:.0} | {:.2} | {:.1} | {} | {} | {} | {} | {} |\n",
                 s.server,
                 s.load.transaction_rate,
                 s.load.availability,
+                s.load.response_time * 1e3,
                 s.rss.start_kib,
                 s.rss.peak_kib,
                 s.rss.end_kib,
