@@ -263,7 +263,6 @@ pub fn coverage(runs: &[RunData]) -> (Vec<Coverage>, Vec<Spread>) {
                 .entry(row.group.clone())
                 .or_insert_with(|| Coverage { group: row.group.clone(), ..Default::default() });
             g.cells += 1;
-            let mut calibrated = g.calibrated * g.triples as f64;
             for (i, li) in logs.iter().enumerate() {
                 let interval = li.interval();
                 for (j, lj) in logs.iter().enumerate() {
@@ -273,10 +272,10 @@ pub fn coverage(runs: &[RunData]) -> (Vec<Coverage>, Vec<Spread>) {
                     g.triples += 1;
                     g.inside += usize::from(interval.contains(lj.mean.exp()));
                     let df = li.units.saturating_sub(1);
-                    calibrated += t_within(t_quantile(df) / 2f64.sqrt(), df);
+                    // Summed here, averaged over the triples below.
+                    g.calibrated += t_within(t_quantile(df) / 2f64.sqrt(), df);
                 }
             }
-            g.calibrated = calibrated / g.triples.max(1) as f64;
             let estimates: Vec<f64> = logs.iter().map(|l| l.mean.exp()).collect();
             let (lo, hi) =
                 estimates.iter().fold((f64::INFINITY, 0f64), |(lo, hi), &e| (lo.min(e), hi.max(e)));
@@ -300,7 +299,11 @@ pub fn coverage(runs: &[RunData]) -> (Vec<Coverage>, Vec<Spread>) {
             });
         }
     }
-    (by_group.into_values().collect(), spreads)
+    let groups = by_group
+        .into_values()
+        .map(|g| Coverage { calibrated: g.calibrated / g.triples.max(1) as f64, ..g })
+        .collect();
+    (groups, spreads)
 }
 
 /// [`coverage`]'s result in Markdown: one line per group (cells,

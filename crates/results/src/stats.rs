@@ -136,6 +136,22 @@ pub fn t_within(x: f64, df: usize) -> f64 {
 /// unit per round. `None` when `pairs` is empty or holds a time that is
 /// not positive and finite.
 pub fn epoch_log_ratio(pairs: &[Paired]) -> Option<LogRatio> {
+    let by_epoch = ratios_by_epoch(pairs)?;
+    let epochs = by_epoch.len() > 1;
+    let units: Vec<f64> = if epochs {
+        by_epoch.values().map(|r| median(r).map(f64::ln)).collect::<Option<_>>()?
+    } else {
+        pairs.iter().map(|p| (p.a / p.b).ln()).collect()
+    };
+    let n = units.len();
+    let mean = mean(&units);
+    let se = if n > 1 { (sample_variance(&units) / n as f64).sqrt() } else { f64::INFINITY };
+    Some(LogRatio { mean, se, units: n, epochs })
+}
+
+/// The paired ratios `a / b` of `pairs`, grouped by epoch. `None` when
+/// `pairs` is empty or holds a time that is not positive and finite.
+fn ratios_by_epoch(pairs: &[Paired]) -> Option<std::collections::BTreeMap<u32, Vec<f64>>> {
     let ok = |x: f64| x.is_finite() && x > 0.0;
     if pairs.is_empty() || !pairs.iter().all(|p| ok(p.a) && ok(p.b)) {
         return None;
@@ -144,21 +160,19 @@ pub fn epoch_log_ratio(pairs: &[Paired]) -> Option<LogRatio> {
     for p in pairs {
         by_epoch.entry(p.epoch).or_default().push(p.a / p.b);
     }
-    let epochs = by_epoch.len() > 1;
-    let units: Vec<f64> = if epochs {
-        by_epoch.values().map(|r| median(r).map(f64::ln)).collect::<Option<_>>()?
-    } else {
-        pairs.iter().map(|p| (p.a / p.b).ln()).collect()
-    };
-    let n = units.len();
-    let mean = units.iter().sum::<f64>() / n as f64;
-    let se = if n > 1 {
-        let var = units.iter().map(|u| (u - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
-        (var / n as f64).sqrt()
-    } else {
-        f64::INFINITY
-    };
-    Some(LogRatio { mean, se, units: n, epochs })
+    Some(by_epoch)
+}
+
+/// The mean of `xs` (NaN when empty).
+fn mean(xs: &[f64]) -> f64 {
+    xs.iter().sum::<f64>() / xs.len() as f64
+}
+
+/// The sample variance of `xs` (n - 1 in the denominator; at least two
+/// values).
+fn sample_variance(xs: &[f64]) -> f64 {
+    let m = mean(xs);
+    xs.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (xs.len() - 1) as f64
 }
 
 /// How much more the epochs of `pairs` differ than their rounds' noise
@@ -170,28 +184,19 @@ pub fn epoch_log_ratio(pairs: &[Paired]) -> Option<LogRatio> {
 /// epochs of two rounds or more, or a time that is not positive and
 /// finite.
 pub fn epoch_excess(pairs: &[Paired]) -> Option<f64> {
-    let ok = |x: f64| x.is_finite() && x > 0.0;
-    if !pairs.iter().all(|p| ok(p.a) && ok(p.b)) {
+    let logs: Vec<Vec<f64>> = ratios_by_epoch(pairs)?
+        .into_values()
+        .filter(|r| r.len() >= 2)
+        .map(|r| r.into_iter().map(f64::ln).collect())
+        .collect();
+    if logs.len() < 2 {
         return None;
     }
-    let mut by_epoch: std::collections::BTreeMap<u32, Vec<f64>> = Default::default();
-    for p in pairs {
-        by_epoch.entry(p.epoch).or_default().push((p.a / p.b).ln());
-    }
-    let epochs: Vec<&Vec<f64>> = by_epoch.values().filter(|v| v.len() >= 2).collect();
-    if epochs.len() < 2 {
-        return None;
-    }
-    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
-    let var = |v: &[f64]| {
-        let m = mean(v);
-        v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (v.len() - 1) as f64
-    };
-    let means: Vec<f64> = epochs.iter().map(|v| mean(v)).collect();
-    let within: Vec<f64> = epochs.iter().map(|v| var(v)).collect();
-    let rounds = epochs.iter().map(|v| v.len() as f64).sum::<f64>() / epochs.len() as f64;
+    let means: Vec<f64> = logs.iter().map(|v| mean(v)).collect();
+    let within: Vec<f64> = logs.iter().map(|v| sample_variance(v)).collect();
+    let rounds = mean(&logs.iter().map(|v| v.len() as f64).collect::<Vec<_>>());
     let expected = mean(&within) / rounds;
-    (expected > 0.0).then(|| (var(&means) / expected).sqrt())
+    (expected > 0.0).then(|| (sample_variance(&means) / expected).sqrt())
 }
 
 /// [`epoch_log_ratio`]'s [`CONFIDENCE`] interval ([`LogRatio::interval`]).

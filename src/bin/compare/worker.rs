@@ -318,9 +318,12 @@ impl Process {
         }
     }
 
-    /// How the process ended (waited for: a worker whose pipe closed is
-    /// ending).
+    /// How the process ended. Its pipe broke or closed, so it is ending:
+    /// killed first all the same, so the wait cannot hang on a worker that
+    /// closed its stdout and lives on (a process already ended keeps its
+    /// own status).
     fn ended(&mut self) -> String {
+        let _ = self.child.kill();
         match self.child.wait() {
             Ok(status) => status.to_string(),
             Err(e) => format!("its status unknown: {e}"),
