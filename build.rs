@@ -2,7 +2,7 @@
 //! beside `compare`'s results. The harness's own build script
 //! (crates/harness/build.rs) exports the TLS crates' versions, the cfgs of
 //! their APIs and those of the AWS-LC backends' features; the benchmarks'
-//! (crates/benches/build.rs) gungraun's version. No code of this package
+//! (benches/build.rs) gungraun's version. No code of this package
 //! reads a backend's cfg.
 
 use std::env;

@@ -2,7 +2,7 @@
 # Runs the Criterion benchmarks once per build variant, so that every stack
 # lands in one report (target/criterion/report/index.html lists every
 # benchmark on disk; `cargo run --release --bin report` tabulates them).
-# The variants are the table in crates/benches/src/variants.rs (`cargo run --release --bin
+# The variants are the table in benches/src/variants.rs (`cargo run --release --bin
 # variants -- list`); TLS_BENCH_VARIANTS (names, space-separated) picks some.
 #
 # Usage: scripts/bench-all.sh [cargo bench arguments], e.g.

@@ -19,23 +19,14 @@ use tls_bench_harness::{
     writes::record_overhead,
 };
 
-/// Whether the library of `name` has DTLS 1.2: the libraries on OpenSSL's
-/// API (OpenSSL, AWS-LC, BoringSSL), GnuTLS and Mbed TLS.
-fn has_dtls12(name: &str) -> bool {
-    ["openssl-", "boring-", "gnutls-", "mbedtls-"].iter().any(|p| name.starts_with(p))
-}
-
-/// Whether the library of `name` has DTLS 1.3: BoringSSL and wolfSSL.
-fn has_dtls13(name: &str) -> bool {
-    name.starts_with("boring-") || name.starts_with("wolfssl-")
+/// The DTLS versions the library of `name` offers, as its registry entry
+/// states ([`libs::offers`]); none for the plaintext floor.
+fn dtls_offered(name: &str) -> &'static [Protocol] {
+    libs::offers(name).map_or(&[], |o| o.dtls)
 }
 
 fn expected(name: &str, params: &Params) -> bool {
-    match params.protocol() {
-        Protocol::Dtls12 => has_dtls12(name),
-        Protocol::Dtls13 => has_dtls13(name),
-        _ => true,
-    }
+    !params.datagram || dtls_offered(name).contains(&params.protocol())
 }
 
 /// Runs `case` once; `Err(reason)` when its library skips it.
@@ -49,15 +40,15 @@ fn run_once(case: &Case, libs: &[Box<dyn TlsLibrary>]) -> Result<(), String> {
     }
 }
 
+/// A library without DTLS says so; one without this version names the
+/// version (`no DTLS 1.3`, or wolfSSL's reason about its DTLS 1.2 server).
 fn check_skip(name: &str, params: &Params, why: &str) {
-    let dtls12_only = ["openssl-", "gnutls-", "mbedtls-"].iter().any(|p| name.starts_with(p));
-    let wanted = if dtls12_only && params.protocol() == Protocol::Dtls13 {
-        "no DTLS 1.3"
-    } else if name.starts_with("wolfssl-") && params.protocol() == Protocol::Dtls12 {
-        // Its server's cookie exchange, which the others do not make.
-        "always sends a HelloVerifyRequest"
-    } else {
+    let wanted = if dtls_offered(name).is_empty() {
         "no DTLS (TLS over a byte stream only)"
+    } else if params.protocol() == Protocol::Dtls13 {
+        "DTLS 1.3"
+    } else {
+        "DTLS 1.2"
     };
     assert!(why.contains(wanted), "{name} {params}: {why}");
 }
@@ -116,7 +107,7 @@ fn the_send_loop_sends_one_datagram_per_write_of_the_rfc_size() {
 
 /// A DTLS 1.2 library of this build, if any.
 fn dtls_library() -> Option<Box<dyn TlsLibrary>> {
-    libs::all().into_iter().find(|l| has_dtls12(&l.name()))
+    libs::all().into_iter().find(|l| dtls_offered(&l.name()).contains(&Protocol::Dtls12))
 }
 
 fn dtls12() -> Params {
@@ -167,9 +158,9 @@ fn libraries_without_dtls_refuse_it_by_name() {
         let name = lib.name();
         let params = Params { ..dtls12() };
         match Handshaker::new(lib.as_ref(), lib.as_ref(), params) {
-            Ok(_) => assert!(has_dtls12(&name), "{name}"),
+            Ok(_) => assert!(dtls_offered(&name).contains(&Protocol::Dtls12), "{name}"),
             Err(ConfigureError::Unsupported(why)) => {
-                assert!(!has_dtls12(&name), "{name}: {why}");
+                assert!(!dtls_offered(&name).contains(&Protocol::Dtls12), "{name}: {why}");
                 check_skip(&name, &params, &why);
             }
             Err(e) => panic!("{name}: {e}"),

@@ -70,7 +70,7 @@ fn a_bad_parameter_set_or_library_is_an_error_naming_it() {
     let (ok, _, stderr) = crypto_floor(&["count", "--library", "no-such-tls"]);
     assert!(!ok);
     assert!(
-        stderr.starts_with("error: --library \"no-such-tls\": not a library of this build; valid: "),
+        stderr.starts_with("error: --library: unknown library \"no-such-tls\"; this build has: "),
         "{stderr}"
     );
 }

@@ -47,10 +47,10 @@ fn repository_copy(test: &str) -> PathBuf {
     for part in [
         "README.md",
         "results",
-        "results/memory/data",
-        "results/memory/memory.svg",
-        "results/historical-perf/data",
-        "results/historical-perf/graphs",
+        "memory/data",
+        "memory/memory.svg",
+        "historical-perf/data",
+        "historical-perf/graphs",
     ] {
         copy(&repo.join(part), &root.join(part));
     }

@@ -183,7 +183,7 @@ fn scratch(name: &str) -> PathBuf {
 fn unknown_names_are_errors_that_list_the_valid_ones() {
     for (args, wanted) in [
         (&["--strategy", "writev"][..], "valid: per-buffer, coalesced, vectored"),
-        (&["--library", "nosuchtls"][..], "valid: "),
+        (&["--library", "nosuchtls"][..], "--library: unknown library \"nosuchtls\"; this build has: "),
         (&["--protocol", "TLSv1.1"][..], "valid: TLSv1.3, TLSv1.2"),
         (&["--suite", "TLS_AES_512"][..], "TLS_AES_256_GCM_SHA384"),
         (&["--suite", "TLS_AES_128_GCM_SHA256", "--protocol", "TLSv1.2"][..], "does not select"),

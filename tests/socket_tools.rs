@@ -552,7 +552,7 @@ fn compare_sockets_checks_its_filter_and_libraries_before_any_build() {
     let path = format!("{}:{}", dir.display(), std::env::var("PATH").unwrap_or_default());
     for (args, says) in [
         (&["--filter", "NOMATCH"][..], "no runnable benchmark matches --filter \"NOMATCH\""),
-        (&["--libraries", "nosuch"][..], "--libraries: no library \"nosuch\""),
+        (&["--libraries", "nosuch"][..], "--libraries: unknown library \"nosuch\"; this build has: "),
     ] {
         let out = Command::new(env!("CARGO_BIN_EXE_compare"))
             .args(["--sockets", "--out"])

@@ -2,7 +2,7 @@
 //! exit status 1 and `error: writing to stdout: <the OS error>`, never a
 //! panic nor a silent success; `--help` and `--version` the same, while
 //! clap's usage errors keep status 2. Each case prints at once, before
-//! any measuring (crates/benches/tests/stdout.rs does `memory` and
+//! any measuring (benches/tests/stdout.rs does `memory` and
 //! `run-case`). And an error found first prints nothing on stdout before it.
 
 #![cfg(feature = "drivers")]

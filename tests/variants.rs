@@ -1,7 +1,7 @@
 //! The build variants as the scripts meet them (`scripts/bench-all.sh` runs
 //! `variants bench`): bad input is refused before any variant runs. (CI runs
-//! it over every variant; `memory variants`, which `scripts/bench-memory.sh`
-//! runs, is in crates/benches/tests/memory_cli.rs.)
+//! it over every variant; `memory variants`, which `memory/bench-memory.sh`
+//! runs, is in benches/tests/memory_cli.rs.)
 
 mod common;
 
@@ -32,7 +32,7 @@ fn the_list_is_the_table() {
 }
 
 /// The packages `cargo tree` resolves for the root package and the
-/// benchmarks' (crates/benches, with criterion and gungraun) with `args`,
+/// benchmarks' (benches, with criterion and gungraun) with `args`,
 /// each as `name version (source) features` (its enabled features), but
 /// for the workspace's own packages (whose features name the switch):
 /// sorted, once each. `RUSTFLAGS` is dropped (it would override the

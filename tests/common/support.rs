@@ -1,5 +1,5 @@
 //! What every package's integration tests share (the root's through
-//! `tests/common/mod.rs`, crates/benches's through a `#[path]` module).
+//! `tests/common/mod.rs`, benches's through a `#[path]` module).
 
 use std::{
     fs,
@@ -25,25 +25,19 @@ pub fn scratch(suite: &str, test: &str) -> PathBuf {
     dir
 }
 
-/// A library of this build that measures x25519 in every build variant and
-/// aws-lc-config build: the plaintext floor when built, else rustls on
-/// *ring*, OpenSSL, BoringSSL, GnuTLS, wolfSSL or Mbed TLS (FIPS builds of the others refuse x25519).
+/// A library of this build that measures the default parameters (x25519)
+/// in every build variant and aws-lc-config build: the plaintext floor when
+/// built, else the first library (in the registry's order) that configures
+/// them (FIPS builds refuse x25519).
 #[allow(dead_code)] // not every test file that shares this module uses it
 pub fn small_library() -> String {
-    let names: Vec<String> = libs::all().iter().map(|l| l.name()).collect();
-    let fits = [
-        |n: &str| n == "plaintext",
-        |n: &str| n.starts_with("rustls-") && n.ends_with("+ring"),
-        |n: &str| n.starts_with("openssl-"),
-        |n: &str| n.starts_with("boring-"),
-        |n: &str| n.starts_with("gnutls-"),
-        |n: &str| n.starts_with("wolfssl-"),
-        |n: &str| n.starts_with("mbedtls-"),
-    ];
-    fits.iter()
-        .find_map(|fit| names.iter().find(|n| fit(n)))
-        .unwrap_or_else(|| panic!("no library of {names:?} fits"))
-        .clone()
+    let all = libs::all();
+    let params = tls_bench_harness::params::Params::default();
+    let plaintext = all.iter().find(|l| l.name() == "plaintext");
+    plaintext
+        .or_else(|| all.iter().find(|l| l.configure(&params).is_ok()))
+        .map(|l| l.name())
+        .unwrap_or_else(|| panic!("no library of this build configures {params}"))
 }
 
 /// Runs `exe` with `args` and `TLS_BENCH_VARIANTS` set to `picked` (unset

@@ -1,6 +1,6 @@
 //! Benchmarks as data: which parameter sets run ([`Matrix`]), the
 //! [`Case`] type whose `Display` is a benchmark id, and the data sent.
-//! Shared by the Criterion benchmarks (`crates/benches/benches/`), the `compare` binary
+//! Shared by the Criterion benchmarks (`benches/benches/`), the `compare` binary
 //! and the tests; the loop that times a case is [`crate::runner`].
 
 use std::{collections::HashSet, env, fmt};
@@ -168,7 +168,7 @@ impl Matrix {
         small_write_workloads(&self.small_write_params(), &MESSAGES, &Strategy::ALL)
     }
 
-    /// The DTLS benchmark's workloads (`crates/benches/benches/dtls.rs`): handshakes for
+    /// The DTLS benchmark's workloads (`benches/benches/dtls.rs`): handshakes for
     /// [`dtls_handshake_params`], then the send loop for
     /// [`send_loop_params`] at each of [`Matrix::send_loop_payloads`]. With
     /// the `historical-perf` feature: the send loop only, DTLS 1.2 and its
@@ -403,7 +403,7 @@ pub fn historical_handshake_params() -> Vec<Params> {
         .collect()
 }
 
-/// The instruction-count suite (`crates/benches/benches/instructions.rs`): handshakes at
+/// The instruction-count suite (`benches/benches/instructions.rs`): handshakes at
 /// the sweep centre ([`Params::default`]) and its one-step neighbours for
 /// kind (mTLS, resumption), chain (RSA-2048) and group (secp256r1,
 /// X25519MLKEM768); transfers at the centre's parameters in writes of
@@ -477,7 +477,7 @@ impl Case {
         self.workload.kind().parameters(&self.params)
     }
 
-    /// The Criterion bench (`crates/benches/benches/<name>.rs`) that runs this case:
+    /// The Criterion bench (`benches/benches/<name>.rs`) that runs this case:
     /// `handshake`, `throughput`, `small-writes` or `dtls` (DTLS handshakes
     /// and every send loop).
     pub fn bench_target(&self) -> &'static str {

@@ -1,7 +1,7 @@
 //! The instruction-count suite as data: for each case of
 //! [`bench::instruction_cases`] and each figure, what Callgrind counts
 //! ([`Region`]), how many iterations, the `run-case` command line and the
-//! Callgrind options. `crates/benches/benches/instructions.rs` hands these to gungraun;
+//! Callgrind options. `benches/benches/instructions.rs` hands these to gungraun;
 //! `report --instructions` reads the counts back ([`crate::gungraun_json`])
 //! and divides by [`Counted::units`].
 
@@ -131,7 +131,7 @@ impl Counted {
         text.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect()
     }
 
-    /// The `binary_benchmark_group!` of `crates/benches/benches/instructions.rs` this
+    /// The `binary_benchmark_group!` of `benches/benches/instructions.rs` this
     /// count belongs to: `handshake` or `throughput` (the transfers).
     pub fn gungraun_bench_group(&self) -> &'static str {
         if self.case.workload == bench::Workload::HANDSHAKE { "handshake" } else { "throughput" }

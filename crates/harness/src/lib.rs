@@ -49,6 +49,8 @@
 //!   through the hook it installs ([`workload::over_sockets`]).
 //! - [`bench`]: benchmarks as data: the [`bench::Case`] whose `Display` is
 //!   its id, the matrices.
+//! - [`select`]: choosing libraries by id, family or name, the one rule
+//!   of every tool's `--library` and `--libraries`.
 //! - [`filter`]: which benchmark ids a Criterion command line selects.
 //! - [`skip`]: named skips, printed and, for tools, written as data.
 //! - [`runner`]: the measurement core: a case configured, its buffers
@@ -90,6 +92,8 @@ pub mod libs;
 pub mod workload;
 
 pub mod bench;
+
+pub mod select;
 
 pub mod filter;
 

@@ -11,6 +11,8 @@ use serde::{Deserialize, Serialize};
 
 use tls_bench_harness::params::Params;
 
+use crate::table::{Style, Table};
+
 /// An estimate with its 95% interval (see `stats::epoch_ratio`).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Interval {
@@ -287,7 +289,8 @@ pub struct Environment {
     pub steal_percent: Option<f64>,
     /// The rustc that built the binary (`rustc --version`), or `unknown`.
     pub rustc: String,
-    /// The allocator, e.g. `glibc malloc 2.36`, or `system malloc`.
+    /// The allocator ([`crate::host::allocator`]), e.g. `glibc 2.36 malloc`
+    /// (`glibc malloc 2.36` in runs before 2026-12-08), or `system malloc`.
     pub allocator: String,
     /// The libraries compared, with their build variants.
     pub libraries: Vec<LibraryInfo>,
@@ -412,11 +415,6 @@ fn cell_text(text: &str) -> String {
     text.replace('|', "\\|")
 }
 
-/// One table line from its cells.
-fn table_line(cells: &[String]) -> String {
-    format!("| {} |\n", cells.join(" | "))
-}
-
 /// A cell of a library in a row: its figure and ratio, `skipped`, or empty.
 fn library_cell(row: &RowSummary, library: &str, throughput: bool) -> String {
     if let Some(l) = row.libraries.iter().find(|l| l.library == library) {
@@ -496,7 +494,6 @@ pub fn group_markdown(group: &str, rows: &[&RowSummary]) -> String {
     if has_floor {
         header.push("plaintext floor".into());
     }
-    let rule = table_line(&vec!["---".to_string(); header.len()]);
     let ratio = "ratio to the row's best TLS library, 95% CI";
     let mut out = String::new();
     out.push_str(&match group {
@@ -514,16 +511,16 @@ pub fn group_markdown(group: &str, rows: &[&RowSummary]) -> String {
         ),
         other => format!("### {other} (median µs per iteration; {ratio})\n\n"),
     });
-    out.push_str(&table_line(&header));
-    out.push_str(&rule);
+    let mut table = Table::new(&header).style(Style::Spaced);
     for r in rows {
         let mut cells = vec![cell_text(&r.parameters)];
         cells.extend(libraries.iter().map(|l| cell_text(&library_cell(r, l, throughput))));
         if has_floor {
             cells.push(floor_cell(r, throughput));
         }
-        out.push_str(&table_line(&cells));
+        table.row(cells);
     }
+    out.push_str(&table.markdown());
 
     let notes = notes(rows);
     if !notes.is_empty() {
@@ -544,8 +541,7 @@ pub fn group_markdown(group: &str, rows: &[&RowSummary]) -> String {
         "handshake" => "#### handshake per side (median µs: client / server)\n\n".to_string(),
         other => format!("#### {other} per side (median µs per iteration: first / second)\n\n"),
     });
-    out.push_str(&table_line(&header));
-    out.push_str(&rule);
+    let mut sides = Table::new(&header).style(Style::Spaced);
     for r in rows {
         let mut cells = vec![cell_text(&r.parameters)];
         for lib in &libraries {
@@ -562,8 +558,9 @@ pub fn group_markdown(group: &str, rows: &[&RowSummary]) -> String {
                 None => String::new(),
             });
         }
-        out.push_str(&table_line(&cells));
+        sides.row(cells);
     }
+    out.push_str(&sides.markdown());
     out
 }
 
@@ -592,21 +589,21 @@ fn floor_markdown(group: &str, rows: &[&RowSummary], throughput: bool) -> String
             "\n#### {group}: the crypto floor (the same records sealed and opened by the library's AEAD \
              implementation over the same transport, in the same rounds)\n\n"
         ));
-        out.push_str(&table_line(&[
-            "parameters".into(),
-            "library".into(),
-            "crypto floor".into(),
-            "MB/s".into(),
-            "floor MB/s".into(),
-            "fraction of the floor".into(),
-            "sender / receiver".into(),
-        ]));
-        out.push_str(&table_line(&vec!["---".to_string(); 7]));
+        let mut table = Table::new(&[
+            "parameters",
+            "library",
+            "crypto floor",
+            "MB/s",
+            "floor MB/s",
+            "fraction of the floor",
+            "sender / receiver",
+        ])
+        .style(Style::Spaced);
         for (r, l, p) in lines {
             let mb = |ns: f64| l.mb_per_s.map_or("?".into(), |m| format!("{:.0}", m * l.median_ns / ns));
             let frac =
                 |floor: f64, lib: f64| if lib > 0.0 { format!("{:.2}", floor / lib) } else { "?".into() };
-            out.push_str(&table_line(&[
+            table.row([
                 cell_text(&r.parameters),
                 cell_text(&l.library),
                 cell_text(&p.floor),
@@ -618,27 +615,28 @@ fn floor_markdown(group: &str, rows: &[&RowSummary], throughput: bool) -> String
                     frac(p.floor_first_ns, l.first_median_ns),
                     frac(p.floor_second_ns, l.second_median_ns)
                 ),
-            ]));
+            ]);
         }
+        out.push_str(&table.markdown());
     } else {
         out.push_str(&format!(
             "\n#### {group}: crypto floor and protocol cost (median µs; the floor runs the operation \
              table's primitives through the library's crypto implementation, in the same rounds; \
              protocol = the median over rounds of the library's time less its floor's)\n\n"
         ));
-        out.push_str(&table_line(&[
-            "parameters".into(),
-            "library".into(),
-            "crypto floor".into(),
-            "µs".into(),
-            "floor µs".into(),
-            "protocol µs (share)".into(),
-            "client: floor + protocol".into(),
-            "server: floor + protocol".into(),
-        ]));
-        out.push_str(&table_line(&vec!["---".to_string(); 8]));
+        let mut table = Table::new(&[
+            "parameters",
+            "library",
+            "crypto floor",
+            "µs",
+            "floor µs",
+            "protocol µs (share)",
+            "client: floor + protocol",
+            "server: floor + protocol",
+        ])
+        .style(Style::Spaced);
         for (r, l, p) in lines {
-            out.push_str(&table_line(&[
+            table.row([
                 cell_text(&r.parameters),
                 cell_text(&l.library),
                 cell_text(&p.floor),
@@ -647,8 +645,9 @@ fn floor_markdown(group: &str, rows: &[&RowSummary], throughput: bool) -> String
                 format!("{} ({:.0}%)", us(p.protocol_ns), p.protocol_ns / l.median_ns * 100.0),
                 format!("{} + {}", us(p.floor_first_ns), us(p.protocol_first_ns)),
                 format!("{} + {}", us(p.floor_second_ns), us(p.protocol_second_ns)),
-            ]));
+            ]);
         }
+        out.push_str(&table.markdown());
     }
     if !above.is_empty() {
         out.push_str(&format!(

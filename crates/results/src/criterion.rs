@@ -17,7 +17,7 @@ use std::{
     time::{Duration, SystemTime, UNIX_EPOCH},
 };
 
-use crate::{compare::is_crypto_floor, criterion_json::Measurement};
+use crate::{compare::is_crypto_floor, criterion_json::Measurement, table::Table};
 use tls_bench_harness::workload::send_loop::SEND_LOOP_WRITES;
 
 /// Results written further apart than this belong to different runs: one
@@ -107,8 +107,7 @@ fn table(group: &str, rows: &Rows) -> String {
     let mut header: Vec<String> = vec!["parameters".into()];
     header.extend(libs.iter().map(|l| l.to_string()));
     header.push("plaintext floor".into());
-    out.push_str(&format!("| {} |\n", header.join(" | ")));
-    out.push_str(&format!("|{}\n", "---|".repeat(header.len())));
+    let mut table = Table::new(&header);
     for (params, cells) in rows {
         // Higher is better for MB/s and kpps, lower for µs.
         let value = |r: &Measurement| match r.bytes {
@@ -158,8 +157,9 @@ fn table(group: &str, rows: &Rows) -> String {
             (Some(r), None) => format!("{:.2}{}", value(r), mark(r)),
             (None, _) => "-".to_string(),
         });
-        out.push_str(&format!("| {} |\n", row.join(" | ")));
+        table.row(row);
     }
+    out.push_str(&table.markdown());
     if !send_loop {
         out.push_str(&floor_table(group, rows, throughput, start));
     }
@@ -187,20 +187,29 @@ fn floor_table(group: &str, rows: &Rows, throughput: bool, start: SystemTime) ->
     }
     let mark =
         |r: &Measurement| if r.written < start { format!(" *{}", date(r.written)) } else { String::new() };
-    let mut out = if throughput {
-        format!(
-            "\n#### {group}: the crypto floor (median MB/s; the same records sealed and opened by the \
-             library's AEAD implementation over the same transport)\n\n\
-             | parameters | library | crypto floor | MB/s | floor MB/s | fraction of the floor |\n\
-             |---|---|---|---|---|---|\n"
+    let (mut out, mut table) = if throughput {
+        (
+            format!(
+                "\n#### {group}: the crypto floor (median MB/s; the same records sealed and opened by the \
+                 library's AEAD implementation over the same transport)\n\n"
+            ),
+            Table::new(&[
+                "parameters",
+                "library",
+                "crypto floor",
+                "MB/s",
+                "floor MB/s",
+                "fraction of the floor",
+            ]),
         )
     } else {
-        format!(
-            "\n#### {group}: crypto floor and protocol cost (median µs; the floor runs the operation table's \
-             primitives through the library's crypto implementation; protocol = the library's median less \
-             its floor's)\n\n\
-             | parameters | library | crypto floor | µs | floor µs | protocol µs (share) |\n\
-             |---|---|---|---|---|---|\n"
+        (
+            format!(
+                "\n#### {group}: crypto floor and protocol cost (median µs; the floor runs the operation \
+                 table's primitives through the library's crypto implementation; protocol = the library's \
+                 median less its floor's)\n\n"
+            ),
+            Table::new(&["parameters", "library", "crypto floor", "µs", "floor µs", "protocol µs (share)"]),
         )
     };
     let mut above = Vec::new();
@@ -221,14 +230,17 @@ fn floor_table(group: &str, rows: &Rows, throughput: bool, start: SystemTime) ->
                 format!("{:.1} ({:.0}%)", protocol / 1e3, protocol / m.median_ns * 100.0),
             ]
         };
-        out.push_str(&format!(
-            "| {params} | {library}{} | {}{} | {} |\n",
-            mark(m),
-            floor.library,
-            mark(floor),
-            cells.join(" | ")
-        ));
+        let [mb_or_us, floor_figure, share] = cells;
+        table.row([
+            params.to_string(),
+            format!("{library}{}", mark(m)),
+            format!("{}{}", floor.library, mark(floor)),
+            mb_or_us,
+            floor_figure,
+            share,
+        ]);
     }
+    out.push_str(&table.markdown());
     out.push_str(
         "\nOne sequential Criterion run: the floor and its library are measured apart, minutes apart on a \
          shared machine; `compare` takes the difference within each round, with intervals.\n",

@@ -1,5 +1,5 @@
 //! Reading gungraun's results from disk: the `summary.json` it writes for
-//! each benchmark (`--save-summary=json`, which `crates/benches/benches/instructions.rs`
+//! each benchmark (`--save-summary=json`, which `benches/benches/instructions.rs`
 //! turns on) under its output directory (`target/gungraun`). From each: the
 //! benchmark id and iterations, read from the `run-case` command line it ran,
 //! and Callgrind's instruction count (`Ir`) of this run and of the run

@@ -1,6 +1,6 @@
 //! `historical-perf`'s results: one release's results (kept as
 //! `<out>/<library>/<release>.json`, committed under
-//! `results/historical-perf/data/`), the
+//! `historical-perf/data/`), the
 //! table of figures with the change against the previous release, and the
 //! units shown: Criterion's times (µs, MB/s), Callgrind's instruction
 //! counts (per handshake, per byte), or the DTLS suite's send-loop rates
@@ -11,7 +11,11 @@ use std::{collections::BTreeSet, fmt, fs, path::Path};
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
-use crate::{criterion_json::Measurement, gungraun_json::Count};
+use crate::{
+    criterion_json::Measurement,
+    gungraun_json::Count,
+    table::{Align, Table},
+};
 use tls_bench_harness::bench::library_family;
 
 /// A library followed across its releases.
@@ -538,14 +542,11 @@ pub fn table_body(results: &[ReleaseResult]) -> String {
         "figure"
     };
     let floor_keys = floor_keys(results);
-    let mut s = if floor_keys.is_empty() {
-        format!("| benchmark | release | {figure} | change vs previous |\n|---|---|--:|--:|\n")
-    } else {
-        format!(
-            "| benchmark | release | {figure} | change vs previous | crypto floor | protocol cost |\n\
-             |---|---|--:|--:|--:|--:|\n"
-        )
-    };
+    let mut header = vec!["benchmark", "release", figure, "change vs previous"];
+    if !floor_keys.is_empty() {
+        header.extend(["crypto floor", "protocol cost"]);
+    }
+    let mut table = Table::new(&header).align(2.., Align::Right);
     for key in keys(results).into_iter().filter(|k| !floor_keys.contains(k)) {
         let mut previous: Option<f64> = None;
         for r in results {
@@ -558,11 +559,12 @@ pub fn table_body(results: &[ReleaseResult]) -> String {
                 Some(p) => unit.change(v, p),
                 None => "-".to_string(),
             };
-            let floor = if floor_keys.is_empty() { String::new() } else { floor_cells(r, b) };
-            s += &format!("| {key} | {} | {cell} | {change} |{floor}\n", r.release);
+            let floor = if floor_keys.is_empty() { Vec::new() } else { floor_cells(r, b).to_vec() };
+            table.row([key.clone(), r.release.clone(), cell, change].into_iter().chain(floor));
             previous = Some(v);
         }
     }
+    let mut s = table.markdown();
     let failed: Vec<&ReleaseResult> = results.iter().filter(|r| r.failure.is_some()).collect();
     if !failed.is_empty() {
         s += "\nFailed releases:\n\n";
@@ -583,16 +585,16 @@ pub fn floor_keys(results: &[ReleaseResult]) -> BTreeSet<String> {
         .collect()
 }
 
-/// The crypto floor's two cells of `b`'s row in `r` (each with its leading
-/// ` `, ending in `|`): the floor's figure, and for a time the protocol
+/// The crypto floor's two cells of `b`'s row in `r`: the floor's figure,
+/// and for a time the protocol
 /// cost (the library's median less the floor's, µs, and its share of the
 /// library's), for throughput the fraction of the floor's MB/s the library
 /// reaches; `-` where the release has no floor figure. The two medians come
 /// from one Criterion run, measured one after the other (not interleaved
 /// as `compare` does): a floor above its library says so rather than
 /// showing a negative cost.
-fn floor_cells(r: &ReleaseResult, b: &Bench) -> String {
-    let Some(f) = r.floor_of(b) else { return " - | - |".to_string() };
+fn floor_cells(r: &ReleaseResult, b: &Bench) -> [String; 2] {
+    let Some(f) = r.floor_of(b) else { return ["-".to_string(), "-".to_string()] };
     let (lib, floor) = (b.shown(), f.shown());
     let cost = match lib.unit {
         Unit::Micros if floor.value > lib.value => "floor above its library".to_string(),
@@ -603,45 +605,38 @@ fn floor_cells(r: &ReleaseResult, b: &Bench) -> String {
         Unit::MegabytesPerSecond => format!("{:.2} of the floor", lib.value / floor.value),
         _ => "-".to_string(),
     };
-    format!(" {} | {cost} |", f.cell())
+    [f.cell(), cost]
 }
 
-/// A crate version's place in version order: `major.minor.patch` compared
-/// as numbers, a pre-release (`-rc.1`, compared as text) before its
-/// release, build metadata (`+3.0.8`, `openssl-src`'s OpenSSL version)
-/// ignored, as semver orders them. A part that is not a number counts as 0.
-pub fn version_order(version: &str) -> (u64, u64, u64, bool, String) {
-    let core = version.split('+').next().unwrap_or_default();
-    let (numbers, pre) = match core.split_once('-') {
-        Some((n, p)) => (n, Some(p)),
-        None => (core, None),
-    };
-    let mut parts = numbers.split('.').map(|p| p.parse::<u64>().unwrap_or(0));
-    let mut next = || parts.next().unwrap_or(0);
-    (next(), next(), next(), pre.is_none(), pre.unwrap_or_default().to_string())
+/// A crate version's place in version order, as semver orders versions
+/// (the `semver` crate): `major.minor.patch` as numbers, a pre-release
+/// before its release and pre-releases by their dot-separated parts
+/// (`-rc.2` before `-rc.10`), build metadata (`+3.0.8`, `openssl-src`'s
+/// OpenSSL version) last, only to break ties. A version semver cannot
+/// parse sorts before every one it can, by its text.
+pub fn version_order(version: &str) -> (Option<semver::Version>, String) {
+    (semver::Version::parse(version).ok(), version.to_string())
 }
 
 /// One row per release of `results` (in their order): release, crate
 /// version, the crypto library linked, the run's date, rounds joined,
 /// benchmarks measured, and the failure's reason or `-`.
 pub fn releases_table(results: &[ReleaseResult]) -> String {
-    let mut s = String::from(
-        "| release | crate | crypto linked | run | rounds | benchmarks | failure |\n|---|---|---|---|--:|--:|---|\n",
-    );
+    let mut table =
+        Table::new(&["release", "crate", "crypto linked", "run", "rounds", "benchmarks", "failure"])
+            .align(4..6, Align::Right);
     for r in results {
-        s += &format!(
-            "| {} | {} | {} | {}{} | {} | {} | {} |\n",
-            r.release,
-            r.crate_version,
-            r.libcrypto,
-            r.date,
-            if r.quick { ", --quick" } else { "" },
-            r.rounds,
-            r.benchmarks.len(),
-            r.failure.as_deref().unwrap_or("-")
-        );
+        table.row([
+            r.release.clone(),
+            r.crate_version.clone(),
+            r.libcrypto.clone(),
+            format!("{}{}", r.date, if r.quick { ", --quick" } else { "" }),
+            r.rounds.to_string(),
+            r.benchmarks.len().to_string(),
+            r.failure.as_deref().unwrap_or("-").to_string(),
+        ]);
     }
-    s
+    table.markdown()
 }
 
 /// The figure of the benchmark of `r` whose key starts with `prefix` (a
@@ -661,11 +656,16 @@ pub fn figure(r: &ReleaseResult, prefix: &str) -> Option<Shown> {
 /// sender plus receiver, and each protocol's allocation calls per write
 /// (sender / receiver); `-` where a release has no such figure.
 pub fn dtls_releases_table(results: &[ReleaseResult]) -> String {
-    let mut s = String::from(
-        "| release | DTLS 1.2: sender only | DTLS 1.2: sender + receiver | TLS 1.2: sender only | \
-         TLS 1.2: sender + receiver | DTLS 1.2 allocations per write (sender / receiver) | \
-         TLS 1.2 allocations per write (sender / receiver) |\n|---|--:|--:|--:|--:|--:|--:|\n",
-    );
+    let mut table = Table::new(&[
+        "release",
+        "DTLS 1.2: sender only",
+        "DTLS 1.2: sender + receiver",
+        "TLS 1.2: sender only",
+        "TLS 1.2: sender + receiver",
+        "DTLS 1.2 allocations per write (sender / receiver)",
+        "TLS 1.2 allocations per write (sender / receiver)",
+    ])
+    .align(1.., Align::Right);
     for r in results {
         let rate = |prefix: &str| figure(r, prefix).map_or("-".to_string(), |f| kilo(f.value));
         let allocs = |protocol: &str| {
@@ -675,18 +675,17 @@ pub fn dtls_releases_table(results: &[ReleaseResult]) -> String {
             };
             format!("{} / {}", one("send"), one("recv"))
         };
-        s += &format!(
-            "| {} | {} | {} | {} | {} | {} | {} |\n",
-            r.release,
+        table.row([
+            r.release.clone(),
             rate("send-loop-send/DTLSv1.2,"),
             rate("send-loop/DTLSv1.2,"),
             rate("send-loop-send/TLSv1.2,"),
             rate("send-loop/TLSv1.2,"),
             allocs("DTLSv1.2"),
             allocs("TLSv1.2"),
-        );
+        ]);
     }
-    s
+    table.markdown()
 }
 
 /// A rate in thousands with commas, e.g. `2,164k` for 2,163,747 per second.
@@ -752,12 +751,29 @@ mod tests {
 
     #[test]
     fn versions_order_as_semver_does() {
-        let mut v =
-            ["300.2.3+3.2.1", "111.28.2+1.1.1w", "300.10.0+3.10.0", "0.3.10", "0.3.9", "1.0.0-rc.1", "1.0.0"];
+        let mut v = [
+            "300.2.3+3.2.1",
+            "111.28.2+1.1.1w",
+            "300.10.0+3.10.0",
+            "0.3.10",
+            "0.3.9",
+            "1.0.0-rc.10",
+            "1.0.0",
+            "1.0.0-rc.2",
+        ];
         v.sort_by_key(|s| version_order(s));
         assert_eq!(
             v,
-            ["0.3.9", "0.3.10", "1.0.0-rc.1", "1.0.0", "111.28.2+1.1.1w", "300.2.3+3.2.1", "300.10.0+3.10.0"]
+            [
+                "0.3.9",
+                "0.3.10",
+                "1.0.0-rc.2",
+                "1.0.0-rc.10",
+                "1.0.0",
+                "111.28.2+1.1.1w",
+                "300.2.3+3.2.1",
+                "300.10.0+3.10.0"
+            ]
         );
     }
 

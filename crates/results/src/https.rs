@@ -19,7 +19,8 @@ use tls_bench_harness::params::CertChain;
 
 use crate::{
     compare::Interval,
-    sockets::{ErrorKind, Latency, RssTrace, ServerSummary, errors_text, latency_rows},
+    sockets::{ErrorKind, Latency, RssTrace, ServerSummary, errors_text, latency_table},
+    table::Table,
 };
 
 /// What a siege-style run measured: siege's fields (`siege -j`'s names and
@@ -495,41 +496,47 @@ impl CompareRun {
         );
         for row in &self.rows {
             out.push_str(&format!("\n### {} {}\n\n", row.parameters, row.mode));
-            out.push_str(
-                "| server | transactions/s | fastest TLS server is x faster (95% CI) | availability % | response time ms | p99 ms | longest s | client CPU % | server CPU % | server CPU µs/request | failed |\n\
-                 |---|---|---|---|---|---|---|---|---|---|---|\n",
-            );
+            let mut table = Table::new(&[
+                "server",
+                "transactions/s",
+                "fastest TLS server is x faster (95% CI)",
+                "availability %",
+                "response time ms",
+                "p99 ms",
+                "longest s",
+                "client CPU %",
+                "server CPU %",
+                "server CPU µs/request",
+                "failed",
+            ]);
             for s in &row.servers {
                 if s.failure.is_some() {
-                    out.push_str(&format!(
-                        "| {} | FAILED | - | - | - | - | - | - | - | - | {} |\n",
-                        s.server, s.failed
-                    ));
+                    let failed = s.failed.to_string();
+                    table.row(
+                        [s.server.as_str(), "FAILED"].into_iter().chain(["-"; 8]).chain([failed.as_str()]),
+                    );
                     continue;
                 }
                 let r = &s.report;
-                out.push_str(&format!(
-                    "| {} | {:.0} | {} | {:.2} | {:.2} | {:.2} | {:.3} | {:.0} | {} | {} | {} |\n",
-                    s.server,
-                    s.rate,
-                    s.slower_than_best.as_ref().map_or("-".to_string(), |i| format!(
-                        "{:.2} ({:.2}-{:.2})",
-                        i.estimate, i.low, i.high
-                    )),
-                    r.availability,
-                    r.response_time * 1e3,
-                    r.transaction_latency.p99_us / 1e3,
-                    r.longest_transaction,
-                    r.client_cpu_share * 100.0,
-                    percent(s.server_cpu_share),
-                    s.server_cpu_us_per_request.map_or("-".to_string(), |us| if us < 100.0 {
-                        format!("{us:.1}")
-                    } else {
-                        format!("{us:.0}")
+                table.row([
+                    s.server.clone(),
+                    format!("{:.0}", s.rate),
+                    s.slower_than_best.as_ref().map_or("-".to_string(), |i| {
+                        format!("{:.2} ({:.2}-{:.2})", i.estimate, i.low, i.high)
                     }),
-                    s.failed
-                ));
+                    format!("{:.2}", r.availability),
+                    format!("{:.2}", r.response_time * 1e3),
+                    format!("{:.2}", r.transaction_latency.p99_us / 1e3),
+                    format!("{:.3}", r.longest_transaction),
+                    format!("{:.0}", r.client_cpu_share * 100.0),
+                    percent(s.server_cpu_share),
+                    s.server_cpu_us_per_request.map_or("-".to_string(), |us| {
+                        if us < 100.0 { format!("{us:.1}") } else { format!("{us:.0}") }
+                    }),
+                    s.failed.to_string(),
+                ]);
             }
+            out.push_str(&table.markdown());
             for s in &row.servers {
                 if let Some(why) = &s.failure {
                     out.push_str(&format!("\nFAILED {}: {why}\n", s.server));
@@ -564,29 +571,39 @@ impl CompareRun {
                 out.push_str(&format!("\nskip {name}: {why}\n"));
             }
             if !row.external.is_empty() {
-                out.push_str(
-                    "\n| server | tool | transactions/s | https-load's | tool / https-load (95% CI) | tool CPU % | https-load CPU % | server CPU % (tool / https-load) | failed |\n\
-                     |---|---|---|---|---|---|---|---|---|\n",
-                );
+                let mut table = Table::new(&[
+                    "server",
+                    "tool",
+                    "transactions/s",
+                    "https-load's",
+                    "tool / https-load (95% CI)",
+                    "tool CPU %",
+                    "https-load CPU %",
+                    "server CPU % (tool / https-load)",
+                    "failed",
+                ]);
                 for t in &row.external {
                     let ours = row.servers.iter().find(|s| s.server == t.server);
-                    out.push_str(&format!(
-                        "| {} | {} | {:.0} | {} | {} | {:.0} | {} | {} / {} | {} |\n",
-                        t.server,
-                        t.run.tool,
-                        t.rate,
+                    table.row([
+                        t.server.clone(),
+                        t.run.tool.to_string(),
+                        format!("{:.0}", t.rate),
                         ours.map_or("-".to_string(), |s| format!("{:.0}", s.rate)),
-                        t.over_https_load.as_ref().map_or("-".to_string(), |i| format!(
-                            "{:.3} ({:.3}-{:.3})",
-                            i.estimate, i.low, i.high
-                        )),
-                        t.run.cpu_share * 100.0,
+                        t.over_https_load.as_ref().map_or("-".to_string(), |i| {
+                            format!("{:.3} ({:.3}-{:.3})", i.estimate, i.low, i.high)
+                        }),
+                        format!("{:.0}", t.run.cpu_share * 100.0),
                         ours.map_or("-".to_string(), |s| format!("{:.0}", s.report.client_cpu_share * 100.0)),
-                        percent(t.run.server_cpu_share),
-                        percent(ours.and_then(|s| s.server_cpu_share)),
-                        t.run.failed
-                    ));
+                        format!(
+                            "{} / {}",
+                            percent(t.run.server_cpu_share),
+                            percent(ours.and_then(|s| s.server_cpu_share))
+                        ),
+                        t.run.failed.to_string(),
+                    ]);
                 }
+                out.push('\n');
+                out.push_str(&table.markdown());
                 let agreements = row.agreements();
                 if !agreements.is_empty() {
                     out.push('\n');
@@ -620,33 +637,43 @@ impl SoakRun {
         let mut out = format!(
             "RSS under load: {}, {}, {} users per server, {:.0} s; flagged above {} KiB/min over the last half. \
              Every server is loaded at once on the same cores: a server's response time is its own and the \
-             others' load.\n\n\
-             | server | transactions/s | availability % | response time ms | RSS start KiB | peak KiB | end KiB | last-half slope KiB/min | growing |\n\
-             |---|---|---|---|---|---|---|---|---|\n",
+             others' load.\n\n",
             self.parameters, self.mode, self.concurrent, self.seconds, self.max_growth_kib_per_min
         );
+        let mut table = Table::new(&[
+            "server",
+            "transactions/s",
+            "availability %",
+            "response time ms",
+            "RSS start KiB",
+            "peak KiB",
+            "end KiB",
+            "last-half slope KiB/min",
+            "growing",
+        ]);
         for s in &self.servers {
             if s.failure.is_some() {
-                out.push_str(&format!("| {} | FAILED | - | - | - | - | - | - | - |\n", s.server));
+                table.row([s.server.as_str(), "FAILED"].into_iter().chain(["-"; 7]));
                 continue;
             }
-            out.push_str(&format!(
-                "| {} | {:.0} | {:.2} | {:.1} | {} | {} | {} | {} | {} |\n",
-                s.server,
-                s.load.transaction_rate,
-                s.load.availability,
-                s.load.response_time * 1e3,
-                s.rss.start_kib,
-                s.rss.peak_kib,
-                s.rss.end_kib,
+            table.row([
+                s.server.clone(),
+                format!("{:.0}", s.load.transaction_rate),
+                format!("{:.2}", s.load.availability),
+                format!("{:.1}", s.load.response_time * 1e3),
+                s.rss.start_kib.to_string(),
+                s.rss.peak_kib.to_string(),
+                s.rss.end_kib.to_string(),
                 s.rss.slope_last_half_kib_per_min.map_or("-".to_string(), |v| format!("{v:+.0}")),
                 match s.growing {
                     Some(true) => "**yes**",
                     Some(false) => "no",
                     None => "too short to judge",
                 }
-            ));
+                .to_string(),
+            ]);
         }
+        out.push_str(&table.markdown());
         for s in &self.servers {
             if let Some(why) = &s.failure {
                 out.push_str(&format!("\nFAILED {}: {why}\n", s.server));
@@ -702,41 +729,52 @@ impl AttackRun {
     /// The good clients alone and beside the attackers, one line each.
     pub fn good_markdown(&self) -> String {
         let line = |name: &str, r: &SiegeReport| {
-            format!(
-                "| {name} | {:.0} | {:.2} | {:.2} | {:.2} | {} |\n",
-                r.transaction_rate,
-                r.availability,
-                r.transaction_latency.p50_us / 1e3,
-                r.transaction_latency.p99_us / 1e3,
-                r.failed_transactions
-            )
+            [
+                name.to_string(),
+                format!("{:.0}", r.transaction_rate),
+                format!("{:.2}", r.availability),
+                format!("{:.2}", r.transaction_latency.p50_us / 1e3),
+                format!("{:.2}", r.transaction_latency.p99_us / 1e3),
+                r.failed_transactions.to_string(),
+            ]
         };
-        format!(
-            "| good clients | transactions/s | availability % | p50 ms | p99 ms | failed |\n|---|---|---|---|---|---|\n{}{}",
-            line("alone", &self.alone),
-            self.beside.as_ref().map_or_else(
-                || format!(
-                    "| beside the attackers | - | - | - | - | not run ({}) |\n",
-                    if self.server_failure.is_some() { "the server failed" } else { "interrupted" }
-                ),
-                |b| line("beside the attackers", b)
-            )
-        )
+        let mut table =
+            Table::new(&["good clients", "transactions/s", "availability %", "p50 ms", "p99 ms", "failed"]);
+        table.row(line("alone", &self.alone));
+        match &self.beside {
+            Some(b) => table.row(line("beside the attackers", b)),
+            None => {
+                let why = if self.server_failure.is_some() { "the server failed" } else { "interrupted" };
+                let not_run = format!("not run ({why})");
+                table.row(["beside the attackers", "-", "-", "-", "-", not_run.as_str()])
+            }
+        };
+        table.markdown()
     }
 
     /// How each attack's attempts ended.
     pub fn attacks_markdown(&self) -> String {
-        let mut out = String::from(
-            "| attack | attempts | rejected by the server | reset by the attacker | still open at its bound | connect failed | longest to close, ms |\n\
-             |---|---|---|---|---|---|---|\n",
-        );
+        let mut table = Table::new(&[
+            "attack",
+            "attempts",
+            "rejected by the server",
+            "reset by the attacker",
+            "still open at its bound",
+            "connect failed",
+            "longest to close, ms",
+        ]);
         for (attack, c) in &self.attacks {
-            out.push_str(&format!(
-                "| {attack} | {} | {} | {} | {} | {} | {:.0} |\n",
-                c.attempts, c.rejected, c.dropped, c.still_open, c.connect_failed, c.longest_close_ms
-            ));
+            table.row([
+                attack.clone(),
+                c.attempts.to_string(),
+                c.rejected.to_string(),
+                c.dropped.to_string(),
+                c.still_open.to_string(),
+                c.connect_failed.to_string(),
+                format!("{:.0}", c.longest_close_ms),
+            ]);
         }
-        out
+        table.markdown()
     }
 
     /// The server's failures by kind, one line.
@@ -908,10 +946,10 @@ impl SiegeReport {
             ));
         }
         out.push_str(&format!(
-            "\nhandshakes {} full + {} resumed\n\n| latency, µs | count | p50 | p90 | p99 | p99.9 | max |\n|---|---|---|---|---|---|---|\n",
+            "\nhandshakes {} full + {} resumed\n\n",
             self.handshakes_full, self.handshakes_resumed
         ));
-        out.push_str(&latency_rows(&[
+        out.push_str(&latency_table(&[
             ("transaction", &self.transaction_latency),
             ("full handshake", &self.full_handshake_latency),
             ("resumed handshake", &self.resumed_handshake_latency),

@@ -5,7 +5,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::gungraun_json::Count;
+use crate::{gungraun_json::Count, table::Table};
 use anyhow::{Result, bail};
 use tls_bench_harness::params::Params;
 
@@ -47,7 +47,7 @@ pub fn tables(counts: &[Count]) -> String {
         let mut header = vec!["parameters".to_string()];
         header.extend(libs.iter().map(|l| l.to_string()));
         header.push("plaintext floor".into());
-        out.push_str(&format!("| {} |\n|{}\n", header.join(" | "), "---|".repeat(header.len())));
+        let mut table = Table::new(&header);
         for (params, cells) in rows {
             let best = libs.iter().filter_map(|l| cells.get(l)).map(|c| c.per_unit()).reduce(f64::min);
             let mut row = vec![params.to_string()];
@@ -70,8 +70,9 @@ pub fn tables(counts: &[Count]) -> String {
                 (Some(c), None) => amount(c.per_unit(), transfer),
                 (None, _) => "-".into(),
             });
-            out.push_str(&format!("| {} |\n", row.join(" | ")));
+            table.row(row);
         }
+        out.push_str(&table.markdown());
     }
     out
 }
@@ -98,17 +99,13 @@ pub fn noise(counts: &[Count]) -> Result<String> {
         rows.push((pct, c));
     }
     rows.sort_by(|a, b| b.0.abs().total_cmp(&a.0.abs()));
-    let mut out = String::from("| benchmark | previous run | this run | difference |\n|---|---|---|---|\n");
+    let mut table = Table::new(&["benchmark", "previous run", "this run", "difference"]);
     for (pct, c) in &rows {
         let old = c.previous_per_unit().unwrap_or_default();
         let t = c.is_transfer();
-        out.push_str(&format!(
-            "| {} | {} | {} | {pct:+.4}% |\n",
-            c.id,
-            amount(old, t),
-            amount(c.per_unit(), t)
-        ));
+        table.row([c.id.clone(), amount(old, t), amount(c.per_unit(), t), format!("{pct:+.4}%")]);
     }
+    let mut out = table.markdown();
     let largest = |pred: &dyn Fn(&Count) -> bool| {
         rows.iter().filter(|(_, c)| pred(c)).map(|(p, c)| (p.abs(), *c)).next()
     };

@@ -10,6 +10,8 @@
 //! before it (`tests/layers.rs` checks it, and that this list names every
 //! module once).
 //!
+//! - [`table`]: the Markdown table (columns, alignment, separator style)
+//!   tables are written with, and its numbers' grouping ([`thousands`]).
 //! - [`criterion_json`]: Criterion's results read back from disk.
 //! - [`gungraun_json`]: gungraun's instruction counts read back from disk.
 //! - [`compare`]: `compare`'s rows, environment, tables and `diff`.
@@ -25,13 +27,15 @@
 //!   percentiles), `handshake-scaling`'s points and the socket tables.
 //! - [`https`]: the HTTPS tools' saved models and tables (`https-load`,
 //!   `https-compare`, `https-soak`, `https-attack`).
+//! - [`check`]: the headline's markers, and `--check`'s differences.
 //! - [`readme`]: `results/README.md` and the README's headline.
 //! - [`reruns`]: runs of `compare` side by side: `compare diff`'s changes
 //!   with intervals, `compare coverage`.
-//! - [`check`]: the headline's markers, and `--check`'s differences.
 //! - [`host`]: the machine a measurement ran on.
 //! - [`outdir`]: a tool's output directory, checked before any work and
 //!   holding one whole run.
+
+pub mod table;
 
 pub mod criterion_json;
 
@@ -57,26 +61,15 @@ pub mod sockets;
 
 pub mod https;
 
-pub mod readme;
-
 pub mod check;
+
+pub mod readme;
 
 pub mod host;
 
 pub mod outdir;
 
-/// `n` with commas between groups of three digits: `6,066`.
-pub fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
+pub use table::thousands;
 
 #[cfg(test)]
 mod tests {
@@ -136,12 +129,5 @@ mod tests {
         let dir = Path::new(REPO).join("results/small-writes/2026-11-23");
         let report = small_writes::Report::load_json(&dir.join("results.json")).unwrap();
         assert!(committed("results/small-writes/2026-11-23/report.md").contains(&report.summary()));
-    }
-
-    #[test]
-    fn thousands_are_grouped() {
-        assert_eq!(thousands(72), "72");
-        assert_eq!(thousands(1440), "1,440");
-        assert_eq!(thousands(1_234_567), "1,234,567");
     }
 }

@@ -7,6 +7,8 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail, ensure};
 use serde::{Deserialize, Serialize};
 
+use crate::table::{Align, Table};
+
 /// Mean, sample standard deviation, minimum and maximum of one figure over
 /// the measured connections (or, for per-write figures, over connections'
 /// per-write averages).
@@ -263,53 +265,54 @@ pub fn markdown(rows: &[Row]) -> String {
         v
     });
     let several = protocols.len() > 1;
-    // The library and, with several protocols, the protocol: cells and header.
-    let who = |r: &Row| if several { format!("{} | {}", r.library, protocol(r)) } else { r.library.clone() };
-    let (who_header, who_rule) = if several { ("library | protocol", "---|---") } else { ("library", "---") };
-    let mut s = String::new();
-    s += &format!(
-        "| {who_header} | handshake | chain | held client KiB | held server KiB | peak pair KiB | \
-         idle client KiB | idle server KiB |\n|{who_rule}|---|---|--:|--:|--:|--:|--:|\n"
-    );
+    // The library and, with several protocols, the protocol: cells and headers.
+    let who = |r: &Row| {
+        if several { vec![r.library.clone(), protocol(r).to_string()] } else { vec![r.library.clone()] }
+    };
+    let who_headers: &[&str] = if several { &["library", "protocol"] } else { &["library"] };
+    // Each table: `who`, handshake, chain, then its figures, right-aligned.
+    let table = |figures: &[String]| {
+        let fixed = ["handshake", "chain"].map(String::from);
+        let headers: Vec<String> =
+            who_headers.iter().map(|h| h.to_string()).chain(fixed).chain(figures.iter().cloned()).collect();
+        Table::new(&headers).align(who_headers.len() + 2.., Align::Right)
+    };
+    let held = ["held client KiB", "held server KiB", "peak pair KiB", "idle client KiB", "idle server KiB"];
+    let mut held = table(&held.map(String::from));
     for r in rows {
-        s += &format!(
-            "| {} | {} | {} | {} ± {} | {} ± {} | {} | {} | {} |\n",
-            who(r),
-            r.kind,
-            r.chain,
-            kib(r.held.client.mean),
-            kib(r.held.client.stddev),
-            kib(r.held.server.mean),
-            kib(r.held.server.stddev),
+        held.row(who(r).into_iter().chain([
+            r.kind.clone(),
+            r.chain.clone(),
+            format!("{} ± {}", kib(r.held.client.mean), kib(r.held.client.stddev)),
+            format!("{} ± {}", kib(r.held.server.mean), kib(r.held.server.stddev)),
             kib(r.peak_pair.mean),
             kib(r.idle.client.mean),
             kib(r.idle.server.mean),
-        );
+        ]));
     }
-    s += &format!("\n| {who_header} | handshake | chain | allocs client | allocs server |");
     let sizes: Vec<usize> =
         rows.first().map(|r| r.writes.iter().map(|w| w.write_size).collect()).unwrap_or_default();
-    for n in &sizes {
-        s += &format!(" {n} B write: sender / receiver allocs |");
-    }
-    s += &format!("\n|{who_rule}|---|---|--:|--:|");
-    s.push_str(&"--:|".repeat(sizes.len()));
-    s.push('\n');
+    let allocs_headers: Vec<String> = ["allocs client".to_string(), "allocs server".to_string()]
+        .into_iter()
+        .chain(sizes.iter().map(|n| format!("{n} B write: sender / receiver allocs")))
+        .collect();
+    let mut allocs = table(&allocs_headers);
     for r in rows {
-        s += &format!(
-            "| {} | {} | {} | {:.0} | {:.0} |",
-            who(r),
-            r.kind,
-            r.chain,
-            r.handshake_allocs.client.mean,
-            r.handshake_allocs.server.mean
+        let writes =
+            r.writes.iter().map(|w| format!("{:.2} / {:.2}", w.sender_allocs.mean, w.receiver_allocs.mean));
+        allocs.row(
+            who(r)
+                .into_iter()
+                .chain([
+                    r.kind.clone(),
+                    r.chain.clone(),
+                    format!("{:.0}", r.handshake_allocs.client.mean),
+                    format!("{:.0}", r.handshake_allocs.server.mean),
+                ])
+                .chain(writes),
         );
-        for w in &r.writes {
-            s += &format!(" {:.2} / {:.2} |", w.sender_allocs.mean, w.receiver_allocs.mean);
-        }
-        s.push('\n');
     }
-    s
+    format!("{held}\n{allocs}")
 }
 
 #[cfg(test)]

@@ -17,8 +17,8 @@
 //! | Instruction counts | `results/instructions/<date>/**/summary.json` (gungraun's), `environment.json` |
 //! | Small writes | `results/small-writes/<date>/results.json` |
 //! | DTLS | `results/dtls/<date>/`: `historical-openssl/*.json`, `compare/`, `memory-*.json`, `udp-criterion.json` |
-//! | Memory | `results/memory/data/*.json` |
-//! | Historical performance | `results/historical-perf/data/<library>/*.json` |
+//! | Memory | `memory/data/*.json` |
+//! | Historical performance | `historical-perf/data/<library>/*.json` |
 //! | Real sockets | `results/sockets/<date>/`: `compare/` (`compare --sockets`), `scaling/*.json`, `s-time.txt`, `baseline.txt` |
 //! | HTTPS | `results/https/<date>/`: `compare/`, `soak/`, `attack/*.json`, `env.txt` |
 //! | Other runtimes | `results/runtimes/<date>/`: `erlang-seed/` (`compare --sockets`), `jss-seed-soak/` (`https-soak`) |
@@ -593,7 +593,7 @@ fn dtls_section(root: &Path) -> Result<Section> {
     let cpus = distinct(releases.iter().map(|r| r.cpu.clone()));
     body.push_str(&format!(
         "\n### OpenSSL across releases\n\nData: {} (one file per release). Made by \
-         `scripts/bench-past.sh openssl --dtls --rounds {}` ({}, {}): per release Criterion's \
+         `historical-perf/bench-past.sh openssl --dtls --rounds {}` ({}, {}): per release Criterion's \
          mean, the best of the rounds; each release's `openssl-src` build. Writes per second of the \
          1024-byte send loop (`TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256`), and allocation calls per \
          write.\n\n{}\n{}",
@@ -731,27 +731,27 @@ fn memory_run(reports: &[(PathBuf, memory::Report)]) -> String {
     )
 }
 
-/// Memory: `results/memory/data/*.json` and the graph drawn from them.
+/// Memory: `memory/data/*.json` and the graph drawn from them.
 fn memory_section(root: &Path) -> Result<Section> {
-    let dir = root.join("results/memory/data");
+    let dir = root.join("memory/data");
     let files = files_ending(&dir, ".json")?;
     ensure!(!files.is_empty(), "no memory reports (*.json) in {}", dir.display());
     let reports = memory::read_reports(&files)?;
     let rows = memory::merged_rows(&reports)?;
     let mut body = format!(
-        "Data: {} (one report per build variant), made by `scripts/bench-memory.sh --update-committed` \
+        "Data: {} (one report per build variant), made by `memory/bench-memory.sh --update-committed` \
          ({}); the graph is redrawn from them by `cargo run --release --bin memory -- plot`. Held and \
          idle bytes per connection (KiB: mean ± standard deviation over the pairs), the pair's peak, \
          allocation calls per handshake and per write.\n\n",
-        path_link("results/memory/data/"),
+        path_link("memory/data/"),
         memory_run(&reports)
     );
-    let svg = root.join("results/memory/memory.svg");
+    let svg = root.join("memory/memory.svg");
     if svg.is_file() {
-        body.push_str(&format!("Graph: [memory.svg]({})\n\n", link("results/memory/memory.svg")));
+        body.push_str(&format!("Graph: [memory.svg]({})\n\n", link("memory/memory.svg")));
     }
     body.push_str(&memory::markdown(&rows));
-    let notes = notes(root, &["results/memory/notes.md".into()])?;
+    let notes = notes(root, &["memory/notes.md".into()])?;
     Ok(Section {
         title: "Memory",
         summary: "heap per connection, allocations per handshake and per write",
@@ -761,18 +761,18 @@ fn memory_section(root: &Path) -> Result<Section> {
     })
 }
 
-/// Historical performance: `results/historical-perf/data/<library>/*.json`
+/// Historical performance: `historical-perf/data/<library>/*.json`
 /// and the graphs drawn from them.
 fn historical_section(root: &Path) -> Result<Section> {
-    let dir = root.join("results/historical-perf/data");
+    let dir = root.join("historical-perf/data");
     ensure!(dir.is_dir(), "no {} (the committed historical-perf results)", dir.display());
     let mut body = format!(
-        "Data: {} (one file per release), made by `scripts/bench-past.sh <library> --rounds N \
-         --update-committed`; `scripts/bench-past.sh plot all` redraws the graphs in {} from \
+        "Data: {} (one file per release), made by `historical-perf/bench-past.sh <library> --rounds N \
+         --update-committed`; `historical-perf/bench-past.sh plot all` redraws the graphs in {} from \
          them, byte for byte (CI checks it). Each figure is the lowest median of the rounds; the full \
          tables give each one's change against the previous release.\n",
-        path_link("results/historical-perf/data/"),
-        path_link("results/historical-perf/graphs/")
+        path_link("historical-perf/data/"),
+        path_link("historical-perf/graphs/")
     );
     for library in Library::ALL {
         let results = historical::load(&dir, library)?;
@@ -780,12 +780,12 @@ fn historical_section(root: &Path) -> Result<Section> {
         let rounds = distinct(results.iter().map(|r| r.rounds.to_string()));
         let cpus = distinct(results.iter().map(|r| r.cpu.clone()));
         body.push_str(&format!(
-            "\n### {library}\n\nData: {}; `scripts/bench-past.sh {library} --rounds {} --update-committed` on {}.\n\n{}\n{}",
-            path_link(&format!("results/historical-perf/data/{library}/")),
+            "\n### {library}\n\nData: {}; `historical-perf/bench-past.sh {library} --rounds {} --update-committed` on {}.\n\n{}\n{}",
+            path_link(&format!("historical-perf/data/{library}/")),
             rounds.join(" or "),
             cpus.join(", "),
             historical::releases_table(&results),
-            graphs(root, &[&root.join("results/historical-perf/graphs").join(library.to_string())])?
+            graphs(root, &[&root.join("historical-perf/graphs").join(library.to_string())])?
         ));
         body.push_str(&format!(
             "<details><summary>Every figure of {library} with its change against the previous release</summary>\n\n{}\n\
@@ -793,7 +793,7 @@ fn historical_section(root: &Path) -> Result<Section> {
             historical::table_body(&results)
         ));
     }
-    let notes = notes(root, &["results/historical-perf/notes.md".into()])?;
+    let notes = notes(root, &["historical-perf/notes.md".into()])?;
     let openssl = historical::load(&dir, Library::Openssl)?;
     Ok(Section {
         title: "Historical performance",
@@ -1197,7 +1197,7 @@ mod tests {
         assert_eq!(anchor("Libraries compared"), "libraries-compared");
         assert_eq!(anchor("DTLS"), "dtls");
         assert_eq!(link("results/compare/x.svg"), "compare/x.svg");
-        assert_eq!(link("results/memory/memory.svg"), "memory/memory.svg");
+        assert_eq!(link("memory/memory.svg"), "../memory/memory.svg");
         assert_eq!(link("docs/https.md"), "../docs/https.md");
         assert!(is_date("2026-11-22") && !is_date("2026-11-2x") && !is_date("latest"));
         assert_eq!(demote("### a\ntext\n#### b\n"), "#### a\ntext\n##### b\n");

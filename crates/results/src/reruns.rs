@@ -14,6 +14,7 @@ use anyhow::{Context, Result};
 use crate::{
     compare::{CaseResult, Difference, RowSummary, Slice, differences, read_rows},
     stats::{LogRatio, Paired, epoch_excess, epoch_log_ratio, t_quantile, t_within},
+    table::{Style, Table},
 };
 
 /// A `results.json` written by `compare`: its rows and its cases with
@@ -139,10 +140,16 @@ pub fn changes(a: &RunData, b: &RunData) -> Vec<Change> {
 /// largest change at the sweep centre and overall, and how many moved
 /// beyond the noise.
 pub fn changes_markdown(changes: &[Change]) -> String {
-    let mut out = String::from(
-        "| row | library | against | ratio A [95%] | ratio B [95%] | change [95%] | verdict |\n\
-         | --- | --- | --- | --- | --- | --- | --- |\n",
-    );
+    let mut table = Table::new(&[
+        "row",
+        "library",
+        "against",
+        "ratio A [95%]",
+        "ratio B [95%]",
+        "change [95%]",
+        "verdict",
+    ])
+    .style(Style::Spaced);
     let ratio = |l: Option<LogRatio>, point: f64| match l {
         Some(l) => {
             let i = l.interval();
@@ -157,16 +164,17 @@ pub fn changes_markdown(changes: &[Change]) -> String {
             Some((x, low, high)) => format!("{:+.2}% [{:+.2}, {:+.2}]", x * 100.0, low * 100.0, high * 100.0),
             None => format!("{:.2}%", d.percent()),
         };
-        out.push_str(&format!(
-            "| {}{mark} | {} | {} | {} | {} | {change} | {} |\n",
-            d.row,
-            d.library,
-            d.reference,
+        table.row([
+            format!("{}{mark}", d.row),
+            d.library.clone(),
+            d.reference.clone(),
             ratio(c.logs.map(|l| l.0), d.a),
             ratio(c.logs.map(|l| l.1), d.b),
-            c.verdict()
-        ));
+            change,
+            c.verdict().to_string(),
+        ]);
     }
+    let mut out = table.markdown();
     let max = |centre: bool| {
         changes.iter().filter(|c| c.difference.centre || !centre).map(Change::percent).fold(0.0, f64::max)
     };
@@ -313,35 +321,43 @@ pub fn coverage(runs: &[RunData]) -> (Vec<Coverage>, Vec<Spread>) {
 pub fn coverage_markdown(runs: usize, groups: &[Coverage], spreads: &[Spread]) -> String {
     let mut out = format!(
         "{runs} runs. Coverage: of (run, other run, cell) triples, the share whose other-run ratio lies \
-         inside the run's 95% interval, beside what calibrated intervals give.\n\n\
-         | group | cells | triples | inside | calibrated |\n| --- | --- | --- | --- | --- |\n"
+         inside the run's 95% interval, beside what calibrated intervals give.\n\n"
     );
+    let mut table = Table::new(&["group", "cells", "triples", "inside", "calibrated"]).style(Style::Spaced);
     for g in groups {
-        out.push_str(&format!(
-            "| {} | {} | {} | {:.1}% | {:.1}% |\n",
-            g.group,
-            g.cells,
-            g.triples,
-            g.inside as f64 * 100.0 / g.triples.max(1) as f64,
-            g.calibrated * 100.0
-        ));
+        table.row([
+            g.group.clone(),
+            g.cells.to_string(),
+            g.triples.to_string(),
+            format!("{:.1}%", g.inside as f64 * 100.0 / g.triples.max(1) as f64),
+            format!("{:.1}%", g.calibrated * 100.0),
+        ]);
     }
+    out.push_str(&table.markdown());
     out.push_str(
         "\nSpread of each ratio over the runs (largest / smallest - 1) beside its interval's width (high / \
          low - 1, the runs' median); `!` marks a spread above 1% and above the width. Epoch excess: how \
          much more a run's epochs differ than their rounds' noise predicts (the runs' median; about 1: \
          the noise is per slice; above: something lasts an epoch, a process's layout or the machine's \
-         longer spells).\n\n\
-         | row | library | against | spread | interval width | epoch excess | |\n\
-         | --- | --- | --- | --- | --- | --- | --- |\n",
+         longer spells).\n\n",
     );
+    // The last column, untitled, holds the mark.
+    let mut table =
+        Table::new(&["row", "library", "against", "spread", "interval width", "epoch excess", ""])
+            .style(Style::Spaced);
     for s in spreads {
         let mark = if s.spread_percent > 1.0 && s.spread_percent > s.interval_percent { "!" } else { "" };
-        out.push_str(&format!(
-            "| {} | {} | {} | {:.2}% | {:.2}% | {:.1} | {mark} |\n",
-            s.row, s.library, s.reference, s.spread_percent, s.interval_percent, s.epoch_excess
-        ));
+        table.row([
+            s.row.clone(),
+            s.library.clone(),
+            s.reference.clone(),
+            format!("{:.2}%", s.spread_percent),
+            format!("{:.2}%", s.interval_percent),
+            format!("{:.1}", s.epoch_excess),
+            mark.to_string(),
+        ]);
     }
+    out.push_str(&table.markdown());
     out
 }
 

@@ -8,7 +8,10 @@ use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
 use super::thousands;
-use crate::criterion_json::Measurement;
+use crate::{
+    criterion_json::Measurement,
+    table::{Align, Table},
+};
 use tls_bench_harness::writes::Wire;
 
 /// Percentiles of iteration times, in ns, each the highest value
@@ -151,29 +154,41 @@ impl Report {
                     .collect();
                 let Some(first) = rows.first() else { continue };
                 out.push_str(&format!("### {protocol}, {}: {library}\n\n", first.suite));
-                out.push_str(
-                    "| strategy [buffers] | min | p50 | p50 of rounds | p90 | p99 | p99.9 | max | records \
-                     | bytes on wire | overhead | Criterion mean [95% CI] |\n",
-                );
-                out.push_str("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n");
+                let mut table = Table::new(&[
+                    "strategy [buffers]",
+                    "min",
+                    "p50",
+                    "p50 of rounds",
+                    "p90",
+                    "p99",
+                    "p99.9",
+                    "max",
+                    "records",
+                    "bytes on wire",
+                    "overhead",
+                    "Criterion mean [95% CI]",
+                ])
+                .align(1.., Align::Right);
                 for r in rows {
                     let (Some(l), Some(w)) = (r.latency, r.wire) else { continue };
                     let criterion = criterion_mean(criterion, &r.id).unwrap_or_else(|| "-".to_string());
                     let rounds = r.p50_range().map_or("-".to_string(), |(lo, hi)| format!("{lo}-{hi}"));
-                    out.push_str(&format!(
-                        "| {} | {} | {} | {rounds} | {} | {} | {} | {} | {} | {} | {} | {criterion} |\n",
+                    table.row([
                         r.label(),
-                        l.min,
-                        l.p50,
-                        l.p90,
-                        l.p99,
-                        l.p999,
-                        l.max,
-                        w.records,
-                        w.bytes,
-                        w.overhead(r.payload_bytes)
-                    ));
+                        l.min.to_string(),
+                        l.p50.to_string(),
+                        rounds,
+                        l.p90.to_string(),
+                        l.p99.to_string(),
+                        l.p999.to_string(),
+                        l.max.to_string(),
+                        w.records.to_string(),
+                        w.bytes.to_string(),
+                        w.overhead(r.payload_bytes).to_string(),
+                        criterion,
+                    ]);
                 }
+                out.push_str(&table.markdown());
                 out.push('\n');
             }
         }
@@ -208,8 +223,9 @@ impl Report {
                 "### {protocol}, {}: p50 ns, per-buffer / coalesced / vectored\n\n",
                 first.suite
             ));
-            out.push_str(&format!("| message | {} |\n", libraries.join(" | ")));
-            out.push_str(&format!("|---|{}\n", "--:|".repeat(libraries.len())));
+            let header: Vec<&str> =
+                std::iter::once("message").chain(libraries.iter().map(String::as_str)).collect();
+            let mut table = Table::new(&header).align(1.., Align::Right);
             for message in distinct(rows.iter().copied(), |r| &r.message) {
                 let cell = |library: &str| {
                     let p50 = |strategy: &str| {
@@ -220,9 +236,9 @@ impl Report {
                     };
                     format!("{} / {} / {}", p50("per-buffer"), p50("coalesced"), p50("vectored"))
                 };
-                let cells: Vec<String> = libraries.iter().map(|l| cell(l)).collect();
-                out.push_str(&format!("| {message} | {} |\n", cells.join(" | ")));
+                table.row(std::iter::once(message.clone()).chain(libraries.iter().map(|l| cell(l))));
             }
+            out.push_str(&table.markdown());
             out.push('\n');
         }
         out
@@ -244,10 +260,11 @@ impl Report {
             .collect();
         let strategies = distinct(rows.iter().copied(), |r| &r.strategy);
         let with_criterion = rows.iter().any(|r| criterion_mean(criterion, &r.id).is_some());
-        let mut out = String::from("| library | strategy | p50 | p50 of rounds | p99 | p99.9 |");
-        out.push_str(if with_criterion { " Criterion mean [95% CI] |\n" } else { "\n" });
-        out.push_str("|---|---|--:|--:|--:|--:|");
-        out.push_str(if with_criterion { "--:|\n" } else { "\n" });
+        let mut header = vec!["library", "strategy", "p50", "p50 of rounds", "p99", "p99.9"];
+        if with_criterion {
+            header.push("Criterion mean [95% CI]");
+        }
+        let mut table = Table::new(&header).align(2.., Align::Right);
         for library in self.libraries() {
             for strategy in &strategies {
                 let Some(r) = rows.iter().find(|r| r.library == library && &r.strategy == strategy) else {
@@ -255,18 +272,21 @@ impl Report {
                 };
                 let Some(l) = r.latency else { continue };
                 let rounds = r.p50_range().map_or("-".to_string(), |(lo, hi)| format!("{lo}-{hi}"));
-                out.push_str(&format!(
-                    "| {library} | {strategy} | {} | {rounds} | {} | {} |",
-                    l.p50, l.p99, l.p999
-                ));
+                let mut cells = vec![
+                    library.clone(),
+                    strategy.clone(),
+                    l.p50.to_string(),
+                    rounds,
+                    l.p99.to_string(),
+                    l.p999.to_string(),
+                ];
                 if with_criterion {
-                    let mean = criterion_mean(criterion, &r.id).unwrap_or_else(|| "-".to_string());
-                    out.push_str(&format!(" {mean} |"));
+                    cells.push(criterion_mean(criterion, &r.id).unwrap_or_else(|| "-".to_string()));
                 }
-                out.push('\n');
+                table.row(cells);
             }
         }
-        out
+        table.markdown()
     }
 
     /// Records and bytes on the wire per message (`messages` as ids write
@@ -278,12 +298,12 @@ impl Report {
     /// wire for the same message, naming them.
     pub fn wire_table(&self, messages: &[&str]) -> Result<String> {
         let protocols = self.protocols();
-        let mut out = String::from("| message |");
+        let mut header = vec!["message".to_string()];
         for p in &protocols {
             let v = p.replace("TLSv", "TLS ");
-            out.push_str(&format!(" per-buffer, {v} | one write, {v} |"));
+            header.extend([format!("per-buffer, {v}"), format!("one write, {v}")]);
         }
-        out.push_str(&format!("\n|---|{}\n", "--:|".repeat(2 * protocols.len())));
+        let mut table = Table::new(&header).align(1.., Align::Right);
         for &message in messages {
             let mut cells = Vec::new();
             let mut label = None;
@@ -320,9 +340,9 @@ impl Report {
                     cells.push(format!("{} {records}, {} B", wire.records, thousands(wire.bytes)));
                 }
             }
-            out.push_str(&format!("| {} | {} |\n", label.unwrap_or_default(), cells.join(" | ")));
+            table.row(std::iter::once(label.unwrap_or_default()).chain(cells));
         }
-        Ok(out)
+        Ok(table.markdown())
     }
 }
 

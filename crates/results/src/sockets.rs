@@ -9,7 +9,10 @@ use std::{collections::BTreeMap, fmt, fs, io, path::Path, time::Duration};
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
-use super::compare::{FLOOR, RowSummary};
+use super::{
+    compare::{FLOOR, RowSummary},
+    table::Table,
+};
 
 /// The kind of a failure.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -146,32 +149,40 @@ impl Scaling {
             "### handshakes/s by server threads: {}, {} ({} cores)\n\n",
             self.library, self.parameters, self.cores
         );
-        out.push_str(
-            "| handshake | server threads (cores) | client threads (cores) | handshakes/s | per thread | \
-             p50 µs | p99 µs | server CPU µs/handshake | server CPU | client CPU | limited by |\n",
-        );
-        out.push_str("|---|---|---|---|---|---|---|---|---|---|---|\n");
+        let mut table = Table::new(&[
+            "handshake",
+            "server threads (cores)",
+            "client threads (cores)",
+            "handshakes/s",
+            "per thread",
+            "p50 µs",
+            "p99 µs",
+            "server CPU µs/handshake",
+            "server CPU",
+            "client CPU",
+            "limited by",
+        ]);
         for p in &self.points {
             let client = if p.client_cores.is_empty() {
                 format!("{} (not pinned, shares the server's)", p.client_threads)
             } else {
                 format!("{} ({:?})", p.client_threads, p.client_cores)
             };
-            out.push_str(&format!(
-                "| {} | {} ({:?}) | {client} | {:.0} | {:.0} | {:.0} | {:.0} | {} | {:.0}% | {:.0}% | {} |\n",
-                p.handshake,
-                p.server_threads,
-                p.server_cores,
-                p.handshakes_per_s,
-                p.per_thread,
-                p.p50_us,
-                p.p99_us,
+            table.row([
+                p.handshake.clone(),
+                format!("{} ({:?})", p.server_threads, p.server_cores),
+                client,
+                format!("{:.0}", p.handshakes_per_s),
+                format!("{:.0}", p.per_thread),
+                format!("{:.0}", p.p50_us),
+                format!("{:.0}", p.p99_us),
                 cpu(p),
-                p.server_cpu_share * 100.0,
-                p.client_cpu_share * 100.0,
-                p.limited_by
-            ));
+                format!("{:.0}%", p.server_cpu_share * 100.0),
+                format!("{:.0}%", p.client_cpu_share * 100.0),
+                p.limited_by.clone(),
+            ]);
         }
+        out.push_str(&table.markdown());
         out
     }
 
@@ -189,28 +200,30 @@ fn cpu(p: &Point) -> String {
 /// thread with their latency, the server's CPU per handshake, and which
 /// end limited the rate.
 pub fn handshakes_table(runs: &[Scaling]) -> String {
-    let mut out = String::from(
-        "| library | full handshakes/s | p50 / p99 µs | server CPU µs | resumed handshakes/s | p50 / p99 µs | \
-         server CPU µs | limited by |\n|---|---|---|---|---|---|---|---|\n",
-    );
+    let mut table = Table::new(&[
+        "library",
+        "full handshakes/s",
+        "p50 / p99 µs",
+        "server CPU µs",
+        "resumed handshakes/s",
+        "p50 / p99 µs",
+        "server CPU µs",
+        "limited by",
+    ]);
     for s in runs {
         let (Some(f), Some(r)) = (s.one_thread("full"), s.one_thread("resumed")) else { continue };
-        out.push_str(&format!(
-            "| {} | {:.0} | {:.0} / {:.0} | {} | {:.0} | {:.0} / {:.0} | {} | {} / {} |\n",
-            s.library,
-            f.handshakes_per_s,
-            f.p50_us,
-            f.p99_us,
+        table.row([
+            s.library.clone(),
+            format!("{:.0}", f.handshakes_per_s),
+            format!("{:.0} / {:.0}", f.p50_us, f.p99_us),
             cpu(f),
-            r.handshakes_per_s,
-            r.p50_us,
-            r.p99_us,
+            format!("{:.0}", r.handshakes_per_s),
+            format!("{:.0} / {:.0}", r.p50_us, r.p99_us),
             cpu(r),
-            f.limited_by,
-            r.limited_by
-        ));
+            format!("{} / {}", f.limited_by, r.limited_by),
+        ]);
     }
-    out
+    table.markdown()
 }
 
 /// Echo MB/s each way of `rows` (one suite's, of a `compare --sockets`
@@ -233,29 +246,20 @@ pub fn echo_table(rows: &[&RowSummary]) -> String {
             _ => r.parameters.clone(),
         }
     };
-    let mut out = String::from("| MB/s each way |");
-    for r in rows {
-        out.push_str(&format!(" {} |", column(r)));
-    }
-    out.push('\n');
-    out.push_str(&"|---".repeat(rows.len() + 1));
-    out.push_str("|\n");
+    let header = std::iter::once("MB/s each way".to_string()).chain(rows.iter().map(|r| column(r)));
+    let mut table = Table::new(&header.collect::<Vec<_>>());
     let cell = |mb: Option<f64>| mb.map_or("-".to_string(), |m| format!("{m:.0}"));
     for lib in &libraries {
-        out.push_str(&format!("| {lib} |"));
-        for r in rows {
+        let cells = rows.iter().map(|r| {
             let mb = r.libraries.iter().find(|l| &l.library == lib).and_then(|l| l.mb_per_s);
             let skipped = r.skipped.iter().any(|(s, _)| s == lib);
-            out.push_str(&format!(" {} |", if skipped { "skip".to_string() } else { cell(mb) }));
-        }
-        out.push('\n');
+            if skipped { "skip".to_string() } else { cell(mb) }
+        });
+        table.row(std::iter::once(lib.clone()).chain(cells));
     }
-    out.push_str(&format!("| {FLOOR} TCP (no TLS) |"));
-    for r in rows {
-        out.push_str(&format!(" {} |", cell(r.floor.as_ref().and_then(|f| f.mb_per_s))));
-    }
-    out.push('\n');
-    out
+    let floor = rows.iter().map(|r| cell(r.floor.as_ref().and_then(|f| f.mb_per_s)));
+    table.row(std::iter::once(format!("{FLOOR} TCP (no TLS)")).chain(floor));
+    table.markdown()
 }
 
 /// Handshakes per second of a `compare --sockets` run's
@@ -268,40 +272,28 @@ pub fn handshake_rates_table(rows: &[&RowSummary]) -> String {
         rows.iter().flat_map(|r| r.libraries.iter().map(|l| l.library.clone())).collect();
     libraries.sort();
     libraries.dedup();
-    let mut out = String::from("| handshakes/s (time ratio to the best, 95% CI) |");
-    for r in rows {
-        let kind = if r.parameters.starts_with("resumption,") { "resumed" } else { "full" };
-        out.push_str(&format!(" {kind} |"));
-    }
-    out.push('\n');
-    out.push_str(&"|---".repeat(rows.len() + 1));
-    out.push_str("|\n");
+    let kinds = rows.iter().map(|r| if r.parameters.starts_with("resumption,") { "resumed" } else { "full" });
+    let header: Vec<&str> =
+        std::iter::once("handshakes/s (time ratio to the best, 95% CI)").chain(kinds).collect();
+    let mut table = Table::new(&header);
     let rate = |ns: f64| format!("{:.0}", 1e9 / ns);
     for lib in &libraries {
-        out.push_str(&format!("| {lib} |"));
-        for r in rows {
-            let cell = match r.libraries.iter().find(|l| &l.library == lib) {
-                Some(l) if l.best => format!("{} (best)", rate(l.median_ns)),
-                Some(l) => match l.ratio {
-                    Some(i) => {
-                        format!("{} ({:.2}x, {:.2}–{:.2})", rate(l.median_ns), i.estimate, i.low, i.high)
-                    }
-                    None => rate(l.median_ns),
-                },
-                None if r.skipped.iter().any(|(s, _)| s == lib) => "skip".to_string(),
-                None => "-".to_string(),
-            };
-            out.push_str(&format!(" {cell} |"));
-        }
-        out.push('\n');
+        let cells = rows.iter().map(|r| match r.libraries.iter().find(|l| &l.library == lib) {
+            Some(l) if l.best => format!("{} (best)", rate(l.median_ns)),
+            Some(l) => match l.ratio {
+                Some(i) => {
+                    format!("{} ({:.2}x, {:.2}–{:.2})", rate(l.median_ns), i.estimate, i.low, i.high)
+                }
+                None => rate(l.median_ns),
+            },
+            None if r.skipped.iter().any(|(s, _)| s == lib) => "skip".to_string(),
+            None => "-".to_string(),
+        });
+        table.row(std::iter::once(lib.clone()).chain(cells));
     }
-    out.push_str(&format!("| {FLOOR} TCP: connect, 1-byte echo, close |"));
-    for r in rows {
-        let cell = r.floor.as_ref().map_or("-".to_string(), |f| rate(f.median_ns));
-        out.push_str(&format!(" {cell} |"));
-    }
-    out.push('\n');
-    out
+    let floor = rows.iter().map(|r| r.floor.as_ref().map_or("-".to_string(), |f| rate(f.median_ns)));
+    table.row(std::iter::once(format!("{FLOOR} TCP: connect, 1-byte echo, close")).chain(floor));
+    table.markdown()
 }
 
 /// How a failure is classified (by the socket runner).
@@ -343,19 +335,24 @@ impl ErrorKind {
     }
 }
 
-/// The rows of a latency table (`| name | count | p50 | ... | max |`), one
-/// per latency that has samples.
-pub fn latency_rows(latencies: &[(&str, &Latency)]) -> String {
-    let mut out = String::new();
-    for (name, l) in latencies {
-        if l.count > 0 {
-            out.push_str(&format!(
-                "| {name} | {} | {:.0} | {:.0} | {:.0} | {:.0} | {:.0} |\n",
-                l.count, l.p50_us, l.p90_us, l.p99_us, l.p99_9_us, l.max_us
-            ));
-        }
+/// The latency table of a socket report (`load`'s, `https-load`'s):
+/// `| latency, µs | count | p50 | p90 | p99 | p99.9 | max |`, then a row
+/// per named latency of `latencies` that has samples, in their order (none
+/// has: the heading alone).
+pub fn latency_table(latencies: &[(&str, &Latency)]) -> String {
+    let mut table = Table::new(&["latency, µs", "count", "p50", "p90", "p99", "p99.9", "max"]);
+    for (name, l) in latencies.iter().filter(|(_, l)| l.count > 0) {
+        table.row([
+            name.to_string(),
+            l.count.to_string(),
+            format!("{:.0}", l.p50_us),
+            format!("{:.0}", l.p90_us),
+            format!("{:.0}", l.p99_us),
+            format!("{:.0}", l.p99_9_us),
+            format!("{:.0}", l.max_us),
+        ]);
     }
-    out
+    table.markdown()
 }
 
 /// Failures by kind and the first messages, for people (empty when none).

@@ -10,7 +10,7 @@
 //! The estimate per connection, KiB:
 //! - the library's own connection state: a client's heap after its
 //!   handshake as `memory` measures it in memory (docs/memory.md, the
-//!   largest over kinds and chains in `results/memory/data/`), the
+//!   largest over kinds and chains in `memory/data/`), the
 //!   largest of those measured for a library not in the table;
 //! - the client's own share ([`OWN_KIB`]): the client's task, its tallies
 //!   and the adapter's wrappers, measured with plaintext TCP (no library
@@ -83,7 +83,7 @@ pub const BRIDGE_KIB: f64 = 8.0;
 
 /// A client's heap per connection after its handshake, KiB, as `memory`
 /// measured it in memory and the repository keeps it
-/// (`results/memory/data/`, [`tls_bench_results::memory`]): the largest
+/// (`memory/data/`, [`tls_bench_results::memory`]): the largest
 /// `held` of the client over the library's kinds and chains (the
 /// library's own name first, else its family: the name without its
 /// version, `rustls+ring`), the largest of every library's for one never
@@ -105,7 +105,7 @@ pub fn library_kib(library: &str) -> Option<f64> {
 fn committed_held() -> Option<&'static [(String, f64)]> {
     static HELD: std::sync::OnceLock<Option<Vec<(String, f64)>>> = std::sync::OnceLock::new();
     HELD.get_or_init(|| {
-        let dir = tls_bench_harness::paths::repo().join("results/memory/data");
+        let dir = tls_bench_harness::paths::repo().join("memory/data");
         let reports = tls_bench_results::memory::read_reports(&[dir]).ok()?;
         let held: Vec<(String, f64)> = reports
             .iter()
@@ -225,8 +225,8 @@ pub fn estimate(demand: &Demand) -> Result<Estimate> {
     // the client's and the kernel's shares only, and says so.
     let library = library_kib(demand.library);
     let library_from = match library {
-        Some(_) => "results/memory/data (the client's heap held after a handshake)".to_string(),
-        None => "unknown: results/memory/data not found beside this build".to_string(),
+        Some(_) => "memory/data (the client's heap held after a handshake)".to_string(),
+        None => "unknown: memory/data not found beside this build".to_string(),
     };
     let library = library.unwrap_or(0.0);
     let own = OWN_KIB + demand.message.min(CHUNK) as f64 / 1024.0;
@@ -424,7 +424,7 @@ mod tests {
         assert_eq!(family("s2n-tls-0.3.47+aws-lc"), "s2n-tls+aws-lc");
         assert_eq!(family("plaintext-tcp"), "plaintext-tcp");
         // The committed data is read from the repository.
-        let bridged = library_kib("openssl-3.6.3+bridge").expect("results/memory/data read");
+        let bridged = library_kib("openssl-3.6.3+bridge").expect("memory/data read");
         assert!(bridged >= BRIDGE_KIB + 30.0, "{bridged}");
         let demand = Demand {
             library: "plaintext-tcp",

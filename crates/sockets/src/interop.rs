@@ -31,6 +31,7 @@ use tls_bench_harness::{
     error::ConfigureError,
     params::{HandshakeKind, Params},
 };
+use tls_bench_results::table::Table;
 
 /// Longest one pair's client may run.
 const LIMIT: Duration = Duration::from_secs(60);
@@ -259,27 +260,21 @@ pub fn to_markdown(pairs: &[Pair]) -> String {
             }
         }
         let _ = writeln!(out, "## {params}\n");
-        let _ = write!(out, "| client \\ server |");
-        for s in &servers {
-            let _ = write!(out, " {s} |");
-        }
-        let _ = write!(out, "\n|---|");
-        out.push_str(&"---|".repeat(servers.len()));
-        out.push('\n');
+        let header: Vec<String> = std::iter::once("client \\ server".to_string())
+            .chain(servers.iter().map(|s| s.to_string()))
+            .collect();
+        let mut table = Table::new(&header);
         for c in &clients {
-            let _ = write!(out, "| {c} |");
-            for s in &servers {
-                let cell = pairs.iter().find(|p| &&p.client == c && &&p.server == s).map_or("", |p| match p
-                    .outcome
-                {
+            let cells = servers.iter().map(|s| {
+                pairs.iter().find(|p| &&p.client == c && &&p.server == s).map_or("", |p| match p.outcome {
                     Outcome::Passed { .. } => "ok",
                     Outcome::Skipped(_) => "skip",
                     Outcome::Failed(_) => "FAILED",
-                });
-                let _ = write!(out, " {cell} |");
-            }
-            out.push('\n');
+                })
+            });
+            table.row(std::iter::once(c.to_string()).chain(cells.map(str::to_string)));
         }
+        out.push_str(&table.markdown());
         let mut reasons: Vec<String> = Vec::new();
         for p in &pairs {
             let line = match &p.outcome {

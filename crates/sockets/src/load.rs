@@ -41,7 +41,10 @@ use tls_bench_harness::{
     params::{HandshakeKind, Params},
     workload::pattern,
 };
-use tls_bench_results::sockets::{errors_text, latency_rows};
+use tls_bench_results::{
+    sockets::{errors_text, latency_table},
+    table::Table,
+};
 
 /// What the load client does.
 #[derive(Clone, Debug)]
@@ -391,15 +394,18 @@ impl Report {
             self.threads,
             if self.cores.is_empty() { String::new() } else { format!(", pinned to cores {:?}", self.cores) },
         );
-        out.push_str("| figure | value |\n|---|---|\n");
-        out.push_str(&format!("| requests/s | {:.0} ({} requests) |\n", self.requests_per_s, self.requests));
-        out.push_str(&format!(
-            "| MB/s sent / received | {:.2} / {:.2} |\n",
-            self.send_mb_per_s, self.receive_mb_per_s
-        ));
+        let mut figures = Table::new(&["figure", "value"]);
+        figures.row([
+            "requests/s".to_string(),
+            format!("{:.0} ({} requests)", self.requests_per_s, self.requests),
+        ]);
+        figures.row([
+            "MB/s sent / received".to_string(),
+            format!("{:.2} / {:.2}", self.send_mb_per_s, self.receive_mb_per_s),
+        ]);
         let rate = |r: Option<f64>| r.map_or("-".to_string(), |r| format!("{r:.0}"));
-        out.push_str(&format!(
-            "| handshakes/s full / resumed | {} / {} ({} / {}{}) |\n",
+        let handshakes = format!(
+            "{} / {} ({} / {}{})",
             rate(self.full_handshakes_per_s),
             rate(self.resumed_handshakes_per_s),
             self.handshakes_full,
@@ -412,7 +418,8 @@ impl Report {
                 ),
                 (None, None) => ", before the window".to_string(),
             }
-        ));
+        );
+        figures.row(["handshakes/s full / resumed".to_string(), handshakes]);
         if let Some(kib) = self.resident_kib_per_connection {
             let peak = self
                 .resident_peak_kib
@@ -423,15 +430,14 @@ impl Report {
                     e.kib_per_connection, e.library_kib, e.own_kib, e.kernel_kib
                 )
             });
-            out.push_str(&format!(
-                "| resident memory per connection | {kib:.1} KiB ({} connections{peak}{estimate}) |\n",
-                self.connections
-            ));
+            figures.row([
+                "resident memory per connection".to_string(),
+                format!("{kib:.1} KiB ({} connections{peak}{estimate})", self.connections),
+            ]);
         }
-        out.push_str(
-            "\n| latency, µs | count | p50 | p90 | p99 | p99.9 | max |\n|---|---|---|---|---|---|---|\n",
-        );
-        out.push_str(&latency_rows(&[
+        out.push_str(&figures.markdown());
+        out.push('\n');
+        out.push_str(&latency_table(&[
             ("request", &self.request_latency),
             ("full handshake", &self.full_handshake_latency),
             ("resumed handshake", &self.resumed_handshake_latency),

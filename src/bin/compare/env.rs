@@ -48,7 +48,7 @@ impl EnvProbe {
                 .unwrap_or_else(|_| "unknown".to_string()),
             steal_percent,
             rustc: option_env!("TLS_BENCH_RUSTC_VERSION").unwrap_or("unknown").to_string(),
-            allocator: allocator(),
+            allocator: tls_bench_results::host::allocator(),
             libraries,
             command,
         }
@@ -100,20 +100,6 @@ fn cpu_flags(cpuinfo: &str) -> Vec<String> {
     };
     let present: Vec<&str> = flags.split_whitespace().collect();
     FLAGS_OF_INTEREST.iter().filter(|f| present.contains(f)).map(|f| f.to_string()).collect()
-}
-
-/// `glibc malloc <version>` on glibc, `system malloc` elsewhere.
-#[cfg(all(target_os = "linux", target_env = "gnu"))]
-fn allocator() -> String {
-    // SAFETY: gnu_get_libc_version returns a static NUL-terminated string.
-    let version = unsafe { std::ffi::CStr::from_ptr(libc::gnu_get_libc_version()) };
-    format!("glibc malloc {}", version.to_string_lossy())
-}
-
-/// `glibc malloc <version>` on glibc, `system malloc` elsewhere.
-#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-fn allocator() -> String {
-    "system malloc".to_string()
 }
 
 #[cfg(test)]

@@ -36,9 +36,9 @@ use anyhow::{Context, Result, bail, ensure};
 use clap::{Args, Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 use tls_bench_harness::{
-    bench::{Case, Matrix, library_family},
+    bench::{Case, Matrix},
     error::exit_code,
-    out, parsed_or_exit, paths,
+    out, parsed_or_exit, paths, select,
 };
 use tls_bench_results::{
     compare as results,
@@ -124,7 +124,7 @@ struct RunArgs {
     #[arg(long)]
     filter: Option<String>,
     /// Build variants taking part, comma-separated, or `all` (names from
-    /// crates/benches/src/variants.rs, `variants list`: default, system-openssl,
+    /// benches/src/variants.rs, `variants list`: default, system-openssl,
     /// boringssl, openssl-aws-lc).
     #[arg(long, default_value = "default", value_delimiter = ',')]
     variants: Vec<String>,
@@ -660,18 +660,10 @@ fn no_match(opts: &WorkerOptions, filter: Option<&str>) -> String {
     )
 }
 
-/// Errors unless each of `selectors` names one of `libraries` (whole, or
-/// its family), listing the valid names.
+/// Errors unless each of `selectors` names one of `libraries`
+/// ([`tls_bench_harness::select`]), listing the valid names.
 fn check_selectors(libraries: &[String], selectors: &[String]) -> Result<()> {
-    for sel in selectors {
-        if !libraries.iter().any(|lib| lib == sel || library_family(lib) == *sel) {
-            let mut names: Vec<String> =
-                libraries.iter().flat_map(|lib| [lib.to_string(), library_family(lib)]).collect();
-            names.sort();
-            names.dedup();
-            bail!("--libraries: no library {sel:?} in the chosen variants; valid: {}", names.join(", "));
-        }
-    }
+    select::select(libraries, selectors).map_err(|e| anyhow::anyhow!("--libraries: {e}"))?;
     Ok(())
 }
 
@@ -685,8 +677,7 @@ fn select_libraries(infos: Vec<(usize, CaseInfo)>, selectors: &[String]) -> Resu
     if selectors.is_empty() {
         return Ok(infos);
     }
-    let matches = |lib: &str, sel: &str| lib == sel || library_family(lib) == sel;
-    let chosen = |c: &CaseInfo| selectors.iter().any(|s| matches(&c.library, s));
+    let chosen = |c: &CaseInfo| selectors.iter().any(|s| select::matches(&c.library, s));
     // The workers configured only the selection (a floor named alone comes
     // without its library): a floor is known by its name.
     let is_floor = |c: &CaseInfo| tls_bench_results::compare::is_crypto_floor(&c.library);

@@ -15,11 +15,12 @@ use anyhow::{Context, Result, bail};
 use regex::Regex;
 use serde::{Deserialize, Serialize};
 use tls_bench_harness::{
-    bench::{Case, Figure, Matrix, Workload, cases_of, library_family},
+    bench::{Case, Figure, Matrix, Workload, cases_of},
     harness::TlsLibrary,
     libs,
     params::Params,
     runner::{Prepared, Runner, prepare},
+    select,
 };
 
 use crate::model::{CaseInfo, Slice};
@@ -192,9 +193,8 @@ pub fn cases(opts: &WorkerOptions) -> Result<(Libraries, Vec<Case>)> {
         let params: Vec<_> = opts.workloads().into_iter().map(|(_, p)| p).collect();
         libs.extend(libs::s2n_policy_alternatives(&params).map_err(|e| anyhow::anyhow!("{e}"))?);
     }
-    let chosen = |name: &str| {
-        opts.libraries.is_empty() || opts.libraries.iter().any(|s| name == s || library_family(name) == *s)
-    };
+    let chosen =
+        |name: &str| opts.libraries.is_empty() || opts.libraries.iter().any(|s| select::matches(name, s));
     let floors: Vec<String> =
         libs.iter().filter(|l| chosen(&l.name())).filter_map(|l| l.crypto_floor()).collect();
     let cases: Vec<Case> = cases_of(opts.workloads(), &libs)

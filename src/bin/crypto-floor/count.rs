@@ -17,12 +17,14 @@ use tls_bench_harness::{
     },
     harness::TlsLibrary,
     libs::{self, BackendVisitor},
-    outln,
+    out, outln,
     params::Params,
     runner::{Prepared, prepare},
+    select,
     transport::Side,
     workload::{Figure, Workload},
 };
+use tls_bench_results::table::{Align, Style, Table};
 
 /// The floor's name prefix ([`tls_bench_harness::floor::floor_name`]).
 const FLOOR_PREFIX: &str = "crypto-floor-";
@@ -86,15 +88,10 @@ fn select_libraries<'a>(libs: &'a [Box<dyn TlsLibrary>], asked: &[String]) -> Re
     let mut left_out = Vec::new();
     let candidates: Vec<&dyn TlsLibrary> =
         libs.iter().map(|l| l.as_ref()).filter(|l| !l.name().starts_with(FLOOR_PREFIX)).collect();
-    for name in asked {
-        ensure!(
-            candidates.iter().any(|l| l.name() == *name),
-            "--library {name:?}: not a library of this build; valid: {}",
-            candidates.iter().map(|l| l.name()).collect::<Vec<_>>().join(", ")
-        );
-    }
+    let ids: Vec<String> = candidates.iter().map(|l| l.name()).collect();
+    let chosen = select::select(&ids, asked).map_err(|e| anyhow::anyhow!("--library: {e}"))?;
     for lib in candidates {
-        if !asked.is_empty() && !asked.contains(&lib.name()) {
+        if !chosen.contains(&lib.name().as_str()) {
             continue;
         }
         let floor = lib.crypto_floor().filter(|f| libs.iter().any(|l| l.name() == *f));
@@ -201,15 +198,25 @@ pub fn run(parameters: &[String], asked: &[String]) -> Result<()> {
     for p in params {
         let flights = ops::handshake(&p);
         outln!("### {p}\n")?;
-        outln!("| library | side | calls counted | instructions | crypto floor | floor / library |")?;
-        outln!("|---|---|---|---:|---:|---:|")?;
+        // Printed a line at a time: each library's row as it is counted.
+        let table = Table::new(&[
+            "library",
+            "side",
+            "calls counted",
+            "instructions",
+            "crypto floor",
+            "floor / library",
+        ])
+        .align(3.., Align::Right)
+        .style(Style::Dashes);
+        out!("{}", table.head())?;
         let mut floors: HashMap<String, std::result::Result<Sides, String>> = HashMap::new();
         for c in &selected {
             let name = c.library.name();
             let sides = match count_one(&exe, &work, &libs, p, &name)? {
                 Ok(s) => s,
                 Err(why) => {
-                    outln!("| {name} | skip: {why} | | | | |")?;
+                    out!("{}", table.line(&[name.clone(), format!("skip: {why}")]))?;
                     continue;
                 }
             };
@@ -260,9 +267,16 @@ pub fn run(parameters: &[String], asked: &[String]) -> Result<()> {
                     }
                     Err(why) => (format!("skip: {why}"), String::new()),
                 };
-                outln!(
-                    "| {name} | {side} | {} | {ir} | {floor_ir} | {ratio} |",
-                    cell(c.profile, &checks, &hidden)
+                out!(
+                    "{}",
+                    table.line(&[
+                        name.clone(),
+                        side.to_string(),
+                        cell(c.profile, &checks, &hidden),
+                        ir.to_string(),
+                        floor_ir,
+                        ratio,
+                    ])
                 )?;
             }
         }
@@ -291,10 +305,15 @@ pub fn run(parameters: &[String], asked: &[String]) -> Result<()> {
                         profile.name
                     ));
                 }
-                outln!(
-                    "| {floor} | {side} | {} | {} | | |",
-                    cell(profile, &checks, &hidden),
-                    sides[i].instructions
+                // No floor of its own: the last two cells blank.
+                out!(
+                    "{}",
+                    table.line(&[
+                        floor.clone(),
+                        side.to_string(),
+                        cell(profile, &checks, &hidden),
+                        sides[i].instructions.to_string(),
+                    ])
                 )?;
             }
         }

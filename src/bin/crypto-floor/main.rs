@@ -36,7 +36,7 @@ use speed::{NAMES, Speed};
 use tls_bench_harness::{
     error::exit_code, floor::ops, out, outln, params::Params, parsed_or_exit, transport::Side,
 };
-use tls_bench_results::stats::median;
+use tls_bench_results::{stats::median, table::Table};
 
 #[derive(Parser)]
 #[command(about = "The crypto floor: its operation table, and its primitives' speed")]
@@ -118,12 +118,13 @@ fn run(cli: Cli) -> Result<()> {
                 !backends.is_empty(),
                 "this build has no crypto floor (build with rustls, openssl, boring or wolfssl, and tools)"
             );
-            outln!("| backend | {} |", NAMES.join(" | "))?;
-            outln!("|---{}|", "|---".repeat(NAMES.len()))?;
+            // Printed a line at a time: each backend's row as it is measured.
+            let table = Table::new(&std::iter::once("backend").chain(NAMES).collect::<Vec<_>>());
+            out!("{}", table.head())?;
             for b in backends {
                 let rates = (b.measure)(each).with_context(|| b.backend.clone())?;
-                let cells: Vec<String> = rates.iter().map(|s| format!("{:.1}", s.rate)).collect();
-                outln!("| {} | {} |", b.backend, cells.join(" | "))?;
+                let cells = rates.iter().map(|s| format!("{:.1}", s.rate));
+                out!("{}", table.line(&std::iter::once(b.backend.clone()).chain(cells).collect::<Vec<_>>()))?;
             }
             outln!(
                 "\n(operations per second; aes-128-gcm 16384: 1000s of bytes per second, as openssl speed)"
@@ -135,14 +136,14 @@ fn run(cli: Cli) -> Result<()> {
 
 /// The operation table of the sweep: parameters, client, server.
 fn ops_table() -> String {
-    let mut out = String::from("| parameters | client | server |\n|---|---|---|\n");
+    let mut table = Table::new(&["parameters", "client", "server"]);
     for p in Params::handshake_sweep() {
         let f = ops::handshake(&p);
         let list =
             |side| f.counts(side).iter().map(|(op, n)| format!("{n}x {op}")).collect::<Vec<_>>().join(", ");
-        out.push_str(&format!("| {p} | {} | {} |\n", list(Side::Client), list(Side::Server)));
+        table.row([p.to_string(), list(Side::Client), list(Side::Server)]);
     }
-    out
+    table.markdown()
 }
 
 /// `openssl speed`'s rates of [`NAMES`], from one run of each of its two
@@ -225,20 +226,27 @@ fn against_openssl(each: Duration, rounds: u32) -> Result<()> {
             rates[i].1.push(y.rate);
         }
     }
-    outln!(
-        "| primitive | {} (floor) | openssl speed | floor / openssl speed (median of {rounds} rounds) |",
-        ours.backend
-    )?;
-    outln!("|---|---|---|---|")?;
+    let mut table = Table::new(&[
+        "primitive".to_string(),
+        format!("{} (floor)", ours.backend),
+        "openssl speed".to_string(),
+        format!("floor / openssl speed (median of {rounds} rounds)"),
+    ]);
     let mut off = Vec::new();
     for (i, name) in NAMES.iter().enumerate() {
         let m = |v: &[f64]| median(v).unwrap_or(f64::NAN);
         let ratio = m(&ratios[i]);
-        outln!("| {name} | {:.1} | {:.1} | {ratio:.3} |", m(&rates[i].0), m(&rates[i].1))?;
+        table.row([
+            name.to_string(),
+            format!("{:.1}", m(&rates[i].0)),
+            format!("{:.1}", m(&rates[i].1)),
+            format!("{ratio:.3}"),
+        ]);
         if i < JUDGED && !((1.0 - AGREEMENT)..=(1.0 + AGREEMENT)).contains(&ratio) {
             off.push(format!("{name} ({ratio:.3})"));
         }
     }
+    out!("{table}")?;
     outln!(
         "\n(operations per second; aes-128-gcm 16384 and hmac: 1000s of bytes per second; the hmac keyed once, \
          as openssl speed keys it)"

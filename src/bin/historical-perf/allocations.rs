@@ -75,7 +75,7 @@ impl MemoryRun {
     }
 }
 
-/// The part of `memory`'s report (`crates/benches/src/bin/memory/results.rs`, `Report`)
+/// The part of `memory`'s report (`benches/src/bin/memory/results.rs`, `Report`)
 /// read here; serde ignores the rest.
 #[derive(Deserialize)]
 struct Report {

@@ -1,6 +1,6 @@
 //! Building tls-bench's benchmarks against one release, without touching
 //! tracked files: a workspace generated under `target/historical-perf/build/`
-//! holds the benchmarks' package (crates/benches), the harness and the
+//! holds the benchmarks' package (benches), the harness and the
 //! results crates, and nothing else: the benches (and the suite's binaries)
 //! against the harness with only the library under test, its version
 //! pinned; the repository's sources, build scripts and lock file are reused
@@ -116,7 +116,7 @@ pub fn run(cmd: &mut Command, what: &str) -> Result<Output> {
 /// the harness, and the results (the benches record each library's crypto
 /// floor beside Criterion's output; the `memory` binary's reports). Not the
 /// socket runner (no suite runs over sockets), nor the tools' root package.
-const MEMBERS: [&str; 3] = ["crates/benches", "crates/harness", "crates/results"];
+const MEMBERS: [&str; 3] = ["benches", "crates/harness", "crates/results"];
 
 /// A generated build of one release: the manifests of a workspace that
 /// mirrors the repository's layout (so the members' relative paths hold),
@@ -126,7 +126,7 @@ pub struct Generated {
     /// ([`MEMBERS`]), the dependency versions the members inherit (where
     /// the library's is pinned), lints and profiles.
     pub root: DocumentMut,
-    /// `crates/benches/Cargo.toml`: the benchmarks' package with only the
+    /// `benches/Cargo.toml`: the benchmarks' package with only the
     /// suite's benches and binaries, and the features it turns on.
     pub benches: DocumentMut,
     /// `crates/harness/Cargo.toml`: the harness with only the library under
@@ -141,7 +141,7 @@ impl Generated {
     pub fn files(&self) -> Vec<(&'static str, &DocumentMut)> {
         vec![
             ("Cargo.toml", &self.root),
-            ("crates/benches/Cargo.toml", &self.benches),
+            ("benches/Cargo.toml", &self.benches),
             ("crates/harness/Cargo.toml", &self.harness),
             ("crates/results/Cargo.toml", &self.results),
         ]
@@ -216,15 +216,15 @@ pub fn manifest(repo: &Path, release: &Release, suite: Suite) -> Result<Generate
          # repository's workspace tables, with the benchmarks, the harness and the results only.\n"
     ));
 
-    let mut benches = read_manifest(repo, "crates/benches/Cargo.toml")?;
-    let package = benches["package"].as_table_mut().context("crates/benches: no [package]")?;
-    package.insert("build", abs("crates/benches/build.rs"));
+    let mut benches = read_manifest(repo, "benches/Cargo.toml")?;
+    let package = benches["package"].as_table_mut().context("benches: no [package]")?;
+    package.insert("build", abs("benches/build.rs"));
     for auto in ["autobins", "autoexamples", "autotests", "autobenches"] {
         package.insert(auto, value(false));
     }
-    benches["lib"]["path"] = abs("crates/benches/src/lib.rs");
+    benches["lib"]["path"] = abs("benches/src/lib.rs");
     benches.remove("test");
-    let bins = benches["bin"].as_array_of_tables_mut().context("crates/benches: no [[bin]]")?;
+    let bins = benches["bin"].as_array_of_tables_mut().context("benches: no [[bin]]")?;
     keep_targets(bins, suite.bins(), |name| abs(&bin_path(repo, name)))?;
     for bin in bins.iter_mut() {
         let name = bin.get("name").and_then(Item::as_str).map(past_bin).context("a [[bin]] without name")?;
@@ -233,9 +233,9 @@ pub fn manifest(repo: &Path, release: &Release, suite: Suite) -> Result<Generate
     if bins.is_empty() {
         benches.remove("bin");
     }
-    let targets = benches["bench"].as_array_of_tables_mut().context("crates/benches: no [[bench]]")?;
-    keep_targets(targets, suite.benches(), |name| abs(&format!("crates/benches/benches/{name}.rs")))?;
-    let dev = benches["dev-dependencies"].as_table_mut().context("crates/benches: no [dev-dependencies]")?;
+    let targets = benches["bench"].as_array_of_tables_mut().context("benches: no [[bench]]")?;
+    keep_targets(targets, suite.benches(), |name| abs(&format!("benches/benches/{name}.rs")))?;
+    let dev = benches["dev-dependencies"].as_table_mut().context("benches: no [dev-dependencies]")?;
     for dep in OPTIONAL_DEV_DEPENDENCIES.into_iter().filter(|d| !suite.dev_dependencies().contains(d)) {
         dev.remove(dep);
     }
@@ -504,12 +504,12 @@ fn share_features(doc: &mut DocumentMut, lock: &str) -> Result<()> {
 }
 
 /// Where the benchmarks' binary `name`'s crate root is, relative to `repo`,
-/// as Cargo finds it: `crates/benches/src/bin/<name>.rs`, or
-/// `crates/benches/src/bin/<name>/main.rs` for a binary of several files
+/// as Cargo finds it: `benches/src/bin/<name>.rs`, or
+/// `benches/src/bin/<name>/main.rs` for a binary of several files
 /// (`memory`).
 fn bin_path(repo: &Path, name: &str) -> String {
-    let single = format!("crates/benches/src/bin/{name}.rs");
-    if repo.join(&single).is_file() { single } else { format!("crates/benches/src/bin/{name}/main.rs") }
+    let single = format!("benches/src/bin/{name}.rs");
+    if repo.join(&single).is_file() { single } else { format!("benches/src/bin/{name}/main.rs") }
 }
 
 /// The name a generated build gives the repository's binary `name`
@@ -517,7 +517,7 @@ fn bin_path(repo: &Path, name: &str) -> String {
 /// target directory, where Cargo puts every package's binaries side by side
 /// (`target/release/<name>`): under the same name, a build of the
 /// repository's own binaries while a release's benchmarks run would swap
-/// the binary they run (crates/benches/benches/instructions.rs runs whichever `run-case`
+/// the binary they run (benches/benches/instructions.rs runs whichever `run-case`
 /// its package has).
 pub fn past_bin(name: &str) -> String {
     format!("past-{name}")
@@ -1018,7 +1018,7 @@ mod tests {
         let generated = manifest(repo, &release, Suite::Criterion).unwrap();
         let (root, doc, harness) = (&generated.root, &generated.benches, &generated.harness);
         assert_eq!(generated.harness_dependency("rustls").unwrap()["version"].as_str(), Some("=0.22.4"));
-        for (doc, path) in [(doc, "crates/benches/src/lib.rs"), (harness, "crates/harness/src/lib.rs")] {
+        for (doc, path) in [(doc, "benches/src/lib.rs"), (harness, "crates/harness/src/lib.rs")] {
             let lib = doc["lib"]["path"].as_str().unwrap();
             assert!(Path::new(lib).is_absolute() && lib.ends_with(path), "{lib}");
         }
@@ -1264,7 +1264,7 @@ mod tests {
         assert_eq!(bins.len(), 1);
         assert_eq!(bins[0].0, "past-memory");
         assert!(
-            bins[0].1.ends_with("crates/benches/src/bin/memory/main.rs") && Path::new(&bins[0].1).is_file(),
+            bins[0].1.ends_with("benches/src/bin/memory/main.rs") && Path::new(&bins[0].1).is_file(),
             "{bins:?}"
         );
         assert_eq!(benches.len(), 1);
@@ -1289,7 +1289,7 @@ mod tests {
     fn a_failure_keeps_the_whole_panic_message() {
         let stderr = "warning: unused import: `x`\n   Compiling tls-bench v0.1.0 (/w)\n\
             skip send-loop/DTLSv1.3,x/openssl-1.1.1w: no DTLS 1.3\n\n\
-            thread 'main' (4242) panicked at crates/benches/benches/dtls.rs:57:39:\n\
+            thread 'main' (4242) panicked at benches/benches/dtls.rs:57:39:\n\
             called `Result::unwrap()` on an `Err` value: OpenSSL 1.1.1: key share type 408 is not read back here\n\
             \n\
             Caused by:\n    0: the group\n\
@@ -1297,7 +1297,7 @@ mod tests {
             error: bench failed, to rerun pass `--bench dtls`\n";
         assert_eq!(
             reason_from_stderr(stderr),
-            "thread 'main' (4242) panicked at crates/benches/benches/dtls.rs:57:39: / called `Result::unwrap()` on an `Err` \
+            "thread 'main' (4242) panicked at benches/benches/dtls.rs:57:39: / called `Result::unwrap()` on an `Err` \
              value: OpenSSL 1.1.1: key share type 408 is not read back here / Caused by: /     0: the group / \
              error: bench failed, to rerun pass `--bench dtls`"
         );
@@ -1339,7 +1339,7 @@ mod tests {
         let lock = fs::read_to_string(repo.join("Cargo.lock")).unwrap();
         let own: DocumentMut = fs::read_to_string(repo.join("Cargo.toml")).unwrap().parse().unwrap();
         let benches: DocumentMut =
-            fs::read_to_string(repo.join("crates/benches/Cargo.toml")).unwrap().parse().unwrap();
+            fs::read_to_string(repo.join("benches/Cargo.toml")).unwrap().parse().unwrap();
         let release =
             Release { library: Library::Openssl, version: Version::parse("111.28.2+1.1.1w").unwrap() };
         for suite in [Suite::Criterion, Suite::Instructions, Suite::Dtls] {

@@ -1,18 +1,16 @@
 //! The committed results and graphs: `<root>/data/<library>/<release>.json`
 //! (the kept results, as [`ReleaseResult`]) and `<root>/graphs/<library>/*.svg`
-//! drawn from exactly those, `<root>` being `results/historical-perf/` by default.
+//! drawn from exactly those, `<root>` being `historical-perf/` by default.
 //! They change only on request (`--update-committed`) and only to a complete
 //! set: a kept, measured, non-quick result of every release in the library's
 //! default selection. Anything missing is an error before a file is touched.
 
-use std::{
-    fs,
-    path::{Path, PathBuf},
-};
+use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 
 use crate::{
+    files::{files_with, remove_others},
     plot,
     releases::{self, Library, Release},
     results::{self, Kept, ReleaseResult},
@@ -101,7 +99,7 @@ pub fn precheck(libraries: &[Library], source: &Path, measuring: &[Release]) -> 
     if !gaps.is_empty() {
         bail!(
             "--update-committed needs every release of the default selection: {}. Nothing was run; \
-             run the whole library (e.g. `scripts/bench-past.sh <library> --rounds 2 --update-committed`)",
+             run the whole library (e.g. `historical-perf/bench-past.sh <library> --rounds 2 --update-committed`)",
             gaps.join("; ")
         );
     }
@@ -157,31 +155,6 @@ fn write(library: Library, set: &[(Release, ReleaseResult)], root: &Path) -> Res
     Ok(())
 }
 
-/// Removes the `.ext` files in `dir` that are not in `keep`.
-pub fn remove_others(dir: &Path, ext: &str, keep: &[PathBuf]) -> Result<()> {
-    for path in files_with(dir, ext)? {
-        if !keep.contains(&path) {
-            fs::remove_file(&path).with_context(|| format!("removing {}", path.display()))?;
-        }
-    }
-    Ok(())
-}
-
-/// The `.ext` files in `dir` (none if it does not exist).
-fn files_with(dir: &Path, ext: &str) -> Result<Vec<PathBuf>> {
-    if !dir.is_dir() {
-        return Ok(Vec::new());
-    }
-    let mut files = Vec::new();
-    for entry in fs::read_dir(dir).with_context(|| format!("reading {}", dir.display()))? {
-        let path = entry?.path();
-        if path.extension().is_some_and(|e| e == ext) {
-            files.push(path);
-        }
-    }
-    Ok(files)
-}
-
 /// `library`'s committed results under `root`, in version order, to redraw
 /// its graphs. Errors: none committed; when committed graphs exist without
 /// them, that those graphs predate committed data and how to replace them.
@@ -197,7 +170,7 @@ pub fn load(library: Library, root: &Path) -> Result<Vec<ReleaseResult>> {
         bail!(
             "{library}: no committed results in {}: the {drawn} graphs in {} predate committed data (the \
              results behind them were not kept), so they cannot be redrawn; re-run with \
-             `scripts/bench-past.sh {library} --rounds 2 --update-committed` to replace them with \
+             `historical-perf/bench-past.sh {library} --rounds 2 --update-committed` to replace them with \
              graphs and data together",
             data.display(),
             graphs.display()
@@ -212,6 +185,8 @@ pub fn load(library: Library, root: &Path) -> Result<Vec<ReleaseResult>> {
 #[cfg(test)]
 mod tests {
     use semver::Version;
+
+    use std::fs;
 
     use super::*;
     use crate::results::tests::fixture;

@@ -3,7 +3,7 @@
 //! performance"), timed with Criterion or, with `--instructions`, counted in
 //! instructions under Callgrind; with `--dtls` (OpenSSL only), the DTLS 1.2
 //! send loop against its TLS 1.2 contrast and allocations per write.
-//! `scripts/bench-past.sh` runs it.
+//! `historical-perf/bench-past.sh` runs it.
 //!
 //! ```text
 //! historical-perf run [s2n-tls|openssl|rustls|all] [--quick] [--versions ..] [--all-releases] [--newest N]
@@ -21,8 +21,8 @@
 //! graphs drawn into `<out>/graphs/<library>/`, all under `target/`
 //! (instruction counts under `target/historical-perf/instructions/`, DTLS
 //! figures under `target/historical-perf/dtls/`). The
-//! committed results and graphs (`results/historical-perf/data/`,
-//! `results/historical-perf/graphs/`) are Criterion's and change only with
+//! committed results and graphs (`historical-perf/data/`,
+//! `historical-perf/graphs/`) are Criterion's and change only with
 //! `--update-committed`, from a complete set ([`committed`]). A run exits
 //! non-zero when it measured nothing or a release named with `--versions`
 //! failed ([`outcome`]).
@@ -30,6 +30,7 @@
 mod allocations;
 mod build;
 mod committed;
+mod files;
 mod outcome;
 mod plot;
 mod releases;
@@ -59,7 +60,7 @@ use crate::{
 #[command(
     about = "tls-bench's benchmarks across past releases of s2n-tls, OpenSSL and rustls",
     long_about = "tls-bench's benchmarks across past releases of s2n-tls, OpenSSL and rustls.\n\n\
-        scripts/bench-past.sh passes its arguments here; without a subcommand it means \
+        historical-perf/bench-past.sh passes its arguments here; without a subcommand it means \
         `run` (`bench-past.sh openssl --quick` is `historical-perf run openssl --quick`). Release \
         lists come from the crates.io index, or from a directory laid out as the sparse index when \
         HISTORICAL_PERF_INDEX names one."
@@ -121,7 +122,7 @@ struct Committed {
     #[arg(long)]
     update_committed: bool,
     /// The directory of the committed results and graphs.
-    #[arg(long, value_name = "DIR", default_value = "results/historical-perf")]
+    #[arg(long, value_name = "DIR", default_value = "historical-perf")]
     committed: PathBuf,
 }
 

@@ -44,7 +44,7 @@ pub fn report(suite: Suite, library: Library, results: &[ReleaseResult], dir: &P
         Suite::Dtls => draw_dtls(results, dir, &note(results))?,
         Suite::Criterion | Suite::Instructions => draw_all(results, dir, &note(results))?,
     };
-    crate::committed::remove_others(dir, "svg", &files)?;
+    crate::files::remove_others(dir, "svg", &files)?;
     tls_bench_harness::outln!("{}", table(library, results))?;
     eprintln!("historical-perf: {} graphs in {}", files.len(), dir.display());
     Ok(files)

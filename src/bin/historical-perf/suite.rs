@@ -66,7 +66,7 @@ impl Suite {
             libraries.iter().filter(|&&l| l != Library::Openssl).map(Library::to_string).collect();
         ensure!(
             refused.is_empty(),
-            "--dtls measures OpenSSL only ({} ha{} no DTLS): run `scripts/bench-past.sh openssl --dtls`",
+            "--dtls measures OpenSSL only ({} ha{} no DTLS): run `historical-perf/bench-past.sh openssl --dtls`",
             refused.join(" and "),
             if refused.len() == 1 { "s" } else { "ve" }
         );

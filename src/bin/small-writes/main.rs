@@ -19,17 +19,18 @@ mod results;
 
 use std::{fs, path::PathBuf, process::ExitCode, time::Duration};
 
-use anyhow::{Context, Result, bail, ensure};
+use anyhow::{Context, Result, ensure};
 use clap::Parser;
 use indicatif::{ProgressBar, ProgressStyle};
 use tls_bench_harness::{
-    bench::{Case, Workload, check_unique, library_family, small_write_params, small_write_workloads},
+    bench::{Case, Workload, check_unique, small_write_params, small_write_workloads},
     error::exit_code,
     harness::TlsLibrary,
     libs, out,
     params::{Aead, CipherSuite, Params, Protocol},
     parsed_or_exit, paths,
     runner::{Prepared, Runner, prepare},
+    select,
     workload::SmallWrites,
     writes::{MESSAGES, Message, Strategy, Wire},
 };
@@ -183,28 +184,16 @@ fn select(args: &Args, libs: &[Box<dyn TlsLibrary>]) -> Result<Vec<Case>> {
     Ok(cases)
 }
 
-/// The libraries named in `wanted` (every one when empty), by name or
-/// family ([`library_family`]). Errors: a name no built library has (the
+/// The libraries named in `wanted` (every one when empty;
+/// [`tls_bench_harness::select`]). Errors: a name no built library has (the
 /// error lists them).
 fn select_libraries(wanted: &[String], libs: &[Box<dyn TlsLibrary>]) -> Result<Vec<String>> {
     let names: Vec<String> = libs.iter().map(|l| l.name()).collect();
-    if wanted.is_empty() {
-        return Ok(names);
-    }
-    let mut out: Vec<String> = Vec::new();
-    for w in wanted {
-        let found: Vec<&String> = names.iter().filter(|n| *n == w || library_family(n) == *w).collect();
-        if found.is_empty() {
-            let valid: Vec<String> = names.iter().map(|n| format!("{} ({n})", library_family(n))).collect();
-            bail!("no library {w:?} in this build; valid: {}", valid.join(", "));
-        }
-        for n in found {
-            if !out.contains(n) {
-                out.push(n.clone());
-            }
-        }
-    }
-    Ok(out)
+    Ok(select::select(&names, wanted)
+        .map_err(|e| anyhow::anyhow!("--library: {e}"))?
+        .into_iter()
+        .map(str::to_string)
+        .collect())
 }
 
 /// The parameter sets of `--protocol` and `--suite`. Errors: an unknown

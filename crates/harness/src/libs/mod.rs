@@ -22,7 +22,7 @@ pub mod s2n;
 #[cfg(feature = "wolfssl")]
 pub mod wolfssl;
 
-use crate::harness::TlsLibrary;
+use crate::{harness::TlsLibrary, params::Protocol};
 
 /// One library in the registry: what it offers this build.
 pub struct Entry {
@@ -38,6 +38,54 @@ pub struct Entry {
     /// feature `crypto-floor`), as [`TlsLibrary::crypto_floor`] names them;
     /// empty where none is built or checked.
     pub floors: fn() -> Vec<Box<dyn TlsLibrary>>,
+    /// What its stacks offer in this build, stated once: the tests, tools
+    /// and CI read it instead of keeping lists of library names.
+    pub offers: Offers,
+}
+
+/// What a library offers, as its registry entry states it. The tests hold
+/// each stack to it: what it claims runs, what it does not is a named skip
+/// (tests/dtls.rs, tests/registry.rs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Offers {
+    /// The TLS versions its stacks negotiate (RFC 5246, RFC 8446).
+    pub tls: &'static [Protocol],
+    /// The DTLS versions its stacks negotiate over the in-memory datagram
+    /// transport (RFC 6347, RFC 9147; [`TlsLibrary::configure_datagram`]);
+    /// empty: TLS over a byte stream only.
+    pub dtls: &'static [Protocol],
+    /// Whether a message of several buffers goes out as one gather write
+    /// ([`TlsLibrary::configure_vectored`]: the `small-writes` vectored
+    /// strategy).
+    pub vectored: bool,
+    /// How the socket runner (crates/sockets) drives it over OS sockets.
+    pub sockets: Sockets,
+    /// The build variant of its own (`benches/src/variants.rs`), or `None`
+    /// when the default build has it.
+    pub variant: Option<&'static str>,
+    /// Its licence, as SPDX names it.
+    pub licence: &'static str,
+}
+
+/// How the socket runner drives a library over OS sockets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sockets {
+    /// Its own tokio adapter (tokio-rustls, s2n-tls-tokio, tokio-openssl,
+    /// tokio-boring), in crates/sockets/src/.
+    Adapter,
+    /// The bridge: its in-memory stack over a socket, in the runner's own
+    /// task (crates/sockets/src/bridge.rs).
+    Bridge,
+}
+
+/// TLS 1.2 and 1.3, what every library here negotiates.
+pub const TLS_12_13: &[Protocol] = &[Protocol::Tls12, Protocol::Tls13];
+
+/// What the library whose stack is named `name` offers (its registry
+/// entry's [`Offers`]); `None` for a name no stack of this build has (the
+/// plaintext floor, a crypto floor, a typo).
+pub fn offers(name: &str) -> Option<Offers> {
+    registry().into_iter().find(|e| (e.stacks)().iter().any(|s| s.name() == name)).map(|e| e.offers)
 }
 
 /// The registry: one line per library, behind its feature, in id order.
@@ -204,6 +252,51 @@ mod tests {
         for lib in tls_libraries() {
             if let Some(floor) = lib.crypto_floor() {
                 assert!(names.contains(&floor), "{}: {floor} not in {names:?}", lib.name());
+            }
+        }
+    }
+
+    /// Each stack configures what its entry's [`Offers`] claims and names
+    /// what it does not as unsupported (secp256r1: FIPS builds refuse
+    /// x25519): the tests and tools that read the registry can trust it.
+    #[test]
+    fn each_stack_does_what_its_entry_offers() {
+        use crate::{
+            error::ConfigureError,
+            params::{KxGroup, Params},
+        };
+        let base = Params { group: KxGroup::Secp256r1, ..Params::default() };
+        let claim = |name: &str,
+                     what: String,
+                     claimed: bool,
+                     got: Result<Box<dyn crate::harness::Configured>, ConfigureError>| {
+            match got {
+                Ok(_) => assert!(claimed, "{name}: {what} runs; its entry does not offer it"),
+                Err(ConfigureError::Unsupported(why)) => {
+                    assert!(!claimed, "{name}: {what} offered, but unsupported: {why}")
+                }
+                Err(e) => panic!("{name}: {what}: {e}"),
+            }
+        };
+        for entry in registry() {
+            for stack in (entry.stacks)() {
+                let name = stack.name();
+                let o = entry.offers;
+                assert_eq!(offers(&name), Some(o), "{name}");
+                for p in Protocol::ALL {
+                    claim(
+                        &name,
+                        format!("{p:?}"),
+                        o.tls.contains(&p),
+                        stack.configure(&base.with_protocol(p)),
+                    );
+                }
+                for p in Protocol::DATAGRAM {
+                    let params = base.with_protocol(p);
+                    claim(&name, format!("{p:?}"), o.dtls.contains(&p), stack.configure_datagram(&params));
+                }
+                claim(&name, "a gather write".into(), o.vectored, stack.configure_vectored(&base));
+                assert!(!o.licence.is_empty() && o.variant != Some("default"), "{name}: {o:?}");
             }
         }
     }

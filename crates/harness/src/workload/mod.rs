@@ -181,7 +181,7 @@ pub trait Kind {
     /// The `parameters` component of an id with `params`.
     fn parameters(&self, params: &Params) -> String;
 
-    /// The Criterion bench (`crates/benches/benches/<name>.rs`) that runs the kind with
+    /// The Criterion bench (`benches/benches/<name>.rs`) that runs the kind with
     /// `params`.
     fn bench_target(&self, params: &Params) -> &'static str;
 

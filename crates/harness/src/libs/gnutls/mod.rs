@@ -18,11 +18,26 @@ pub mod floor;
 pub mod stack;
 pub mod sys;
 
-use crate::libs::Entry;
+use crate::{
+    libs::{Entry, Offers, Sockets, TLS_12_13},
+    params::Protocol,
+};
 
 /// GnuTLS in the registry ([`crate::libs::registry`]), with the floor of
 /// its crypto, nettle and GnuTLS's crypto API (`floor.rs`), when built.
-pub const ENTRY: Entry = Entry { name: "gnutls", stacks: || vec![Box::new(stack::GnuTls)], floors };
+pub const ENTRY: Entry = Entry {
+    name: "gnutls",
+    stacks: || vec![Box::new(stack::GnuTls)],
+    floors,
+    offers: Offers {
+        tls: TLS_12_13,
+        dtls: &[Protocol::Dtls12],
+        vectored: true,
+        sockets: Sockets::Bridge,
+        variant: Some("gnutls"),
+        licence: "LGPL-2.1-or-later",
+    },
+};
 
 /// GnuTLS's crypto floor, with the `crypto-floor` feature.
 fn floors() -> Vec<Box<dyn crate::harness::TlsLibrary>> {

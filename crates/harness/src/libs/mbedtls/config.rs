@@ -10,7 +10,8 @@
 //! its programs/ssl/ssl_client2.c and ssl_server2.c.
 
 use std::{
-    ffi::{CStr, c_int, c_void},
+    ffi::{CStr, CString, c_char, c_int, c_void},
+    ptr, slice,
     sync::OnceLock,
 };
 
@@ -20,7 +21,7 @@ use crate::{
     certs,
     extensions::{Extensions, Names},
     harness::ConfigureError,
-    libs::mbedtls::{extensions::Protocols, sys},
+    libs::mbedtls::sys,
     params::{HandshakeKind, KxGroup, Params, Protocol},
 };
 
@@ -369,7 +370,7 @@ impl MbedConfig {
                 protocols.set(server.as_mut_ptr())?;
             }
             if let Some(served) = &names.served {
-                crate::libs::mbedtls::extensions::refuse_other_names(server.as_mut_ptr(), served);
+                refuse_other_names(server.as_mut_ptr(), served);
             }
         }
         Ok(MbedConfig {
@@ -503,4 +504,66 @@ impl MbedConfig {
 /// outside this module.
 pub fn error(what: &str, code: c_int) -> anyhow::Error {
     anyhow!("Mbed TLS {what}: {}", error_text(code))
+}
+
+/// A configuration's ALPN protocols as Mbed TLS keeps them: C strings and
+/// the NULL-terminated list of pointers to them, which a configuration
+/// points at (it keeps the pointer, not a copy) and which must outlive it.
+pub struct Protocols {
+    _names: Vec<CString>,
+    list: Box<[*const c_char]>,
+}
+
+impl Protocols {
+    /// The list for `protocols`; `None` when empty (no ALPN). Errors: a
+    /// name holding a NUL byte.
+    pub fn new(protocols: &[&[u8]]) -> Result<Option<Protocols>> {
+        if protocols.is_empty() {
+            return Ok(None);
+        }
+        let names = protocols.iter().map(|p| CString::new(*p)).collect::<Result<Vec<_>, _>>()?;
+        let list = names.iter().map(|n| n.as_ptr()).chain([ptr::null()]).collect();
+        Ok(Some(Protocols { _names: names, list }))
+    }
+
+    /// Sets the list on `conf`. Errors: Mbed TLS refused it (a name empty
+    /// or longer than 255 bytes).
+    ///
+    /// # Safety
+    ///
+    /// `conf` is a live configuration, freed before `self`.
+    pub unsafe fn set(&self, conf: *mut sys::mbedtls_ssl_config) -> Result<()> {
+        // SAFETY: the caller's promise; the list is NULL-terminated and
+        // outlives the configuration, which keeps the pointer.
+        let ret = unsafe { sys::mbedtls_ssl_conf_alpn_protocols(conf, self.list.as_ptr().cast_mut()) };
+        check(ret, "mbedtls_ssl_conf_alpn_protocols")
+    }
+}
+
+/// Sets a server configuration's name check, refusing a ClientHello that
+/// names a host other than `served`.
+///
+/// # Safety
+///
+/// `conf` is a live server configuration, freed before `served`.
+pub unsafe fn refuse_other_names(conf: *mut sys::mbedtls_ssl_config, served: &CStr) {
+    // SAFETY: the caller's promise; the hook reads `served` through the
+    // pointer.
+    unsafe { sys::mbedtls_ssl_conf_sni(conf, Some(check_name), served.as_ptr().cast_mut().cast()) };
+}
+
+/// The server's name hook: 0 (served) unless the name sent is another host
+/// ([`crate::extensions::name_refused`]).
+unsafe extern "C" fn check_name(
+    served: *mut c_void,
+    _ssl: *mut sys::mbedtls_ssl_context,
+    name: *const u8,
+    len: usize,
+) -> c_int {
+    // SAFETY: `refuse_other_names` passed the served name's C string; Mbed
+    // TLS passes the sent name's `len` bytes.
+    let (served, sent) =
+        unsafe { (CStr::from_ptr(served.cast()).to_string_lossy(), slice::from_raw_parts(name, len)) };
+    let sent = String::from_utf8_lossy(sent);
+    if crate::extensions::name_refused(Some(&sent), &served) { -1 } else { 0 }
 }

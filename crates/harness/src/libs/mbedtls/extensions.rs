@@ -1,11 +1,13 @@
 //! Mbed TLS's ALPN and server name ([`crate::extensions`]), for the socket
-//! runner's bridge: the protocols on each side's configuration
-//! (`mbedtls_ssl_conf_alpn_protocols`: a client's offer; a server picks the
-//! first of its own that the client offers), the read-back
-//! (`mbedtls_ssl_get_alpn_protocol`), a server's refusal of a ClientHello
-//! naming another host from its server-name hook (`mbedtls_ssl_conf_sni`:
-//! a non-zero answer aborts with an unrecognized_name alert), and a client
-//! that sends one name and checks the certificate against another.
+//! runner's bridge, on a session: the read-back
+//! (`mbedtls_ssl_get_alpn_protocol`) and a client that sends one name and
+//! checks the certificate against another. What a configuration sets is
+//! in [`crate::libs::mbedtls::config`] (which this module uses, not the
+//! other way): the protocols on each side (`mbedtls_ssl_conf_alpn_protocols`:
+//! a client's offer; a server picks the first of its own that the client
+//! offers) and a server's refusal of a ClientHello naming another host
+//! from its server-name hook (`mbedtls_ssl_conf_sni`: a non-zero answer
+//! aborts with an unrecognized_name alert).
 //!
 //! Two differences from the other libraries, both Mbed TLS's own:
 //! - a server whose protocols have nothing in common with a client's offer
@@ -26,62 +28,11 @@
 //! Source: Mbed TLS 3.6's `mbedtls/ssl.h` and `mbedtls/x509_crt.h`.
 
 use std::{
-    ffi::{CStr, CString, c_char, c_int, c_void},
-    ptr, slice,
+    ffi::{CStr, c_int, c_void},
+    ptr,
 };
 
-use anyhow::Result;
-
-use crate::libs::mbedtls::{
-    config::{MbedConfig, check},
-    sys,
-};
-
-/// A configuration's ALPN protocols as Mbed TLS keeps them: C strings and
-/// the NULL-terminated list of pointers to them, which a configuration
-/// points at (it keeps the pointer, not a copy) and which must outlive it.
-pub struct Protocols {
-    _names: Vec<CString>,
-    list: Box<[*const c_char]>,
-}
-
-impl Protocols {
-    /// The list for `protocols`; `None` when empty (no ALPN). Errors: a
-    /// name holding a NUL byte.
-    pub fn new(protocols: &[&[u8]]) -> Result<Option<Protocols>> {
-        if protocols.is_empty() {
-            return Ok(None);
-        }
-        let names = protocols.iter().map(|p| CString::new(*p)).collect::<Result<Vec<_>, _>>()?;
-        let list = names.iter().map(|n| n.as_ptr()).chain([ptr::null()]).collect();
-        Ok(Some(Protocols { _names: names, list }))
-    }
-
-    /// Sets the list on `conf`. Errors: Mbed TLS refused it (a name empty
-    /// or longer than 255 bytes).
-    ///
-    /// # Safety
-    ///
-    /// `conf` is a live configuration, freed before `self`.
-    pub unsafe fn set(&self, conf: *mut sys::mbedtls_ssl_config) -> Result<()> {
-        // SAFETY: the caller's promise; the list is NULL-terminated and
-        // outlives the configuration, which keeps the pointer.
-        let ret = unsafe { sys::mbedtls_ssl_conf_alpn_protocols(conf, self.list.as_ptr().cast_mut()) };
-        check(ret, "mbedtls_ssl_conf_alpn_protocols")
-    }
-}
-
-/// Sets a server configuration's name check, refusing a ClientHello that
-/// names a host other than `served`.
-///
-/// # Safety
-///
-/// `conf` is a live server configuration, freed before `served`.
-pub unsafe fn refuse_other_names(conf: *mut sys::mbedtls_ssl_config, served: &CStr) {
-    // SAFETY: the caller's promise; the hook reads `served` through the
-    // pointer.
-    unsafe { sys::mbedtls_ssl_conf_sni(conf, Some(check_name), served.as_ptr().cast_mut().cast()) };
-}
+use crate::libs::mbedtls::{config::MbedConfig, sys};
 
 /// The protocol `ssl` chose; `None`: none.
 pub(crate) fn chosen<'a>(ssl: *const sys::mbedtls_ssl_context) -> Option<&'a [u8]> {
@@ -103,22 +54,6 @@ pub unsafe fn check_other_name(ssl: *mut sys::mbedtls_ssl_context, config: &Mbed
     unsafe {
         sys::mbedtls_ssl_set_verify(ssl, Some(verify_checked_name), ptr::from_ref(config).cast_mut().cast())
     };
-}
-
-/// The server's name hook: 0 (served) unless the name sent is another host
-/// ([`crate::extensions::name_refused`]).
-unsafe extern "C" fn check_name(
-    served: *mut c_void,
-    _ssl: *mut sys::mbedtls_ssl_context,
-    name: *const u8,
-    len: usize,
-) -> c_int {
-    // SAFETY: `refuse_other_names` passed the served name's C string; Mbed
-    // TLS passes the sent name's `len` bytes.
-    let (served, sent) =
-        unsafe { (CStr::from_ptr(served.cast()).to_string_lossy(), slice::from_raw_parts(name, len)) };
-    let sent = String::from_utf8_lossy(sent);
-    if crate::extensions::name_refused(Some(&sent), &served) { -1 } else { 0 }
 }
 
 /// The verification hook of a client sending another name: at the

@@ -24,11 +24,26 @@ pub mod floor;
 pub mod stack;
 pub mod sys;
 
-use crate::libs::Entry;
+use crate::{
+    libs::{Entry, Offers, Sockets, TLS_12_13},
+    params::Protocol,
+};
 
 /// Mbed TLS in the registry ([`crate::libs::registry`]), with the floor of
 /// its crypto, libmbedcrypto (`floor.rs`), when built.
-pub const ENTRY: Entry = Entry { name: "mbedtls", stacks: || vec![Box::new(stack::MbedTls)], floors };
+pub const ENTRY: Entry = Entry {
+    name: "mbedtls",
+    stacks: || vec![Box::new(stack::MbedTls)],
+    floors,
+    offers: Offers {
+        tls: TLS_12_13,
+        dtls: &[Protocol::Dtls12],
+        vectored: false,
+        sockets: Sockets::Bridge,
+        variant: Some("mbedtls"),
+        licence: "Apache-2.0 OR GPL-2.0-or-later",
+    },
+};
 
 /// libmbedcrypto's floor, with the `crypto-floor` feature.
 fn floors() -> Vec<Box<dyn crate::harness::TlsLibrary>> {

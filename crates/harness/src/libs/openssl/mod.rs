@@ -19,13 +19,52 @@ pub mod floor;
 pub mod stack;
 
 #[cfg(any(feature = "openssl", feature = "boring"))]
-use crate::{harness::TlsLibrary, libs::Entry};
+use crate::{
+    harness::TlsLibrary,
+    libs::{Entry, Offers, Sockets, TLS_12_13},
+    params::Protocol,
+};
 
 /// The OpenSSL family in the registry ([`crate::libs::registry`]); not
 /// registered when the `openssl` crate is built only for another library's
 /// floor (feature `openssl-floor`).
 #[cfg(any(feature = "openssl", feature = "boring"))]
-pub const ENTRY: Entry = Entry { name: "openssl", stacks: || vec![Box::new(stack::OpenSsl)], floors };
+pub const ENTRY: Entry = Entry {
+    name: "openssl",
+    stacks: || vec![Box::new(stack::OpenSsl)],
+    floors,
+    offers: Offers {
+        tls: TLS_12_13,
+        dtls: DTLS,
+        // No SSL_writev: SslStream::write_vectored writes the first buffer only.
+        vectored: false,
+        sockets: Sockets::Adapter,
+        variant: VARIANT,
+        licence: LICENCE,
+    },
+};
+
+/// BoringSSL has DTLS 1.3; OpenSSL (to 3.6) and AWS-LC DTLS 1.2 only.
+#[cfg(feature = "boring")]
+const DTLS: &[Protocol] = &[Protocol::Dtls12, Protocol::Dtls13];
+#[cfg(not(feature = "boring"))]
+const DTLS: &[Protocol] = &[Protocol::Dtls12];
+/// BoringSSL's variant; OpenSSL's own build is the default one (vendored)
+/// or `system-openssl`, AWS-LC's the AWS-LC backends' (`openssl-aws-lc`).
+#[cfg(feature = "boring")]
+const VARIANT: Option<&str> = Some("boringssl");
+#[cfg(all(not(feature = "boring"), tls_bench_openssl_aws_lc))]
+const VARIANT: Option<&str> = Some("openssl-aws-lc");
+#[cfg(all(not(feature = "boring"), not(tls_bench_openssl_aws_lc), feature = "openssl-vendored"))]
+const VARIANT: Option<&str> = None;
+#[cfg(all(not(feature = "boring"), not(tls_bench_openssl_aws_lc), not(feature = "openssl-vendored")))]
+const VARIANT: Option<&str> = Some("system-openssl");
+/// OpenSSL 3 and BoringSSL (relicensed in 2024): Apache-2.0; AWS-LC:
+/// its LICENSE's mix of ISC and Apache-2.0.
+#[cfg(not(tls_bench_openssl_aws_lc))]
+const LICENCE: &str = "Apache-2.0";
+#[cfg(tls_bench_openssl_aws_lc)]
+const LICENCE: &str = "Apache-2.0 AND ISC";
 
 /// Its libcrypto's floor: through the `openssl` crate (OpenSSL, or AWS-LC
 /// under it), or BoringSSL's through the `boring` crate.

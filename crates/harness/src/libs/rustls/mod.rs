@@ -32,7 +32,10 @@ pub mod stack;
 #[path = "stack_0_21.rs"]
 pub mod stack;
 
-use crate::{harness::TlsLibrary, libs::Entry};
+use crate::{
+    harness::TlsLibrary,
+    libs::{Entry, Offers, Sockets, TLS_12_13},
+};
 
 /// rustls in the registry ([`crate::libs::registry`]): one stack per
 /// crypto provider.
@@ -42,6 +45,14 @@ pub const ENTRY: Entry = Entry {
         config::Provider::ALL.into_iter().map(|provider| Box::new(stack::Rustls { provider }) as _).collect()
     },
     floors,
+    offers: Offers {
+        tls: TLS_12_13,
+        dtls: &[],
+        vectored: true,
+        sockets: Sockets::Adapter,
+        variant: None,
+        licence: "Apache-2.0 OR ISC OR MIT",
+    },
 };
 
 /// The floors of its providers, aws-lc-rs (from 0.22) and *ring*; neither

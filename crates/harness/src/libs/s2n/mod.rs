@@ -22,10 +22,25 @@ pub(crate) use s2n_tls as api;
 #[path = "raw.rs"]
 pub(crate) mod api;
 
-use crate::{harness::TlsLibrary, libs::Entry};
+use crate::{
+    harness::TlsLibrary,
+    libs::{Entry, Offers, Sockets, TLS_12_13},
+};
 
 /// s2n-tls in the registry ([`crate::libs::registry`]).
-pub const ENTRY: Entry = Entry { name: "s2n", stacks: || vec![Box::new(stack::S2nTls)], floors };
+pub const ENTRY: Entry = Entry {
+    name: "s2n",
+    stacks: || vec![Box::new(stack::S2nTls)],
+    floors,
+    offers: Offers {
+        tls: TLS_12_13,
+        dtls: &[],
+        vectored: true,
+        sockets: Sockets::Adapter,
+        variant: None,
+        licence: "Apache-2.0",
+    },
+};
 
 /// The floor of the libcrypto it links: AWS-LC through aws-lc-rs (from
 /// 0.1), or the system's libcrypto through the `openssl` crate (0.0.x,

@@ -8,7 +8,7 @@
 //! Source: the wolfSSL manual, chapter 17 ("API Reference") and `ssl.h`.
 
 use std::{
-    ffi::{CStr, CString, c_int, c_long, c_ulong},
+    ffi::{CStr, CString, c_int, c_long, c_uchar, c_ulong, c_void},
     sync::OnceLock,
 };
 
@@ -263,7 +263,7 @@ impl WolfConfig {
             extensions: *extensions,
             names: Names::new(extensions)?,
         };
-        crate::libs::wolfssl::extensions::set_server_context(&config);
+        set_server_context(&config);
         Ok(config)
     }
 }
@@ -316,4 +316,43 @@ pub(crate) fn negotiated(ssl: *mut sys::WOLFSSL, server: bool) -> Result<Negotia
         !peer.is_null()
     });
     Ok(Negotiated { protocol, suite, group, resumed, client_authenticated })
+}
+
+/// OpenSSL's codes for a TLS extension hook's answer, which wolfSSL's
+/// compatibility layer takes (`SSL_TLSEXT_ERR_*`).
+pub(crate) const EXT_OK: c_int = 0;
+const EXT_ALERT_FATAL: c_int = 2;
+pub(crate) const EXT_NOACK: c_int = 3;
+/// unrecognized_name (RFC 6066 section 3).
+const UNRECOGNIZED_NAME: c_int = 112;
+
+/// Sets a server context's name check when `config` serves one name. The
+/// hook reads `config`'s name, which must outlive the context (it does:
+/// the configuration owns both).
+fn set_server_context(config: &WolfConfig) {
+    if let Some(served) = &config.names.served {
+        // SAFETY: a live context; the argument is the name's heap buffer,
+        // which the configuration keeps as long as the context.
+        unsafe {
+            sys::wolfSSL_CTX_set_servername_callback(config.server.as_ptr(), Some(check_name));
+            sys::wolfSSL_CTX_set_servername_arg(config.server.as_ptr(), served.as_ptr().cast_mut().cast());
+        }
+    }
+}
+
+/// The server's name hook: refuses a host name other than the served one
+/// ([`crate::extensions::name_refused`]).
+unsafe extern "C" fn check_name(ssl: *mut sys::WOLFSSL, alert: *mut c_int, arg: *mut c_void) -> c_int {
+    // SAFETY: `set_server_context` passed the served name's C string.
+    let served = unsafe { CStr::from_ptr(arg.cast()) }.to_string_lossy();
+    // SAFETY: a live session; the name (or NULL) is the session's.
+    let sent = unsafe { sys::wolfSSL_get_servername(ssl, sys::WOLFSSL_SNI_HOST_NAME as c_uchar) };
+    let sent = (!sent.is_null()).then(|| unsafe { CStr::from_ptr(sent) }.to_string_lossy().into_owned());
+    if crate::extensions::name_refused(sent.as_deref(), &served) {
+        // SAFETY: wolfSSL's out-pointer for the alert.
+        unsafe { *alert = UNRECOGNIZED_NAME };
+        EXT_ALERT_FATAL
+    } else {
+        EXT_OK
+    }
 }

@@ -2,42 +2,22 @@
 //! (`wolfSSL_UseALPN`, going on when nothing matches), a server's choice by
 //! its own order of preference from its selection hook
 //! (`wolfSSL_set_alpn_select_cb`, [`crate::extensions::select`]; nothing in
-//! common: no ALPN), the read-back (`wolfSSL_get0_alpn_selected`), and a
-//! server's refusal of a ClientHello naming another host from its
+//! common: no ALPN) and the read-back (`wolfSSL_get0_alpn_selected`). A
+//! server's refusal of a ClientHello naming another host, from its
 //! server-name hook (`wolfSSL_CTX_set_servername_callback`,
-//! `wolfSSL_get_servername`): a fatal unrecognized_name alert.
+//! `wolfSSL_get_servername`: a fatal unrecognized_name alert), is set on
+//! its context by [`crate::libs::wolfssl::config`], which this module
+//! uses (not the other way).
 
 use std::{
-    ffi::{CStr, c_int, c_uchar, c_uint, c_void},
+    ffi::{c_int, c_uchar, c_uint, c_void},
     ptr, slice,
 };
 
 use anyhow::Result;
 use wolfssl_sys as sys;
 
-use crate::libs::wolfssl::config::{WolfConfig, check};
-
-/// OpenSSL's codes for a TLS extension hook's answer, which wolfSSL's
-/// compatibility layer takes (`SSL_TLSEXT_ERR_*`).
-const EXT_OK: c_int = 0;
-const EXT_ALERT_FATAL: c_int = 2;
-const EXT_NOACK: c_int = 3;
-/// unrecognized_name (RFC 6066 section 3).
-const UNRECOGNIZED_NAME: c_int = 112;
-
-/// Sets a server context's name check when `config` serves one name. The
-/// hook reads `config`'s name, which must outlive the context (it does:
-/// the configuration owns both).
-pub(crate) fn set_server_context(config: &WolfConfig) {
-    if let Some(served) = &config.names.served {
-        // SAFETY: a live context; the argument is the name's heap buffer,
-        // which the configuration keeps as long as the context.
-        unsafe {
-            sys::wolfSSL_CTX_set_servername_callback(config.server.as_ptr(), Some(check_name));
-            sys::wolfSSL_CTX_set_servername_arg(config.server.as_ptr(), served.as_ptr().cast_mut().cast());
-        }
-    }
-}
+use crate::libs::wolfssl::config::{EXT_NOACK, EXT_OK, WolfConfig, check};
 
 /// Sets `config`'s ALPN protocols on `ssl` (a server when `server`). The
 /// server's hook reads `config`, which must outlive the session. Errors:
@@ -99,22 +79,5 @@ unsafe extern "C" fn select(
             EXT_OK
         }
         None => EXT_NOACK,
-    }
-}
-
-/// The server's name hook: refuses a host name other than the served one
-/// ([`crate::extensions::name_refused`]).
-unsafe extern "C" fn check_name(ssl: *mut sys::WOLFSSL, alert: *mut c_int, arg: *mut c_void) -> c_int {
-    // SAFETY: `set_server_context` passed the served name's C string.
-    let served = unsafe { CStr::from_ptr(arg.cast()) }.to_string_lossy();
-    // SAFETY: a live session; the name (or NULL) is the session's.
-    let sent = unsafe { sys::wolfSSL_get_servername(ssl, sys::WOLFSSL_SNI_HOST_NAME as c_uchar) };
-    let sent = (!sent.is_null()).then(|| unsafe { CStr::from_ptr(sent) }.to_string_lossy().into_owned());
-    if crate::extensions::name_refused(sent.as_deref(), &served) {
-        // SAFETY: wolfSSL's out-pointer for the alert.
-        unsafe { *alert = UNRECOGNIZED_NAME };
-        EXT_ALERT_FATAL
-    } else {
-        EXT_OK
     }
 }

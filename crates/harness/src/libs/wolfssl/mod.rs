@@ -1,5 +1,5 @@
 //! wolfSSL (feature `wolfssl`, the opt-in `wolfssl` variant: wolfSSL is
-//! GPL-2.0): the `wolfssl-sys` crate, which builds the wolfSSL it vendors
+//! GPL-3.0-or-later): the `wolfssl-sys` crate, which builds the wolfSSL it vendors
 //! (5.9.4) with its x86-64 assembly and AES-NI, ML-KEM and DTLS 1.3, here
 //! with ALPN and the OpenSSL compatibility layer (`opensslall`, which
 //! turns on session tickets and the peer certificate's getter, as
@@ -24,11 +24,29 @@ pub mod extensions;
 pub mod floor;
 pub mod stack;
 
-use crate::libs::Entry;
+use crate::{
+    libs::{Entry, Offers, Sockets, TLS_12_13},
+    params::Protocol,
+};
 
 /// wolfSSL in the registry ([`crate::libs::registry`]), with the floor
 /// of its crypto, wolfCrypt (`floor.rs`), when built.
-pub const ENTRY: Entry = Entry { name: "wolfssl", stacks: || vec![Box::new(stack::WolfSsl)], floors };
+pub const ENTRY: Entry = Entry {
+    name: "wolfssl",
+    stacks: || vec![Box::new(stack::WolfSsl)],
+    floors,
+    offers: Offers {
+        tls: TLS_12_13,
+        // Its DTLS 1.2 server always sends a HelloVerifyRequest, which the
+        // others' handshakes do not have: a named skip (stack.rs).
+        dtls: &[Protocol::Dtls13],
+        vectored: true,
+        sockets: Sockets::Bridge,
+        variant: Some("wolfssl"),
+        // wolfSSL 5.9's LICENSING (wolfssl-sys's vendored source).
+        licence: "GPL-3.0-or-later",
+    },
+};
 
 /// wolfCrypt's floor, with the `crypto-floor` feature.
 fn floors() -> Vec<Box<dyn crate::harness::TlsLibrary>> {

@@ -1,4 +1,4 @@
-//! `results/memory/memory.svg`: horizontal bar charts (one bar per library and side,
+//! `memory/memory.svg`: horizontal bar charts (one bar per library and side,
 //! whiskers from the minimum to the maximum over the connections), drawn
 //! with plotters from one or more reports.
 

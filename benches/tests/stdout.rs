@@ -5,7 +5,7 @@
 
 #![cfg(feature = "tools")]
 
-#[path = "../../../tests/common/support.rs"]
+#[path = "../../tests/common/support.rs"]
 mod common;
 
 use std::{

@@ -11,7 +11,7 @@ fn main() {
     let manifest = env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR");
     // The workspace's lock file, two folders up (historical-perf's generated
     // builds keep the same layout).
-    let lock_path = Path::new(&manifest).join("../../Cargo.lock");
+    let lock_path = Path::new(&manifest).join("../Cargo.lock");
     println!("cargo::rerun-if-changed={}", lock_path.display());
     let lock = fs::read_to_string(&lock_path).unwrap_or_default();
     let mut lines = lock.lines();

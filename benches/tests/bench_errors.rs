@@ -9,7 +9,7 @@
 //! in this build's features and aws-lc-config files, then run directly with
 //! filters that measure nothing (`--list`, or `--test` on one cheap id).
 
-#[path = "../../../tests/common/support.rs"]
+#[path = "../../tests/common/support.rs"]
 mod common;
 
 use std::{
@@ -20,7 +20,12 @@ use std::{
     sync::{Mutex, OnceLock},
 };
 
-use tls_bench_harness::{certs, filter::CRITERION_TITLE_MAX, libs, params::CertChain};
+use tls_bench_harness::{
+    certs,
+    filter::CRITERION_TITLE_MAX,
+    libs,
+    params::{CertChain, Protocol},
+};
 
 /// This build's cargo features, for `--features`.
 fn features() -> String {
@@ -244,7 +249,7 @@ fn the_listing_prints_every_id_whole_and_honours_the_filter() {
 
 #[test]
 fn a_dtls_write_larger_than_the_mtu_carries_is_a_named_skip_not_a_panic() {
-    let dtls = |name: &str| ["openssl-", "boring-", "gnutls-"].iter().any(|p| name.starts_with(p));
+    let dtls = |name: &str| libs::offers(name).is_some_and(|o| o.dtls.contains(&Protocol::Dtls12));
     if !libs::all().iter().any(|l| dtls(&l.name())) {
         return;
     }

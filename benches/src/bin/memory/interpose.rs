@@ -143,10 +143,3 @@ pub fn glibc_in_use_bytes() -> u64 {
     let info = unsafe { libc::mallinfo2() };
     (info.uordblks + info.hblkhd) as u64
 }
-
-/// The allocator these figures describe, e.g. `glibc 2.36 malloc`.
-pub fn allocator() -> String {
-    // SAFETY: returns a static NUL-terminated string.
-    let version = unsafe { std::ffi::CStr::from_ptr(libc::gnu_get_libc_version()) };
-    format!("glibc {} malloc", version.to_string_lossy())
-}

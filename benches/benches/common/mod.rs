@@ -39,7 +39,7 @@ pub const PLOTS_ENV: &str = "TLS_BENCH_PLOTS";
 /// exist, a filter that is not a regular expression, or an option value
 /// Criterion asserts ([`filter::check_options`]).
 pub fn config(bench: &str) -> Criterion {
-    // Cargo runs a bench in its package's folder (crates/benches/); the
+    // Cargo runs a bench in its package's folder (benches/); the
     // repository's root is where relative paths in the settings
     // (`CRITERION_HOME`, `CARGO_TARGET_DIR`, `TLS_BENCH_CERTS_DIR`) and
     // Criterion's `target/criterion` have always been read from.

@@ -5,7 +5,7 @@
 //! transfer's two sides add up to its both-sides figure. Needs valgrind
 //! (`apt-get install valgrind`); fails without it.
 
-#[path = "../../../tests/common/support.rs"]
+#[path = "../../tests/common/support.rs"]
 mod common;
 
 use std::process::Command;

@@ -86,7 +86,7 @@ fn require_tools() {
 fn selection() -> &'static [(Counted, Option<bool>)] {
     static SELECTION: OnceLock<Vec<(Counted, Option<bool>)>> = OnceLock::new();
     SELECTION.get_or_init(|| {
-        // Cargo runs a bench in its package's folder (crates/benches/); a
+        // Cargo runs a bench in its package's folder (benches/); a
         // relative `TLS_BENCH_CERTS_DIR` is read from the repository's root,
         // here and in the run-case processes gungraun's runner starts.
         env::set_current_dir(tls_bench::variants::repo()).unwrap_or_else(|e| fail(&format!("{e}")));

@@ -1,8 +1,8 @@
-//! `memory variants` (what `scripts/bench-memory.sh` runs): `memory measure`
+//! `memory variants` (what `memory/bench-memory.sh` runs): `memory measure`
 //! once per build variant ([`tls_bench::variants`]), each in its own build,
 //! then one graph of all their reports. With `--update-committed`, a
-//! complete run replaces the committed reports (`results/memory/data/`) and graph
-//! (`results/memory/memory.svg`); the gate is [`VariantsArgs::refusal`].
+//! complete run replaces the committed reports (`memory/data/`) and graph
+//! (`memory/memory.svg`); the gate is [`VariantsArgs::refusal`].
 
 use std::{
     fs,
@@ -14,22 +14,22 @@ use tls_bench::variants::{self, VARIANTS_ENV};
 
 use crate::{PlotArgs, Selection, committed_data, plot_reports};
 
-/// `memory variants --help` (and so `scripts/bench-memory.sh --help`).
+/// `memory variants --help` (and so `memory/bench-memory.sh --help`).
 pub const LONG_ABOUT: &str = "\
 Heap per TLS connection and allocations per handshake and per write, for
 every library of every build variant, then the graph. This is what
-scripts/bench-memory.sh runs.
+memory/bench-memory.sh runs.
 
-  scripts/bench-memory.sh [memory measure options]
+  memory/bench-memory.sh [memory measure options]
     target/memory/<variant>.{json,csv} and target/memory/memory.svg
-  scripts/bench-memory.sh --quick [options]
+  memory/bench-memory.sh --quick [options]
     10 pairs: the same under target/memory/quick/
-  scripts/bench-memory.sh --update-committed
+  memory/bench-memory.sh --update-committed
     a complete run (every variant, no other option, TLS_BENCH_VARIANTS
-    unset), then its reports replace results/memory/data/<variant>.json and
-    results/memory/memory.svg is redrawn from exactly those (refused, before any
+    unset), then its reports replace memory/data/<variant>.json and
+    memory/memory.svg is redrawn from exactly those (refused, before any
     work, for anything less)
-  scripts/bench-memory.sh -h | --help
+  memory/bench-memory.sh -h | --help
     this text, nothing else
 
 Each variant is `cargo run --release <its cargo arguments> --bin memory --
@@ -37,9 +37,9 @@ measure --json ... --csv ... [options]` (`cargo run --release --bin variants
 -- list` lists them). The options apply to every variant: with
 --libraries, pick the variants holding those libraries with
 TLS_BENCH_VARIANTS (names, space-separated), e.g.
-TLS_BENCH_VARIANTS=default scripts/bench-memory.sh --libraries rustls.
-`cargo run --release --bin memory -- plot` redraws results/memory/memory.svg from
-results/memory/data/ without measuring.";
+TLS_BENCH_VARIANTS=default memory/bench-memory.sh --libraries rustls.
+`cargo run --release --bin memory -- plot` redraws memory/memory.svg from
+memory/data/ without measuring.";
 
 /// What the measuring runs' glibc is told: without its per-thread cache,
 /// mallinfo2 (the cross-check in each report) counts exactly; the figures
@@ -49,8 +49,8 @@ const GLIBC_TUNABLES: &str = "glibc.malloc.tcache_count=0";
 #[derive(clap::Args)]
 pub struct VariantsArgs {
     /// After a complete run (every variant, no other option,
-    /// TLS_BENCH_VARIANTS unset), replace results/memory/data/<variant>.json with
-    /// its reports and redraw results/memory/memory.svg from exactly those.
+    /// TLS_BENCH_VARIANTS unset), replace memory/data/<variant>.json with
+    /// its reports and redraw memory/memory.svg from exactly those.
     /// Refused, before any work, for anything less.
     #[arg(long)]
     update_committed: bool,
@@ -142,7 +142,7 @@ pub fn run(args: VariantsArgs) -> Result<()> {
     } else {
         plot_reports(PlotArgs { svg: Some(out.join("memory.svg")), markdown: false, inputs: reports })?;
         eprintln!(
-            "results/memory/memory.svg and results/memory/data/ unchanged (scripts/bench-memory.sh --update-committed replaces them)"
+            "memory/memory.svg and memory/data/ unchanged (memory/bench-memory.sh --update-committed replaces them)"
         );
         Ok(())
     }

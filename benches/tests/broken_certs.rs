@@ -8,7 +8,7 @@
 //! each library must fail naming the files, and s2n-tls's security policy
 //! probe must report them instead of skipping every parameter set.
 
-#[path = "../../../tests/common/support.rs"]
+#[path = "../../tests/common/support.rs"]
 mod common;
 
 use std::{

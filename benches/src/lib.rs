@@ -1,7 +1,7 @@
 //! tls-bench: benchmarks comparing TLS and DTLS libraries on the same work,
 //! over an in-memory transport.
 //!
-//! This package (crates/benches/) is what historical-perf builds against
+//! This package (benches/) is what historical-perf builds against
 //! each past release, with the harness and the results crates only: the
 //! Criterion benches (`benches/`), the instruction counts, the `run-case`
 //! binary Callgrind runs and the `memory` binary. Its library holds what

@@ -1,8 +1,8 @@
 //! `memory`: heap bytes per TLS connection and allocations per handshake and
 //! per write, for every library built, counted by replacing the process's
 //! C allocator (see README, "Memory"). `memory variants` (what
-//! `scripts/bench-memory.sh` runs) measures every build variant; its kept
-//! results are `results/memory/data/<variant>.json`, drawn as `results/memory/memory.svg`.
+//! `memory/bench-memory.sh` runs) measures every build variant; its kept
+//! results are `memory/data/<variant>.json`, drawn as `memory/memory.svg`.
 //!
 //! ```text
 //! memory measure --json OUT.json [--csv OUT.csv] [--libraries ..] [--kinds ..] [--chains ..] [-n 100] [--quick]
@@ -26,14 +26,13 @@ use std::{
 use anyhow::{Context, Result, bail, ensure};
 use clap::{CommandFactory, Parser, Subcommand};
 use tls_bench_harness::{
-    bench::library_family,
     error::exit_code,
     harness::TlsLibrary,
     libs,
     memory::Snapshot,
     out, outln,
     params::{CertChain, HandshakeKind, Params, Protocol},
-    parsed_or_exit,
+    parsed_or_exit, select,
 };
 use tls_bench_results::outdir;
 
@@ -42,16 +41,16 @@ use crate::{
     results::{Report, Skip},
 };
 
-/// The committed results (`results/memory/data/<variant>.json`, one report per
+/// The committed results (`memory/data/<variant>.json`, one report per
 /// build variant, under the repository), read by `memory plot` when given no
 /// reports.
 fn committed_data() -> PathBuf {
-    tls_bench::variants::repo().join("results/memory/data")
+    tls_bench::variants::repo().join("memory/data")
 }
 
 /// The committed graph, drawn from [`committed_data`].
 fn committed_svg() -> PathBuf {
-    tls_bench::variants::repo().join("results/memory/memory.svg")
+    tls_bench::variants::repo().join("memory/memory.svg")
 }
 
 /// Most connection pairs `-n` takes: all are alive together, and a pair of
@@ -78,11 +77,11 @@ enum Command {
     /// --quick: target/memory/quick/), then draws their graph
     /// (memory.svg beside them). TLS_BENCH_VARIANTS picks variants (names,
     /// space-separated); the options apply to every variant. This is what
-    /// scripts/bench-memory.sh runs.
+    /// memory/bench-memory.sh runs.
     #[command(long_about = variants::LONG_ABOUT)]
     Variants(variants::VariantsArgs),
     /// Draws the graph (and optionally prints README tables) from reports;
-    /// with none, redraws results/memory/memory.svg from the committed results/memory/data/.
+    /// with none, redraws memory/memory.svg from the committed memory/data/.
     Plot(PlotArgs),
     /// Lists the built libraries, handshake kinds and chains.
     List,
@@ -91,7 +90,7 @@ enum Command {
 #[derive(clap::Args)]
 struct PlotArgs {
     /// Where to write the SVG (missing directories are created). Required
-    /// with reports; without reports, results/memory/memory.svg of the source tree.
+    /// with reports; without reports, memory/memory.svg of the source tree.
     #[arg(long)]
     svg: Option<PathBuf>,
     /// Also print the Markdown tables of the README to stdout.
@@ -99,7 +98,7 @@ struct PlotArgs {
     markdown: bool,
     /// Reports written by `memory measure --json`, or directories whose
     /// `*.json` files are such reports (read in file-name order). Default:
-    /// the committed results/memory/data/ of the source tree.
+    /// the committed memory/data/ of the source tree.
     inputs: Vec<PathBuf>,
 }
 
@@ -335,7 +334,7 @@ fn measure_all(args: MeasureArgs) -> Result<()> {
     let mut report = Report {
         date: chrono::Utc::now().format("%Y-%m-%d").to_string(),
         cpu: tls_bench_results::host::cpu_model(),
-        allocator: interpose::allocator(),
+        allocator: tls_bench_results::host::allocator(),
         warmup: opts.warmup,
         writes_per_size: opts.writes,
         rows: Vec::new(),
@@ -440,26 +439,16 @@ fn check_interposer() -> Result<()> {
 }
 
 /// The libraries `selectors` name (all when empty), each once, in build
-/// order. Errors: a selector naming no built library, with the valid names.
+/// order ([`tls_bench_harness::select`]). Errors: a selector naming no
+/// built library, with the valid names.
 fn select_libraries(all: Vec<Box<dyn TlsLibrary>>, selectors: &[String]) -> Result<Vec<Box<dyn TlsLibrary>>> {
-    if selectors.is_empty() {
-        return Ok(all);
-    }
     let names: Vec<String> = all.iter().map(|l| l.name()).collect();
-    for s in selectors {
-        if !names.iter().any(|n| library_matches(n, s)) {
-            bail!("unknown library {s:?}; built libraries: {}", names.join(", "));
-        }
-    }
-    Ok(all.into_iter().filter(|l| selectors.iter().any(|s| library_matches(&l.name(), s))).collect())
-}
-
-/// Whether library id `name` (e.g. `rustls-0.23.46+ring`) is what `selector`
-/// asks for: the whole id, the name before the version (`rustls`), or that
-/// name with the backend (`rustls+ring`, see [`library_family`]).
-fn library_matches(name: &str, selector: &str) -> bool {
-    let family = library_family(name);
-    selector == name || selector == family || family.split_once('+').is_some_and(|(bare, _)| selector == bare)
+    let chosen: Vec<String> = select::select(&names, selectors)
+        .map_err(|e| anyhow::anyhow!("--libraries: {e}"))?
+        .into_iter()
+        .map(str::to_string)
+        .collect();
+    Ok(all.into_iter().filter(|l| chosen.contains(&l.name())).collect())
 }
 
 /// The values of `T` named in `given` (by their id text, any case), each
@@ -489,23 +478,6 @@ fn pick<T: Copy + PartialEq + std::fmt::Display>(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn library_selectors() {
-        for (name, sel, want) in [
-            ("rustls-0.23.46+ring", "rustls", true),
-            ("rustls-0.23.46+ring", "rustls+ring", true),
-            ("rustls-0.23.46+ring", "rustls+aws-lc-rs", false),
-            ("rustls-0.23.46+ring", "rustls-0.23.46+ring", true),
-            ("s2n-tls-0.3.47+aws-lc", "s2n-tls", true),
-            ("openssl-aws-lc-1.73.0", "openssl", false),
-            ("openssl-aws-lc-1.73.0", "openssl-aws-lc", true),
-            ("openssl-3.6.3", "openssl", true),
-            ("plaintext", "plaintext", true),
-        ] {
-            assert_eq!(library_matches(name, sel), want, "{name} {sel}");
-        }
-    }
 
     fn report(skipped: Vec<Skip>) -> Report {
         Report {

@@ -4,7 +4,7 @@
 //! boring-sys's static libssl/libcrypto shadow OpenSSL's.
 //!
 //! Readers: `scripts/bench-all.sh` (`variants bench`, one `cargo bench` per
-//! variant), `scripts/bench-memory.sh` (`memory variants`, one
+//! variant), `memory/bench-memory.sh` (`memory variants`, one
 //! `memory measure` per variant), `compare --variants` (one worker binary
 //! per variant) and `variants list`. Adding a variant is one entry in
 //! [`VARIANTS`].
@@ -24,7 +24,7 @@ use anyhow::{Result, bail, ensure};
 /// Which runs take a variant.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Scope {
-    /// Every run over the variants: `scripts/bench-all.sh`, `scripts/bench-memory.sh`
+    /// Every run over the variants: `scripts/bench-all.sh`, `memory/bench-memory.sh`
     /// (by default, or named in `TLS_BENCH_VARIANTS`) and `compare`.
     Every,
     /// Only `compare`, when named with `--variants`: a build the scripts

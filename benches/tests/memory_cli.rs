@@ -5,7 +5,7 @@
 //! measures one small case (one library, one kind, one chain, 2 pairs), so
 //! the file takes about a second.
 
-#[path = "../../../tests/common/support.rs"]
+#[path = "../../tests/common/support.rs"]
 mod common;
 
 use std::{
@@ -198,25 +198,22 @@ fn plot_creates_a_missing_svg_directory() {
     assert!(fs::read_to_string(&svg).unwrap().contains(&lib));
 }
 
-/// `memory plot` without reports reads the committed results/memory/data/; what it
-/// draws is results/memory/memory.svg as committed (drawing is deterministic: no
+/// `memory plot` without reports reads the committed memory/data/; what it
+/// draws is memory/memory.svg as committed (drawing is deterministic: no
 /// font is measured). A failure here means the committed graph and data
-/// disagree: `scripts/bench-memory.sh --update-committed` remakes both, and
+/// disagree: `memory/bench-memory.sh --update-committed` remakes both, and
 /// `cargo run --release --bin memory -- plot` redraws the graph alone.
 #[test]
 fn the_committed_graph_is_drawn_from_the_committed_data() {
     let root = tls_bench::variants::repo();
-    let data: Vec<_> =
-        fs::read_dir(root.join("results/memory/data")).expect("results/memory/data/ missing").collect();
-    assert!(!data.is_empty(), "results/memory/data/ is empty");
+    let data: Vec<_> = fs::read_dir(root.join("memory/data")).expect("memory/data/ missing").collect();
+    assert!(!data.is_empty(), "memory/data/ is empty");
     let svg = scratch("committed").join("memory.svg");
     let (ok, _, err) = memory(&["plot", "--svg", text(&svg)]);
     assert!(ok, "{err}");
-    let (drawn, committed) = (
-        fs::read_to_string(&svg).unwrap(),
-        fs::read_to_string(root.join("results/memory/memory.svg")).unwrap(),
-    );
-    assert!(drawn == committed, "results/memory/memory.svg is not what results/memory/data/ draws");
+    let (drawn, committed) =
+        (fs::read_to_string(&svg).unwrap(), fs::read_to_string(root.join("memory/memory.svg")).unwrap());
+    assert!(drawn == committed, "memory/memory.svg is not what memory/data/ draws");
 }
 
 #[test]
@@ -243,7 +240,7 @@ fn memory_variants_help_is_the_scripts_usage() {
     let out = Command::new(env!("CARGO_BIN_EXE_memory")).args(["variants", "--help"]).output().unwrap();
     assert!(out.status.success());
     let help = String::from_utf8(out.stdout).unwrap();
-    for part in ["scripts/bench-memory.sh --update-committed", "--quick", "TLS_BENCH_VARIANTS", "--libraries"]
+    for part in ["memory/bench-memory.sh --update-committed", "--quick", "TLS_BENCH_VARIANTS", "--libraries"]
     {
         assert!(help.contains(part), "{part} missing:\n{help}");
     }

@@ -1,5 +1,5 @@
 //! `run-case`: runs one benchmark case once, as the instruction-count
-//! benchmark (`crates/benches/benches/instructions.rs`) has Callgrind count it.
+//! benchmark (`benches/benches/instructions.rs`) has Callgrind count it.
 //!
 //! Configures the case's library, runs one warm-up iteration (one-time and
 //! lazy initialisation happen there, outside the count), then
