@@ -21,7 +21,10 @@ use std::{
 
 use anyhow::{Context, Result, bail};
 
-use super::serve::Summary;
+use super::{
+    process::{self, Signal},
+    serve::Summary,
+};
 use tls_bench_harness::{error::ConfigureError, params::Params};
 use tls_bench_results::sockets::RssTrace;
 
@@ -262,23 +265,14 @@ impl ChildServer {
         if let Some(why) = self.down() {
             bail!("{} {why}", self.library);
         }
-        // SAFETY: kill of our own child's pid, not yet reaped (down() saw it
-        // running).
-        if unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) } != 0 {
-            bail!("signalling {}: {}", self.library, std::io::Error::last_os_error());
-        }
-        let started = Instant::now();
-        let status = loop {
-            if let Some(s) = self.child.try_wait().context("waiting for the child server")? {
-                super::interrupt::forget(&self.child);
-                break s;
-            }
-            if started.elapsed() > LIMIT {
-                kill(&mut self.child);
-                bail!("{} did not stop in {LIMIT:?}; killed{}", self.library, self.stderr.said());
-            }
-            std::thread::sleep(Duration::from_millis(20));
+        // Our own child, not yet reaped (down() saw it running).
+        process::signal(self.child.id(), Signal::SIGTERM)
+            .with_context(|| format!("signalling {}", self.library))?;
+        let Some(status) = process::wait_for(&mut self.child, LIMIT)? else {
+            kill(&mut self.child);
+            bail!("{} did not stop in {LIMIT:?}; killed{}", self.library, self.stderr.said());
         };
+        super::interrupt::forget(&self.child);
         let rest = self
             .rest
             .take()
@@ -311,8 +305,9 @@ impl ChildServer {
 /// says what went wrong, so a failure here adds nothing.
 fn kill(child: &mut Child) {
     if let Ok(None) = child.try_wait() {
-        // SAFETY: a signal to the process group our own unreaped child leads.
-        unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) };
+        // The process group our own unreaped child leads: a failure is
+        // a group already gone.
+        let _gone = process::signal_group(child.id(), Signal::SIGKILL);
         let _killed = child.kill();
         let _reaped = child.wait();
     }
@@ -330,9 +325,8 @@ pub(crate) fn process_down(child: &mut Child) -> Option<String> {
         Err(e) => return Some(format!("cannot be waited for: {e}")),
         Ok(None) => {}
     }
-    let stat = std::fs::read_to_string(format!("/proc/{}/stat", child.id())).ok()?;
-    let state = stat.rsplit_once(')')?.1.split_whitespace().next()?;
-    matches!(state, "T" | "t")
+    let state = process::state(child.id())?;
+    matches!(state, 'T' | 't')
         .then(|| format!("stopped (state {state}, SIGSTOP or a tracer): it answers nothing"))
 }
 

@@ -16,6 +16,8 @@ use std::{
 use anyhow::{Context, Result, bail};
 
 use tls_bench_harness::params::CertChain;
+
+use crate::process;
 pub use tls_bench_results::https::{Tool, ToolRun};
 
 /// What to run.
@@ -153,19 +155,13 @@ pub(crate) fn output(mut cmd: Command, limit: Duration) -> Result<std::process::
         let mut b = Vec::new();
         std::io::Read::read_to_end(&mut stderr, &mut b).map(|_| b)
     });
-    let status = loop {
-        if let Some(s) = child.try_wait()? {
-            super::interrupt::forget(&child);
-            break s;
-        }
-        if started.elapsed() > limit {
-            let _ = child.kill();
-            let _ = child.wait();
-            super::interrupt::forget(&child);
-            bail!("ran past {limit:?}; killed");
-        }
-        std::thread::sleep(Duration::from_millis(50));
+    let Some(status) = process::wait_for(&mut child, limit.saturating_sub(started.elapsed()))? else {
+        let _ = child.kill();
+        let _ = child.wait();
+        super::interrupt::forget(&child);
+        bail!("ran past {limit:?}; killed");
     };
+    super::interrupt::forget(&child);
     let stdout = out.join().map_err(|_| anyhow::anyhow!("reading stdout"))?.context("reading stdout")?;
     let stderr = err.join().map_err(|_| anyhow::anyhow!("reading stderr"))?.context("reading stderr")?;
     Ok(std::process::Output { status, stdout, stderr })

@@ -31,6 +31,8 @@ use std::{
 use anyhow::{Context, Result};
 use tokio::sync::watch;
 
+use crate::process::{self, Signal};
+
 /// What a first SIGINT or SIGTERM does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum OnSignal {
@@ -261,36 +263,21 @@ fn remove_litter() {
 fn stop_children(grace: Duration) {
     let groups: Vec<i32> = state().children.lock().map(|c| c.clone()).unwrap_or_default();
     for &g in &groups {
-        // SAFETY: a signal to a process group this process made.
-        unsafe { libc::kill(-g, libc::SIGTERM) };
+        // A process group this process made; one already gone is done.
+        let _gone = process::signal_group(g as u32, Signal::SIGTERM);
     }
     let until = Instant::now() + grace;
     // A group is gone when no process is left in it (its leader may be a
     // zombie until reaped: it counts as gone).
-    let alive = |g: i32| group_has_running(g);
+    let alive = |g: i32| process::group_has_running(g);
     while Instant::now() < until && groups.iter().any(|&g| alive(g)) {
         std::thread::sleep(Duration::from_millis(20));
     }
     for &g in &groups {
         if alive(g) {
-            // SAFETY: as above.
-            unsafe { libc::kill(-g, libc::SIGKILL) };
+            let _gone = process::signal_group(g as u32, Signal::SIGKILL);
         }
     }
-}
-
-/// Whether a process of group `group` is still running (not a zombie),
-/// from `/proc`.
-pub(crate) fn group_has_running(group: i32) -> bool {
-    let Ok(entries) = std::fs::read_dir("/proc") else { return false };
-    entries.flatten().any(|e| {
-        let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else { return false };
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { return false };
-        // After the command's closing parenthesis: state, ppid, pgrp.
-        let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r) else { return false };
-        let fields: Vec<&str> = rest.split_whitespace().collect();
-        fields.len() > 2 && fields[0] != "Z" && fields[2] == group.to_string()
-    })
 }
 
 /// How a tool that [`install`]ed the handlers ends: as

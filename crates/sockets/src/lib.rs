@@ -19,6 +19,8 @@
 //! once).
 //!
 //! - [`errors`]: how a connection failed, by kind ([`ErrorKind`]).
+//! - [`process`]: signals, waits with a deadline and `/proc`, through nix,
+//!   wait-timeout and procfs.
 //! - [`interrupt`]: Ctrl-C and SIGTERM as a flag every loop reads.
 //! - [`tcp`]: the TCP stream under a TLS connection, its orderly close.
 //! - [`rss`]: a process's resident memory, from /proc.
@@ -93,6 +95,8 @@ macro_rules! forward_io {
 }
 
 pub mod errors;
+
+pub mod process;
 
 pub mod interrupt;
 

@@ -25,7 +25,9 @@ use std::{
     time::{Duration, Instant},
 };
 
-use anyhow::{Context, Result, bail, ensure};
+use anyhow::{Context, Result, bail};
+
+use crate::process::{self, Signal};
 
 use tls_bench_harness::{
     certs::{self, CA_CERT, SERVER_CHAIN, SERVER_KEY},
@@ -122,16 +124,6 @@ pub fn config(
     Ok(c)
 }
 
-/// utime + stime of a `/proc/PID/stat` line, in clock ticks: the 14th and
-/// 15th fields, counted after the command name's closing parenthesis (the
-/// name may hold spaces).
-fn stat_cpu_ticks(stat: &str) -> Option<u64> {
-    let after = &stat[stat.rfind(')')? + 1..];
-    // Field 3 (state) is the first word after the name.
-    let fields: Vec<&str> = after.split_whitespace().collect();
-    Some(fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?)
-}
-
 /// A running nginx; stopped (SIGQUIT, then SIGKILL after 5 s) when
 /// dropped.
 pub struct Nginx {
@@ -217,17 +209,14 @@ impl Nginx {
     /// nginx's processes: the master, then its workers.
     fn pids(&self) -> Vec<u32> {
         let mut pids = vec![self.child.id()];
-        let children = format!("/proc/{0}/task/{0}/children", self.child.id());
-        if let Ok(text) = fs::read_to_string(&children) {
-            pids.extend(text.split_whitespace().filter_map(|p| p.parse::<u32>().ok()));
-        }
+        pids.extend(process::children(self.child.id()));
         pids
     }
 
     /// The resident set size of nginx's processes (master and workers),
     /// KiB, from `/proc/PID/statm`. Errors: one cannot be read.
     pub fn rss_kib(&self) -> Result<u64> {
-        self.pids().iter().map(|pid| super::rss::rss_kib_of(&format!("/proc/{pid}/statm"))).sum()
+        self.pids().iter().map(|&pid| process::rss_kib(Some(pid))).sum()
     }
 
     /// CPU seconds (user + system) nginx's running processes (master and
@@ -235,16 +224,7 @@ impl Nginx {
     /// proc(5)): what `https-serve` reports as its threads' CPU. Errors: one
     /// cannot be read or is not understood.
     pub fn cpu_seconds(&self) -> Result<f64> {
-        // SAFETY: sysconf only reads.
-        let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
-        ensure!(ticks > 0, "sysconf(_SC_CLK_TCK): {ticks}");
-        let mut sum = 0u64;
-        for pid in self.pids() {
-            let path = format!("/proc/{pid}/stat");
-            let text = fs::read_to_string(&path).with_context(|| format!("reading {path}"))?;
-            sum += stat_cpu_ticks(&text).with_context(|| format!("{path} not understood: {text:?}"))?;
-        }
-        Ok(sum as f64 / ticks as f64)
+        self.pids().into_iter().map(process::cpu_seconds).sum()
     }
 }
 
@@ -256,19 +236,19 @@ impl Drop for Nginx {
     fn drop(&mut self) {
         let group = self.child.id() as i32;
         if matches!(self.child.try_wait(), Ok(None)) {
-            // SAFETY: a signal to our own child, not reaped.
-            unsafe { libc::kill(group, libc::SIGQUIT) };
+            // Our own child, not reaped; a failure is a master gone already.
+            let _gone = process::signal(self.child.id(), Signal::SIGQUIT);
         }
         let started = Instant::now();
         // The group's id is not another's: the master is not reaped before
         // the SIGKILL (a zombie counts as gone), or, reaped by down(), its
         // workers still hold the group.
-        while super::interrupt::group_has_running(group) && started.elapsed() < Duration::from_secs(5) {
+        while process::group_has_running(group) && started.elapsed() < Duration::from_secs(5) {
             std::thread::sleep(Duration::from_millis(20));
         }
-        // SAFETY: its process group (interrupt::spawn): the master and its
-        // workers, whoever is left of them.
-        unsafe { libc::kill(-group, libc::SIGKILL) };
+        // Its process group (interrupt::spawn): the master and its workers,
+        // whoever is left of them (none: done).
+        let _gone = process::signal_group(self.child.id(), Signal::SIGKILL);
         let _reaped = self.child.wait();
         super::interrupt::forget(&self.child);
     }
@@ -278,13 +258,6 @@ impl Drop for Nginx {
 mod tests {
     use super::*;
     use tls_bench_harness::params::{CertChain, CipherSuite, KxGroup};
-
-    #[test]
-    fn stat_gives_utime_plus_stime() {
-        let stat = "4242 (nginx: a (b)) S 1 4242 4242 0 -1 4194624 10 0 0 0 37 5 0 0 20 0 1 0 99 1000 100";
-        assert_eq!(stat_cpu_ticks(stat), Some(42));
-        assert_eq!(stat_cpu_ticks("4242 (nginx) S 1"), None);
-    }
 
     #[test]
     fn config_says_what_the_parameters_say() {

@@ -10,30 +10,13 @@ use std::{
     time::{Duration, Instant},
 };
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 pub use tls_bench_results::sockets::RssTrace;
 
-/// This process's resident set size now, KiB. Errors: `/proc/self/statm`
-/// cannot be read or parsed (not Linux).
+/// This process's resident set size now, KiB ([`crate::process::rss_kib`]).
+/// Errors: `/proc/self/statm` cannot be read (not Linux).
 pub fn rss_kib() -> Result<u64> {
-    rss_kib_of("/proc/self/statm")
-}
-
-/// The resident set size a `statm` file gives (`/proc/PID/statm`), KiB.
-/// Errors: it cannot be read or parsed.
-pub fn rss_kib_of(statm_path: &str) -> Result<u64> {
-    let statm = std::fs::read_to_string(statm_path).with_context(|| format!("reading {statm_path}"))?;
-    let pages: u64 = statm
-        .split_whitespace()
-        .nth(1)
-        .and_then(|f| f.parse().ok())
-        .with_context(|| format!("{statm_path}: no resident page count in {statm:?}"))?;
-    // SAFETY: sysconf reads a constant.
-    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    if page <= 0 {
-        bail!("sysconf(_SC_PAGESIZE) failed");
-    }
-    Ok(pages * page as u64 / 1024)
+    crate::process::rss_kib(None)
 }
 
 /// A sampling thread: one sample at once, then one per interval until

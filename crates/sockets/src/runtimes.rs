@@ -99,7 +99,7 @@ fn remove_abandoned_builds(parent: &Path) {
         let name = entry.file_name().to_string_lossy().into_owned();
         let Some(pid) = name.strip_prefix(".build-").and_then(|r| r.split('-').next()) else { continue };
         let Ok(pid) = pid.parse::<u32>() else { continue };
-        if pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists() {
+        if pid != std::process::id() && crate::process::state(pid).is_none() {
             let _removed = std::fs::remove_dir_all(entry.path());
         }
     }

@@ -23,7 +23,7 @@ use super::{
     Library,
     child::{Build, ChildOptions, ChildServer},
     nginx::Nginx,
-    rss::rss_kib_of,
+    process,
     siege::SiegeOptions,
 };
 use tls_bench_harness::{error::ConfigureError, params::Params};
@@ -67,7 +67,7 @@ enum Proc {
 impl Proc {
     fn rss_kib(&self) -> Result<u64> {
         match self {
-            Proc::Ours(child) => rss_kib_of(&format!("/proc/{}/statm", child.pid())),
+            Proc::Ours(child) => process::rss_kib(Some(child.pid())),
             Proc::Nginx(n) => n.rss_kib(),
         }
     }

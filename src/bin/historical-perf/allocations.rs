@@ -1,7 +1,8 @@
 //! The DTLS suite's allocation figures ([`crate::suite::Suite::Dtls`]): the
 //! runs of the release's own `memory` binary (DTLS 1.2, and TLS 1.2 for
 //! contrast, the versions of the Criterion send loop), and their JSON
-//! reports read back as [`Bench`]es of allocation calls per write.
+//! reports, read through `memory`'s own model ([`memory::Report`]), as
+//! [`Bench`]es of allocation calls per write.
 //!
 //! In `memory`'s steady send loop the server writes and the client reads,
 //! so `sender` is the server and `receiver` the client (the Criterion send
@@ -11,7 +12,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use serde::Deserialize;
+use tls_bench_results::memory;
 
 use crate::{
     releases::Library,
@@ -75,38 +76,6 @@ impl MemoryRun {
     }
 }
 
-/// The part of `memory`'s report (`benches/src/bin/memory/results.rs`, `Report`)
-/// read here; serde ignores the rest.
-#[derive(Deserialize)]
-struct Report {
-    rows: Vec<Row>,
-}
-
-#[derive(Deserialize)]
-struct Row {
-    /// Library id, e.g. `openssl-3.1.4`.
-    library: String,
-    /// `kind,protocol,suite,group,chain`.
-    params: String,
-    connections: u64,
-    writes: Vec<WriteCost>,
-}
-
-#[derive(Deserialize)]
-struct WriteCost {
-    write_size: u64,
-    sender_allocs: Stats,
-    receiver_allocs: Stats,
-}
-
-#[derive(Deserialize)]
-struct Stats {
-    mean: f64,
-    stddev: f64,
-    min: f64,
-    max: f64,
-}
-
 /// The allocation figures of the report at `path`: per row (one protocol
 /// version; a skipped one has none) and write size, the sender's
 /// ([`SEND_GROUP`]) and the receiver's ([`RECV_GROUP`]), keyed
@@ -114,9 +83,7 @@ struct Stats {
 /// `allocations-per-write-send/DTLSv1.2,1024B/openssl`. Errors: the file
 /// cannot be read or parsed, or a row's parameters name no protocol.
 pub fn read(path: &Path) -> Result<Vec<Bench>> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-    let report: Report =
-        serde_json::from_str(&text).with_context(|| format!("parsing {}", path.display()))?;
+    let report = memory::Report::read_json(path)?;
     let mut out = Vec::new();
     for row in &report.rows {
         let protocol = row
@@ -135,8 +102,8 @@ pub fn read(path: &Path) -> Result<Vec<Bench>> {
                         allocs_stddev: s.stddev,
                         allocs_min: s.min,
                         allocs_max: s.max,
-                        write_size: w.write_size,
-                        connections: row.connections,
+                        write_size: w.write_size as u64,
+                        connections: row.connections as u64,
                     },
                 });
             }
