@@ -6,8 +6,9 @@
 //! compiler keeps the direction (a crate cannot name one that depends on
 //! it); the binaries sit above all of them and are not checked. And the
 //! harness and the results name none of the crates that would bring a
-//! runtime, HTTP, a command line or plotting into them, and the benchmarks
-//! (benches) neither the socket runner nor the tools.
+//! runtime, HTTP, a command line or plotting (plotters, tls-bench-charts)
+//! into them, and the benchmarks (benches) neither the socket runner nor
+//! the tools.
 
 use std::{
     collections::{BTreeMap, BTreeSet},
@@ -257,12 +258,20 @@ fn the_harness_names_no_runtime_http_command_line_or_plotting_crate() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let harness = dependencies(&fs::read_to_string(root.join("crates/harness/Cargo.toml")).unwrap());
     assert!(harness.contains("rustls") && harness.contains("anyhow"), "{harness:?}");
-    for tool in ["tokio", "hyper", "clap", "plotters", "indicatif", "tls-bench-results", "tls-bench-sockets"]
-    {
+    for tool in [
+        "tokio",
+        "hyper",
+        "clap",
+        "plotters",
+        "tls-bench-charts",
+        "indicatif",
+        "tls-bench-results",
+        "tls-bench-sockets",
+    ] {
         assert!(!harness.contains(tool), "crates/harness/Cargo.toml names {tool}");
     }
     let results = dependencies(&fs::read_to_string(root.join("crates/results/Cargo.toml")).unwrap());
-    for tool in ["tokio", "hyper", "clap", "plotters", "tls-bench-sockets"] {
+    for tool in ["tokio", "hyper", "clap", "plotters", "tls-bench-charts", "tls-bench-sockets"] {
         assert!(!results.contains(tool), "crates/results/Cargo.toml names {tool}");
     }
 }

@@ -5,9 +5,12 @@
 
 use std::{fs, path::PathBuf, process::ExitCode, time::Duration};
 
-use anyhow::{Context, Result, anyhow};
+use anyhow::{Context, Result};
 use clap::Parser;
-use plotters::prelude::*;
+use tls_bench_charts::{
+    self as charts, Drawn, LegendPlace,
+    plotters::prelude::{BLUE, ChartBuilder, RED},
+};
 use tls_bench_harness::{error::exit_code, parsed_or_exit, paths};
 use tls_bench_results::{outdir::RunDir, sockets::Point};
 use tls_bench_sockets::{
@@ -80,43 +83,37 @@ fn run_cli(cli: Cli) -> Result<()> {
 }
 
 /// Handshakes per second per server thread against server threads, one line
-/// each for full and resumed handshakes.
+/// each for full and resumed handshakes, with plotters' legend. Errors:
+/// the file cannot be written.
 fn draw(path: &std::path::Path, title: &str, points: &[Point]) -> Result<()> {
-    let plot = |e: &dyn std::fmt::Display| anyhow!("drawing {}: {e}", path.display());
-    let root = SVGBackend::new(path, (900, 500)).into_drawing_area();
-    root.fill(&WHITE).map_err(|e| plot(&e))?;
-    let max_threads = points.iter().map(|p| p.server_threads).max().unwrap_or(1);
-    let top = points.iter().map(|p| p.per_thread).fold(0.0, f64::max) * 1.15;
-    let mut chart = ChartBuilder::on(&root)
-        .caption(title, ("sans-serif", 20))
-        .margin(15)
-        .x_label_area_size(40)
-        .y_label_area_size(70)
-        .build_cartesian_2d(0.5..max_threads as f64 + 0.5, 0.0..top.max(1.0))
-        .map_err(|e| plot(&e))?;
-    chart
-        .configure_mesh()
-        .x_desc("server threads")
-        .y_desc("handshakes/s per thread")
-        .x_labels(max_threads + 1)
-        .draw()
-        .map_err(|e| plot(&e))?;
-    for (name, color) in [("full", BLUE), ("resumed", RED)] {
-        let line: Vec<(f64, f64)> = points
-            .iter()
-            .filter(|p| p.handshake == name)
-            .map(|p| (p.server_threads as f64, p.per_thread))
-            .collect();
+    charts::svg(path, (900, 500), |root| {
+        let max_threads = points.iter().map(|p| p.server_threads).max().unwrap_or(1);
+        let top = points.iter().map(|p| p.per_thread).fold(0.0, f64::max) * 1.15;
+        let mut chart = ChartBuilder::on(root)
+            .caption(title, charts::font(20))
+            .margin(15)
+            .x_label_area_size(40)
+            .y_label_area_size(70)
+            .build_cartesian_2d(0.5..max_threads as f64 + 0.5, 0.0..top.max(1.0))
+            .drawn()?;
         chart
-            .draw_series(LineSeries::new(line.clone(), color.stroke_width(2)))
-            .map_err(|e| plot(&e))?
-            .label(name)
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color));
-        chart
-            .draw_series(line.iter().map(|&(x, y)| Circle::new((x, y), 4, color.filled())))
-            .map_err(|e| plot(&e))?;
-    }
-    chart.configure_series_labels().border_style(BLACK).draw().map_err(|e| plot(&e))?;
-    root.present().map_err(|e| plot(&e))?;
-    Ok(())
+            .configure_mesh()
+            .x_desc("server threads")
+            .y_desc("handshakes/s per thread")
+            .x_labels(max_threads + 1)
+            .draw()
+            .drawn()?;
+        for (name, color) in [("full", BLUE), ("resumed", RED)] {
+            let line: Vec<(f64, f64)> = points
+                .iter()
+                .filter(|p| p.handshake == name)
+                .map(|p| (p.server_threads as f64, p.per_thread))
+                .collect();
+            charts::line(&mut chart, line.iter().copied(), color)?
+                .label(name)
+                .legend(charts::line_key(color, 20, 1));
+            charts::markers(&mut chart, line, color)?;
+        }
+        charts::series_legend(&mut chart, LegendPlace::MiddleRight)
+    })
 }

@@ -263,38 +263,27 @@ pub fn run(
 /// Draws RSS (MiB) over time (s) of `run`, one line per server, into `path`.
 /// Errors: the file cannot be written.
 pub fn svg(run: &SoakRun, path: &Path) -> Result<()> {
-    use plotters::prelude::*;
-    let err = |e: &dyn std::fmt::Display| anyhow!("drawing {}: {e}", path.display());
-    let root = SVGBackend::new(path, (900, 500)).into_drawing_area();
-    root.fill(&WHITE).map_err(|e| err(&e))?;
-    let max_s = run.servers.iter().map(|s| s.rss.samples_kib.len()).max().unwrap_or(1).max(2) as f64 - 1.0;
-    let max_mib = run.servers.iter().map(|s| s.rss.peak_kib).max().unwrap_or(1) as f64 / 1024.0 * 1.1;
-    let mut chart = ChartBuilder::on(&root)
-        .caption(format!("RSS under load, {} {}", run.parameters, run.mode), ("sans-serif", 16))
-        .margin(10)
-        .x_label_area_size(35)
-        .y_label_area_size(55)
-        .build_cartesian_2d(0f64..max_s, 0f64..max_mib)
-        .map_err(|e| err(&e))?;
-    chart.configure_mesh().x_desc("seconds").y_desc("RSS, MiB").draw().map_err(|e| err(&e))?;
-    for (i, s) in run.servers.iter().enumerate() {
-        let color = Palette99::pick(i).to_rgba();
-        let points = s.rss.samples_kib.iter().enumerate().map(|(t, &k)| (t as f64, k as f64 / 1024.0));
-        chart
-            .draw_series(LineSeries::new(points, color.stroke_width(2)))
-            .map_err(|e| err(&e))?
-            .label(s.server.clone())
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], color.stroke_width(2)));
-    }
-    chart
-        .configure_series_labels()
-        .background_style(WHITE.mix(0.8))
-        .border_style(BLACK)
-        .position(SeriesLabelPosition::LowerRight)
-        .draw()
-        .map_err(|e| err(&e))?;
-    root.present().map_err(|e| err(&e))?;
-    Ok(())
+    use tls_bench_charts::{self as charts, Drawn, LegendPlace, plotters::prelude::ChartBuilder};
+    charts::svg(path, (900, 500), |root| {
+        let max_s =
+            run.servers.iter().map(|s| s.rss.samples_kib.len()).max().unwrap_or(1).max(2) as f64 - 1.0;
+        let max_mib = run.servers.iter().map(|s| s.rss.peak_kib).max().unwrap_or(1) as f64 / 1024.0 * 1.1;
+        let mut chart = ChartBuilder::on(root)
+            .caption(format!("RSS under load, {} {}", run.parameters, run.mode), charts::font(16))
+            .margin(10)
+            .x_label_area_size(35)
+            .y_label_area_size(55)
+            .build_cartesian_2d(0f64..max_s, 0f64..max_mib)
+            .drawn()?;
+        chart.configure_mesh().x_desc("seconds").y_desc("RSS, MiB").draw().drawn()?;
+        for (i, s) in run.servers.iter().enumerate() {
+            let color = charts::palette99(i);
+            let points = s.rss.samples_kib.iter().enumerate().map(|(t, &k)| (t as f64, k as f64 / 1024.0));
+            let key = charts::line_key(color, 16, charts::LINE_WIDTH);
+            charts::line(&mut chart, points, color)?.label(s.server.clone()).legend(key);
+        }
+        charts::series_legend(&mut chart, LegendPlace::LowerRight)
+    })
 }
 
 /// The files a run writes into its `--out`.

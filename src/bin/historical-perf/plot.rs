@@ -1,16 +1,18 @@
 //! One SVG per benchmark: the release on x (version order), the median on y
 //! with its confidence interval as error bars (or the instruction count,
-//! which has none), drawn with plotters. The DTLS suite draws a few graphs
+//! which has none), drawn with tls-bench-charts. The DTLS suite draws a few graphs
 //! of several lines instead ([`draw_dtls`]): the send loops' writes per
 //! second, DTLS 1.2 beside TLS 1.2, and the allocations per write.
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result, anyhow, ensure};
-use plotters::{
-    coord::{Shift, types::RangedCoordf64},
-    element::ErrorBar,
-    prelude::*,
+use anyhow::{Context, Result, ensure};
+use tls_bench_charts::{
+    self as charts, Area, Categories, Chart, Drawn, Key, Orientation, TAB10, Whisker,
+    plotters::{
+        coord::types::RangedCoordf64,
+        prelude::{BLACK, Cartesian2d, ChartBuilder, RGBColor, Text},
+    },
 };
 
 use crate::{
@@ -19,10 +21,6 @@ use crate::{
     results::{ReleaseResult, Shown, Unit, floor_keys, keys, table},
     suite::Suite,
 };
-
-fn plot_err(e: impl std::fmt::Display) -> anyhow::Error {
-    anyhow!("drawing a graph: {e}")
-}
 
 /// A file name for benchmark `key`.
 pub fn file_name(key: &str) -> String {
@@ -117,11 +115,10 @@ pub fn draw_all(results: &[ReleaseResult], dir: &Path, note: &str) -> Result<Vec
             }
         }
         if floors.is_empty() {
-            draw(results, &key, note, &path).with_context(|| format!("writing {}", path.display()))?;
+            draw(results, &key, note, &path)?;
         } else {
             let lines: Vec<&String> = std::iter::once(&key).chain(&floors).collect();
-            draw_lines(results, &key, &lines, note, &path)
-                .with_context(|| format!("writing {}", path.display()))?;
+            draw_lines(results, &key, &lines, note, &path)?;
         }
         files.push(path);
     }
@@ -155,20 +152,18 @@ pub fn draw(results: &[ReleaseResult], key: &str, note: &str, path: &Path) -> Re
     let unit = points.first().map_or(Unit::Micros, |(_, p)| p.unit);
     let top = points.iter().map(|(_, p)| p.high).fold(0.0f64, f64::max);
     let y_max = if top > 0.0 { top * 1.15 } else { 1.0 };
-    let root = SVGBackend::new(path, (1000, 520)).into_drawing_area();
-    root.fill(&WHITE).map_err(plot_err)?;
-    let (title, body) = root.split_vertically(56);
-    title.draw(&Text::new(key.to_string(), (10, 8), ("sans-serif", 16))).map_err(plot_err)?;
     let note = match system_libcrypto_note(results) {
         Some(extra) => format!("{note} · {extra}"),
         None => note.to_string(),
     };
-    title.draw(&Text::new(note, (10, 32), ("sans-serif", 12))).map_err(plot_err)?;
-    let mut chart = release_chart(&body, &labels, unit, y_max)?;
-    draw_line(&mut chart, &points, RGBColor(0x1f, 0x77, 0xb4), BLACK, unit)?;
-    mark_failures(&mut chart, results, y_max)?;
-    root.present().map_err(plot_err)?;
-    Ok(())
+    charts::svg(path, (1000, 520), |root| {
+        let (title, body) = root.split_vertically(56);
+        charts::text(&title, key, (10, 8), charts::font(16))?;
+        charts::text(&title, &note, (10, 32), charts::font(NOTE_SIZE))?;
+        let mut chart = release_chart(&body, labels, unit, y_max)?;
+        draw_line(&mut chart, &points, PALETTE[0], BLACK, unit)?;
+        mark_failures(&mut chart, results, y_max)
+    })
 }
 
 /// The DTLS suite's graphs: which figures each holds (by group) and its
@@ -199,15 +194,12 @@ const DTLS_GRAPHS: [DtlsGraph; 3] = [
     },
 ];
 
-/// The colours of a graph's lines, in turn.
-const PALETTE: [RGBColor; 6] = [
-    RGBColor(0x1f, 0x77, 0xb4),
-    RGBColor(0xd6, 0x27, 0x28),
-    RGBColor(0x2c, 0xa0, 0x2c),
-    RGBColor(0xff, 0x7f, 0x0e),
-    RGBColor(0x94, 0x67, 0xbd),
-    RGBColor(0x8c, 0x56, 0x4b),
-];
+/// The colours of a graph's lines, in turn: tab10's blue, red, green,
+/// orange, purple and brown (a library and its floor blue and red).
+const PALETTE: [RGBColor; 6] = [TAB10[0], TAB10[3], TAB10[2], TAB10[1], TAB10[4], TAB10[5]];
+
+/// The size of the note under each title, px.
+const NOTE_SIZE: u32 = 12;
 
 /// Draws the DTLS suite's graphs of `results` (one library, version order)
 /// into `dir`: writes per second of the send loop (`send-loop`: DTLS 1.2
@@ -230,8 +222,7 @@ pub fn draw_dtls(results: &[ReleaseResult], dir: &Path, note: &str) -> Result<Ve
             continue;
         }
         let path = dir.join(graph.file);
-        draw_lines(results, graph.title, &lines, note, &path)
-            .with_context(|| format!("writing {}", path.display()))?;
+        draw_lines(results, graph.title, &lines, note, &path)?;
         files.push(path);
     }
     Ok(files)
@@ -265,116 +256,93 @@ pub fn draw_lines(
     let y_max = if top > 0.0 { top * 1.15 } else { 1.0 };
     let legend_row = 18;
     let head = 56 + legend_row * lines.len() as u32;
-    let root = SVGBackend::new(path, (1000, 480 + head)).into_drawing_area();
-    root.fill(&WHITE).map_err(plot_err)?;
-    let (top_area, body) = root.split_vertically(head);
-    top_area.draw(&Text::new(title.to_string(), (10, 8), ("sans-serif", 16))).map_err(plot_err)?;
-    top_area.draw(&Text::new(note.to_string(), (10, 32), ("sans-serif", 12))).map_err(plot_err)?;
     let split = |key: &'_ String| key.rsplit_once('/').map(|(h, s)| (h.to_string(), s.to_string()));
     let one_head = lines.windows(2).all(|w| split(w[0]).map(|p| p.0) == split(w[1]).map(|p| p.0));
-    for (i, key) in lines.iter().enumerate() {
-        let color = PALETTE[i % PALETTE.len()];
-        let y = 56 + legend_row as i32 * i as i32 + 6;
-        top_area.draw(&PathElement::new(vec![(14, y), (44, y)], color.stroke_width(3))).map_err(plot_err)?;
-        top_area.draw(&Circle::new((29, y), 4, color.filled())).map_err(plot_err)?;
-        let name = match split(key) {
-            Some((_, series)) if one_head && lines.len() > 1 => series,
-            Some((head, _)) => head,
-            None => key.to_string(),
-        };
-        top_area.draw(&Text::new(name.to_string(), (52, y - 7), ("sans-serif", 13))).map_err(plot_err)?;
-    }
-    let mut chart = release_chart(&body, &labels, unit, y_max)?;
-    for (i, points) in series.iter().enumerate() {
-        let color = PALETTE[i % PALETTE.len()];
-        draw_line(&mut chart, points, color, color, unit)?;
-    }
-    mark_failures(&mut chart, results, y_max)?;
-    root.present().map_err(plot_err)?;
-    Ok(())
+    charts::svg(path, (1000, 480 + head), |root| {
+        let (top_area, body) = root.split_vertically(head);
+        charts::text(&top_area, title, (10, 8), charts::font(16))?;
+        charts::text(&top_area, note, (10, 32), charts::font(NOTE_SIZE))?;
+        for (i, key) in lines.iter().enumerate() {
+            let color = PALETTE[i % PALETTE.len()];
+            let y = 56 + legend_row as i32 * i as i32 + 6;
+            let shape = Key { length: 30, stroke: 3, radius: charts::MARKER_RADIUS };
+            charts::key(&top_area, (14, y), shape, color)?;
+            let name = match split(key) {
+                Some((_, series)) if one_head && lines.len() > 1 => series,
+                Some((head, _)) => head,
+                None => key.to_string(),
+            };
+            charts::text(&top_area, &name, (52, y - 7), charts::font(charts::LEGEND_SIZE))?;
+        }
+        let mut chart = release_chart(&body, labels, unit, y_max)?;
+        for (i, points) in series.iter().enumerate() {
+            let color = PALETTE[i % PALETTE.len()];
+            draw_line(&mut chart, points, color, color, unit)?;
+        }
+        mark_failures(&mut chart, results, y_max)
+    })
 }
 
 /// A chart across releases on `body`: x the releases `labels` in version
 /// order, y from 0 to `y_max` in `unit`, with its mesh drawn.
 fn release_chart<'a, 'b>(
-    body: &'a DrawingArea<SVGBackend<'b>, Shift>,
-    labels: &[String],
+    body: &'a Area<'b>,
+    labels: Vec<String>,
     unit: Unit,
     y_max: f64,
-) -> Result<ChartContext<'a, SVGBackend<'b>, Cartesian2d<RangedCoordf64, RangedCoordf64>>> {
-    let n = labels.len().max(1);
+) -> Result<ReleaseChart<'a, 'b>> {
+    let releases = Categories::along(labels);
     let mut chart = ChartBuilder::on(body)
         .margin(12)
         .x_label_area_size(40)
         .y_label_area_size(70)
-        .build_cartesian_2d(-0.5..(n as f64 - 0.5), 0.0..y_max)
-        .map_err(plot_err)?;
-    let label = |x: &f64| {
-        let i = x.round();
-        if (x - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < labels.len() {
-            labels[i as usize].clone()
-        } else {
-            String::new()
-        }
-    };
+        .build_cartesian_2d(releases.range(), 0.0..y_max)
+        .drawn()?;
     let tick = |y: &f64| unit.tick(*y).unwrap_or_default();
-    let mut mesh = chart.configure_mesh();
-    mesh.disable_x_mesh()
-        .x_labels(n)
-        .x_label_formatter(&label)
-        .x_desc("release (version order)")
-        .y_desc(unit.axis())
-        .label_style(("sans-serif", 12));
+    let mut mesh = charts::mesh(&mut chart);
+    releases.on_x(&mut mesh).x_desc("release (version order)").y_desc(unit.axis());
     if unit.tick(0.0).is_some() {
         mesh.y_label_formatter(&tick);
     }
-    mesh.draw().map_err(plot_err)?;
+    mesh.draw().drawn()?;
     Ok(chart)
 }
+
+/// A chart across releases ([`release_chart`]): x the release's index, y
+/// the figure.
+type ReleaseChart<'a, 'b> = Chart<'a, 'b, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
 
 /// One benchmark's line across releases (`points`: release index and
 /// figure), with its points, and its error bars (in `bars`) when `unit` has
 /// an interval.
 fn draw_line(
-    chart: &mut ChartContext<'_, SVGBackend<'_>, Cartesian2d<RangedCoordf64, RangedCoordf64>>,
+    chart: &mut ReleaseChart<'_, '_>,
     points: &[(usize, Shown)],
     color: RGBColor,
     bars: RGBColor,
     unit: Unit,
 ) -> Result<()> {
-    chart
-        .draw_series(LineSeries::new(points.iter().map(|(i, p)| (*i as f64, p.value)), color.stroke_width(2)))
-        .map_err(plot_err)?;
+    let xy = || points.iter().map(|(i, p)| (*i as f64, p.value));
+    charts::line(chart, xy(), color)?;
     if unit.has_interval() {
-        chart
-            .draw_series(
-                points
-                    .iter()
-                    .map(|(i, p)| ErrorBar::new_vertical(*i as f64, p.low, p.value, p.high, bars, 8)),
-            )
-            .map_err(plot_err)?;
+        let whiskers =
+            points.iter().map(|(i, p)| Whisker { at: *i as f64, low: p.low, value: p.value, high: p.high });
+        charts::error_bars(chart, Orientation::Vertical, whiskers, bars, 8)?;
     }
-    chart
-        .draw_series(points.iter().map(|(i, p)| Circle::new((*i as f64, p.value), 4, color.filled())))
-        .map_err(plot_err)?;
-    Ok(())
+    charts::markers(chart, xy(), color)
 }
 
 /// Writes "no result" at the place of each release that failed.
-fn mark_failures(
-    chart: &mut ChartContext<'_, SVGBackend<'_>, Cartesian2d<RangedCoordf64, RangedCoordf64>>,
-    results: &[ReleaseResult],
-    y_max: f64,
-) -> Result<()> {
+fn mark_failures(chart: &mut ReleaseChart<'_, '_>, results: &[ReleaseResult], y_max: f64) -> Result<()> {
     for (i, r) in results.iter().enumerate() {
         if r.failure.is_some() {
             chart
                 .draw_series(std::iter::once(Text::new(
                     "no result",
                     (i as f64 - 0.15, y_max * 0.05),
-                    ("sans-serif", 11),
+                    charts::font(11),
                 )))
-                .map_err(plot_err)?;
+                .drawn()?;
         }
     }
     Ok(())

@@ -1,19 +1,21 @@
 //! `small-writes-<protocol>.svg`: the sender's median time per message, one
 //! panel per library, one line per way of writing the message, drawn with
-//! plotters.
+//! tls-bench-charts.
 
 use std::path::Path;
 
 use anyhow::{Result, anyhow};
-use plotters::{
-    coord::Shift,
-    prelude::*,
-    style::text_anchor::{HPos, Pos, VPos},
+use tls_bench_charts::{
+    self as charts, Area, Categories, Drawn, Key,
+    plotters::{
+        prelude::{
+            BLACK, BindKeyPoints, ChartBuilder, FontTransform, IntoLogRange, LabelAreaPosition, PathElement,
+        },
+        style::text_anchor::{HPos, Pos, VPos},
+    },
 };
 
 use super::results::{Report, Row, distinct};
-
-type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
 
 /// The strategies in the order of the legend; others found in a report
 /// follow them.
@@ -26,10 +28,6 @@ const PANEL_HEIGHT: u32 = 260;
 /// their characters once rotated, in px (generous, digits are narrower).
 const X_LABEL_SIZE: u32 = 12;
 const X_LABEL_CHAR: u32 = 6;
-
-fn plot_err(e: impl std::fmt::Display) -> anyhow::Error {
-    anyhow!("drawing the small-writes graph: {e}")
-}
 
 /// The values `m` x 10^k (each `m` of `multiples`, any whole k) within
 /// `range`, ascending: the ticks of a log axis.
@@ -76,41 +74,34 @@ pub fn draw(report: &Report, protocol: &str, path: &Path) -> Result<()> {
     let panel_rows = libraries.len().div_ceil(columns);
     let height = HEADER_HEIGHT + (PANEL_HEIGHT + x_label_area) * panel_rows as u32;
 
-    let root = SVGBackend::new(path, (WIDTH, height)).into_drawing_area();
-    root.fill(&WHITE).map_err(plot_err)?;
-    let (header, body) = root.split_vertically(HEADER_HEIGHT);
-    header
-        .draw(&Text::new(
-            format!("Small writes, {protocol}: sender's time per message, p50 (ns)"),
-            (10, 10),
-            ("sans-serif", 24),
-        ))
-        .map_err(plot_err)?;
-    let subtitle = format!(
-        "{} · {} · {} iterations per case after {} warm-up, over {} rounds · log scale · skipped cases left out",
-        report.date, report.host, report.iterations, report.warmup, report.rounds
-    );
-    header.draw(&Text::new(subtitle, (10, 44), ("sans-serif", 14))).map_err(plot_err)?;
-    legend(&header, &strategies, (10, 78))?;
+    charts::svg(path, (WIDTH, height), |root| {
+        let (header, body) = root.split_vertically(HEADER_HEIGHT);
+        let title = format!("Small writes, {protocol}: sender's time per message, p50 (ns)");
+        charts::text(&header, &title, (10, 10), charts::font(24))?;
+        let subtitle = format!(
+            "{} · {} · {} iterations per case after {} warm-up, over {} rounds · log scale · skipped cases left out",
+            report.date, report.host, report.iterations, report.warmup, report.rounds
+        );
+        charts::text(&header, &subtitle, (10, 44), charts::font(14))?;
+        legend(&header, &strategies, (10, 78))?;
 
-    let panels = body.split_evenly((panel_rows, columns));
-    for (panel, library) in panels.iter().zip(&libraries) {
-        let mine: Vec<&Row> = rows.iter().copied().filter(|r| &r.library == library).collect();
-        panel_of(panel, library, &mine, &messages, &strategies, y_range.clone(), x_label_area)?;
-    }
-    root.present().map_err(plot_err)?;
-    Ok(())
+        let panels = body.split_evenly((panel_rows, columns));
+        for (panel, library) in panels.iter().zip(&libraries) {
+            let mine: Vec<&Row> = rows.iter().copied().filter(|r| &r.library == library).collect();
+            panel_of(panel, library, &mine, &messages, &strategies, y_range.clone(), x_label_area)?;
+        }
+        Ok(())
+    })
 }
 
 /// The legend at `(x, y)` of `area`: a line and marker per strategy, in
 /// its colour, then its name.
 fn legend(area: &Area, strategies: &[String], (mut x, y): (i32, i32)) -> Result<()> {
+    let style = charts::font(14).pos(Pos::new(HPos::Left, VPos::Center));
     for (i, strategy) in strategies.iter().enumerate() {
-        let color = Palette99::pick(i);
-        area.draw(&PathElement::new(vec![(x, y), (x + 24, y)], color.stroke_width(2))).map_err(plot_err)?;
-        area.draw(&Circle::new((x + 12, y), 4, color.filled())).map_err(plot_err)?;
-        let style = TextStyle::from(("sans-serif", 14).into_font()).pos(Pos::new(HPos::Left, VPos::Center));
-        area.draw(&Text::new(strategy.clone(), (x + 30, y), style)).map_err(plot_err)?;
+        let shape = Key { length: 24, stroke: charts::LINE_WIDTH, radius: charts::MARKER_RADIUS };
+        charts::key(area, (x, y), shape, charts::palette99(i))?;
+        charts::text(area, strategy, (x + 30, y), style.clone())?;
         x += 40 + 9 * strategy.chars().count() as i32;
     }
     Ok(())
@@ -131,7 +122,7 @@ fn panel_of(
         Some(first) if !first.suite.is_empty() => format!("{library} · {}", first.suite),
         _ => library.to_string(),
     };
-    let n = messages.len().max(1);
+    let categories = Categories::unlabelled(messages.len());
     let y_low = y_range.start;
     // Labels at 1, 2 and 5 x 10^k, or at the decades only over more than three.
     let (labelled, light): (&[f64], &[f64]) = if (y_range.end / y_range.start).log10() > 3.0 {
@@ -140,50 +131,46 @@ fn panel_of(
         (&[1.0, 2.0, 5.0], &[3.0, 4.0, 6.0, 7.0, 8.0, 9.0])
     };
     let mut chart = ChartBuilder::on(area)
-        .caption(caption, ("sans-serif", 16))
+        .caption(caption, charts::font(16))
         .margin(10)
         .x_label_area_size(x_label_area)
         .y_label_area_size(70)
         .build_cartesian_2d(
-            -0.5..(n as f64 - 0.5),
+            categories.range(),
             y_range
                 .clone()
                 .log_scale()
                 .with_key_points(ticks(&y_range, labelled))
                 .with_light_points(ticks(&y_range, light)),
         )
-        .map_err(plot_err)?;
+        .drawn()?;
     // The x labels are drawn below, rotated: the mesh's are left empty.
-    let no_label = |_: &f64| String::new();
     let ns = |y: &f64| format!("{y:.0}");
-    chart
-        .configure_mesh()
-        .disable_x_mesh()
-        .x_labels(n)
-        .x_label_formatter(&no_label)
+    let mut mesh = charts::mesh(&mut chart);
+    categories
+        .on_x(&mut mesh)
         .set_tick_mark_size(LabelAreaPosition::Bottom, 0)
         .y_label_formatter(&ns)
         .x_desc("message (buffer sizes)")
         .y_desc("p50, ns (log scale)")
-        .label_style(("sans-serif", 12))
         .draw()
-        .map_err(plot_err)?;
+        .drawn()?;
 
     // Message labels, read bottom to top, ending under their tick.
     let (base_x, base_y) = area.get_base_pixel();
-    let label_style = TextStyle::from(("sans-serif", X_LABEL_SIZE).into_font())
+    let label_style = charts::font(X_LABEL_SIZE)
         .transform(FontTransform::Rotate270)
         .pos(Pos::new(HPos::Right, VPos::Center));
     for (i, message) in messages.iter().enumerate() {
-        let (x, y) = chart.backend_coord(&(i as f64, y_low));
+        let (x, y) = chart.backend_coord(&(categories.at(i), y_low));
         let (x, y) = (x - base_x, y - base_y);
-        area.draw(&PathElement::new(vec![(x, y), (x, y + 5)], BLACK)).map_err(plot_err)?;
-        area.draw(&Text::new(message.clone(), (x, y + 8), label_style.clone())).map_err(plot_err)?;
+        area.draw(&PathElement::new(vec![(x, y), (x, y + 5)], BLACK)).drawn()?;
+        charts::text(area, message, (x, y + 8), label_style.clone())?;
     }
 
     let mut measured = false;
     for (i, strategy) in strategies.iter().enumerate() {
-        let color = Palette99::pick(i);
+        let color = charts::palette99(i);
         let points: Vec<Option<(f64, f64)>> = messages
             .iter()
             .enumerate()
@@ -195,17 +182,15 @@ fn panel_of(
         // One line per run of consecutive measured messages.
         for run in points.split(Option::is_none).filter(|run| !run.is_empty()) {
             let run: Vec<(f64, f64)> = run.iter().flatten().copied().collect();
-            chart
-                .draw_series(LineSeries::new(run.iter().copied(), color.stroke_width(2)))
-                .map_err(plot_err)?;
-            chart.draw_series(run.iter().map(|&p| Circle::new(p, 4, color.filled()))).map_err(plot_err)?;
+            charts::line(&mut chart, run.iter().copied(), color)?;
+            charts::markers(&mut chart, run, color)?;
             measured = true;
         }
     }
     if !measured {
         let (w, h) = area.dim_in_pixel();
-        let style = TextStyle::from(("sans-serif", 14).into_font()).pos(Pos::new(HPos::Center, VPos::Center));
-        area.draw(&Text::new("every case skipped", (w as i32 / 2, h as i32 / 3), style)).map_err(plot_err)?;
+        let style = charts::font(14).pos(Pos::new(HPos::Center, VPos::Center));
+        charts::text(area, "every case skipped", (w as i32 / 2, h as i32 / 3), style)?;
     }
     Ok(())
 }

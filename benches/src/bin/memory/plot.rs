@@ -1,18 +1,19 @@
 //! `memory/memory.svg`: horizontal bar charts (one bar per library and side,
 //! whiskers from the minimum to the maximum over the connections), drawn
-//! with plotters from one or more reports.
+//! with tls-bench-charts from one or more reports.
 
 use std::path::{Path, PathBuf};
 
 use anyhow::{Result, anyhow};
-use plotters::{coord::Shift, element::ErrorBar, prelude::*};
+use tls_bench_charts::{
+    self as charts, Area, Categories, Drawn, LegendPlace, Orientation, TAB10, Whisker,
+    plotters::prelude::{BLACK, ChartBuilder, Color, RGBColor, Rectangle},
+};
 
 use crate::{
     results::{Report, Row, Stats, WriteCost},
     unique,
 };
-
-type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
 
 /// One bar per library in a panel.
 struct Series {
@@ -21,16 +22,12 @@ struct Series {
     values: Vec<Option<Stats>>,
 }
 
-const CLIENT: RGBColor = RGBColor(0x1f, 0x77, 0xb4);
-const SERVER: RGBColor = RGBColor(0xff, 0x7f, 0x0e);
+const CLIENT: RGBColor = TAB10[0];
+const SERVER: RGBColor = TAB10[1];
 const CLIENT_IDLE: RGBColor = RGBColor(0x9e, 0xc5, 0xe8);
 const SERVER_IDLE: RGBColor = RGBColor(0xff, 0xc6, 0x8f);
 const PANEL_HEIGHT: u32 = 270;
 const WIDTH: u32 = 1500;
-
-fn plot_err(e: impl std::fmt::Display) -> anyhow::Error {
-    anyhow!("drawing the graph: {e}")
-}
 
 /// The graph's subtitle for `reports`: date, CPU, allocator and connection
 /// pairs, each the distinct values of the reports joined by " / ".
@@ -63,91 +60,88 @@ pub fn draw(rows: &[Row], subtitle: &str, path: &Path) -> Result<()> {
     let alloc_panels = chains.len() + sizes.len();
     let alloc_rows = alloc_panels.div_ceil(2) as u32;
     let height = 90 + PANEL_HEIGHT * (held_rows + alloc_rows);
-    let root = SVGBackend::new(path, (WIDTH, height)).into_drawing_area();
-    root.fill(&WHITE).map_err(plot_err)?;
-    let (title, body) = root.split_vertically(90);
-    title
-        .draw(&Text::new("tls-bench: heap per connection and allocations", (10, 10), ("sans-serif", 26)))
-        .map_err(plot_err)?;
-    title.draw(&Text::new(subtitle.to_string(), (10, 50), ("sans-serif", 15))).map_err(plot_err)?;
-    let (held_area, alloc_area) = body.split_vertically(PANEL_HEIGHT * held_rows);
+    charts::svg(path, (WIDTH, height), |root| {
+        let (title, body) = root.split_vertically(90);
+        charts::text(&title, "tls-bench: heap per connection and allocations", (10, 10), charts::font(26))?;
+        charts::text(&title, subtitle, (10, 50), charts::font(15))?;
+        let (held_area, alloc_area) = body.split_vertically(PANEL_HEIGHT * held_rows);
 
-    // The row of a library, handshake kind and chain.
-    let row_of = |lib: &String, kind: &str, chain: &str| {
-        rows.iter().find(|r| &r.library == lib && r.kind == kind && r.chain == chain)
-    };
-    // One bar series: per library, `value` of its row (None: no row).
-    let series = |label: &str, color: RGBColor, value: &dyn Fn(&String) -> Option<Stats>| Series {
-        label: label.into(),
-        color,
-        values: libs.iter().map(value).collect(),
-    };
-
-    // Heap per connection: one row per handshake kind, one column per chain.
-    let held_panels = held_area.split_evenly((kinds.len(), chains.len()));
-    let kind_chain = kinds.iter().flat_map(|k| chains.iter().map(move |c| (k, c)));
-    for (panel, (kind, chain)) in held_panels.iter().zip(kind_chain) {
-        let side = |f: fn(&Row) -> Stats| move |l: &String| row_of(l, kind, chain).map(f);
-        bar_panel(
-            panel,
-            &format!("heap per connection: {kind}, {chain}"),
-            "KiB per connection",
-            &libs,
-            &[
-                series("client, after handshake", CLIENT, &side(|r| r.held.client)),
-                series("server, after handshake", SERVER, &side(|r| r.held.server)),
-                series("client, idle, buffers released", CLIENT_IDLE, &side(|r| r.idle.client)),
-                series("server, idle, buffers released", SERVER_IDLE, &side(|r| r.idle.server)),
-            ],
-            1024.0,
-        )?;
-    }
-
-    // Allocations: per handshake (server auth, each chain), per write (each size).
-    let alloc_panels = alloc_area.split_evenly((alloc_rows as usize, 2));
-    let mut panels = alloc_panels.iter();
-    let server_auth: &str = kinds.first().map_or("", String::as_str);
-    for chain in &chains {
-        let side = |f: fn(&Row) -> Stats| move |l: &String| row_of(l, server_auth, chain).map(f);
-        if let Some(panel) = panels.next() {
-            bar_panel(
-                panel,
-                &format!("allocations per handshake: {server_auth}, {chain}"),
-                "allocations",
-                &libs,
-                &[
-                    series("client", CLIENT, &side(|r| r.handshake_allocs.client)),
-                    series("server", SERVER, &side(|r| r.handshake_allocs.server)),
-                ],
-                1.0,
-            )?;
-        }
-    }
-    let first_chain: &str = chains.first().map_or("", String::as_str);
-    for &size in &sizes {
-        let cost = |f: fn(&WriteCost) -> Stats| {
-            move |l: &String| {
-                row_of(l, server_auth, first_chain)
-                    .and_then(|r| r.writes.iter().find(|w| w.write_size == size))
-                    .map(f)
-            }
+        // The row of a library, handshake kind and chain.
+        let row_of = |lib: &String, kind: &str, chain: &str| {
+            rows.iter().find(|r| &r.library == lib && r.kind == kind && r.chain == chain)
         };
-        if let Some(panel) = panels.next() {
+        // One bar series: per library, `value` of its row (None: no row).
+        let series = |label: &str, color: RGBColor, value: &dyn Fn(&String) -> Option<Stats>| Series {
+            label: label.into(),
+            color,
+            values: libs.iter().map(value).collect(),
+        };
+
+        // Heap per connection: one row per handshake kind, one column per chain.
+        let held_panels = held_area.split_evenly((kinds.len(), chains.len()));
+        let kind_chain = kinds.iter().flat_map(|k| chains.iter().map(move |c| (k, c)));
+        for (panel, (kind, chain)) in held_panels.iter().zip(kind_chain) {
+            let side = |f: fn(&Row) -> Stats| move |l: &String| row_of(l, kind, chain).map(f);
             bar_panel(
                 panel,
-                &format!("allocations per {size}-byte write (steady send loop)"),
-                "allocations per write",
+                &format!("heap per connection: {kind}, {chain}"),
+                "KiB per connection",
                 &libs,
                 &[
-                    series("sender (server)", SERVER, &cost(|w| w.sender_allocs)),
-                    series("receiver (client)", CLIENT, &cost(|w| w.receiver_allocs)),
+                    series("client, after handshake", CLIENT, &side(|r| r.held.client)),
+                    series("server, after handshake", SERVER, &side(|r| r.held.server)),
+                    series("client, idle, buffers released", CLIENT_IDLE, &side(|r| r.idle.client)),
+                    series("server, idle, buffers released", SERVER_IDLE, &side(|r| r.idle.server)),
                 ],
-                1.0,
+                1024.0,
             )?;
         }
-    }
-    root.present().map_err(plot_err)?;
-    Ok(())
+
+        // Allocations: per handshake (server auth, each chain), per write (each size).
+        let alloc_panels = alloc_area.split_evenly((alloc_rows as usize, 2));
+        let mut panels = alloc_panels.iter();
+        let server_auth: &str = kinds.first().map_or("", String::as_str);
+        for chain in &chains {
+            let side = |f: fn(&Row) -> Stats| move |l: &String| row_of(l, server_auth, chain).map(f);
+            if let Some(panel) = panels.next() {
+                bar_panel(
+                    panel,
+                    &format!("allocations per handshake: {server_auth}, {chain}"),
+                    "allocations",
+                    &libs,
+                    &[
+                        series("client", CLIENT, &side(|r| r.handshake_allocs.client)),
+                        series("server", SERVER, &side(|r| r.handshake_allocs.server)),
+                    ],
+                    1.0,
+                )?;
+            }
+        }
+        let first_chain: &str = chains.first().map_or("", String::as_str);
+        for &size in &sizes {
+            let cost = |f: fn(&WriteCost) -> Stats| {
+                move |l: &String| {
+                    row_of(l, server_auth, first_chain)
+                        .and_then(|r| r.writes.iter().find(|w| w.write_size == size))
+                        .map(f)
+                }
+            };
+            if let Some(panel) = panels.next() {
+                bar_panel(
+                    panel,
+                    &format!("allocations per {size}-byte write (steady send loop)"),
+                    "allocations per write",
+                    &libs,
+                    &[
+                        series("sender (server)", SERVER, &cost(|w| w.sender_allocs)),
+                        series("receiver (client)", CLIENT, &cost(|w| w.receiver_allocs)),
+                    ],
+                    1.0,
+                )?;
+            }
+        }
+        Ok(())
+    })
 }
 
 /// One panel: a horizontal bar per library and series (value / `scale`),
@@ -160,70 +154,41 @@ fn bar_panel(
     series: &[Series],
     scale: f64,
 ) -> Result<()> {
-    let n = libs.len();
+    let categories = Categories::top_down(libs.to_vec());
     let top =
         series.iter().flat_map(|s| s.values.iter().flatten().map(|v| v.max / scale)).fold(0.0f64, f64::max);
     // Room on the right for the legend.
     let room = if series.len() > 2 { 1.85 } else { 1.5 };
     let x_max = if top > 0.0 { top * room } else { 1.0 };
     let mut chart = ChartBuilder::on(area)
-        .caption(title, ("sans-serif", 16))
+        .caption(title, charts::font(16))
         .margin(8)
         .x_label_area_size(36)
         .y_label_area_size(190)
-        .build_cartesian_2d(0.0..x_max, -0.5..(n as f64 - 0.5))
-        .map_err(plot_err)?;
-    let y_of = |i: usize| (n - 1 - i) as f64;
-    let label = |y: &f64| {
-        let i = y.round();
-        if (y - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < n {
-            libs[n - 1 - i as usize].clone()
-        } else {
-            String::new()
-        }
-    };
-    chart
-        .configure_mesh()
-        .disable_y_mesh()
-        .y_labels(n)
-        .y_label_formatter(&label)
-        .x_desc(x_desc)
-        .label_style(("sans-serif", 12))
-        .draw()
-        .map_err(plot_err)?;
+        .build_cartesian_2d(0.0..x_max, categories.range())
+        .drawn()?;
+    let mut mesh = charts::mesh(&mut chart);
+    categories.on_y(&mut mesh).x_desc(x_desc).draw().drawn()?;
     let width = 0.8 / series.len() as f64;
     for (j, s) in series.iter().enumerate() {
         let bars = s.values.iter().enumerate().filter_map(|(i, v)| v.map(|v| (i, v)));
-        let y0 = |i: usize| y_of(i) + 0.4 - width * (j as f64 + 1.0);
+        let y0 = |i: usize| categories.at(i) + 0.4 - width * (j as f64 + 1.0);
         chart
             .draw_series(bars.clone().map(|(i, v)| {
                 Rectangle::new([(0.0, y0(i)), (v.mean / scale, y0(i) + width * 0.9)], s.color.filled())
             }))
-            .map_err(plot_err)?
+            .drawn()?
             .label(s.label.as_str())
             .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], s.color.filled()));
-        chart
-            .draw_series(bars.map(|(i, v)| {
-                ErrorBar::new_horizontal(
-                    y0(i) + width * 0.45,
-                    v.min / scale,
-                    v.mean / scale,
-                    v.max / scale,
-                    BLACK,
-                    6,
-                )
-            }))
-            .map_err(plot_err)?;
+        let whiskers = bars.map(|(i, v)| Whisker {
+            at: y0(i) + width * 0.45,
+            low: v.min / scale,
+            value: v.mean / scale,
+            high: v.max / scale,
+        });
+        charts::error_bars(&mut chart, Orientation::Horizontal, whiskers, BLACK, 6)?;
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::LowerRight)
-        .background_style(WHITE.mix(0.8))
-        .border_style(BLACK)
-        .label_font(("sans-serif", 12))
-        .draw()
-        .map_err(plot_err)?;
-    Ok(())
+    charts::series_legend(&mut chart, LegendPlace::LowerRight)
 }
 
 #[cfg(test)]
