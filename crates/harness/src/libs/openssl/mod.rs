@@ -47,23 +47,35 @@ pub const ENTRY: Entry = Entry {
 /// BoringSSL has DTLS 1.3; OpenSSL (to 3.6) and AWS-LC DTLS 1.2 only.
 #[cfg(feature = "boring")]
 const DTLS: &[Protocol] = &[Protocol::Dtls12, Protocol::Dtls13];
-#[cfg(not(feature = "boring"))]
+#[cfg(all(feature = "openssl", not(feature = "boring")))]
 const DTLS: &[Protocol] = &[Protocol::Dtls12];
 /// BoringSSL's variant; OpenSSL's own build is the default one (vendored)
 /// or `system-openssl`, AWS-LC's the AWS-LC backends' (`openssl-aws-lc`).
+/// (Without `openssl` or `boring`, the `openssl` crate is only another
+/// library's floor: no entry, none of these.)
 #[cfg(feature = "boring")]
 const VARIANT: Option<&str> = Some("boringssl");
-#[cfg(all(not(feature = "boring"), tls_bench_openssl_aws_lc))]
+#[cfg(all(feature = "openssl", not(feature = "boring"), tls_bench_openssl_aws_lc))]
 const VARIANT: Option<&str> = Some("openssl-aws-lc");
-#[cfg(all(not(feature = "boring"), not(tls_bench_openssl_aws_lc), feature = "openssl-vendored"))]
+#[cfg(all(
+    feature = "openssl",
+    not(feature = "boring"),
+    not(tls_bench_openssl_aws_lc),
+    feature = "openssl-vendored"
+))]
 const VARIANT: Option<&str> = None;
-#[cfg(all(not(feature = "boring"), not(tls_bench_openssl_aws_lc), not(feature = "openssl-vendored")))]
+#[cfg(all(
+    feature = "openssl",
+    not(feature = "boring"),
+    not(tls_bench_openssl_aws_lc),
+    not(feature = "openssl-vendored")
+))]
 const VARIANT: Option<&str> = Some("system-openssl");
 /// OpenSSL 3 and BoringSSL (relicensed in 2024): Apache-2.0; AWS-LC:
 /// its LICENSE's mix of ISC and Apache-2.0.
-#[cfg(not(tls_bench_openssl_aws_lc))]
+#[cfg(all(any(feature = "openssl", feature = "boring"), not(tls_bench_openssl_aws_lc)))]
 const LICENCE: &str = "Apache-2.0";
-#[cfg(tls_bench_openssl_aws_lc)]
+#[cfg(all(feature = "openssl", tls_bench_openssl_aws_lc))]
 const LICENCE: &str = "Apache-2.0 AND ISC";
 
 /// Its libcrypto's floor: through the `openssl` crate (OpenSSL, or AWS-LC
